@@ -77,8 +77,17 @@ $(BUILD)/libqgpu.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libqgpu.so.$(SOVERSION): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libqgpu.so.$(SOVERSION) $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
+# The shared library exports only what the public headers declare
+# (build-aux/exports.sh writes the version script from them).
+PUBLIC_HEADERS := $(sort $(wildcard $(S)/libqgpu/include/qgpu/*.h))
+
+$(BUILD)/gen/libqgpu.ver: $(PUBLIC_HEADERS) $(S)/build-aux/exports.sh
+	@mkdir -p $(dir $@)
+	$(S)/build-aux/exports.sh $@ $(PUBLIC_HEADERS)
+
+$(BUILD)/libqgpu.so.$(SOVERSION): $(LIB_OBJS) $(BUILD)/gen/libqgpu.ver
+	$(CC) -shared -Wl,-soname,libqgpu.so.$(SOVERSION) \
+	    -Wl,--version-script=$(BUILD)/gen/libqgpu.ver $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
 	ln -sf libqgpu.so.$(SOVERSION) $(BUILD)/libqgpu.so
 
 $(BUILD)/qgpu.pc: $(S)/libqgpu/qgpu.pc.in config.mak
@@ -117,9 +126,17 @@ $(BUILD)/tests/fate_filter: $(S)/fate/ffmpeg-filter.sh $(FFMPEG_BIN)
 	printf '#!/bin/sh\nexec %s %s\n' "$(abspath $<)" "$(abspath $(FFMPEG_BIN))" > $@
 	chmod +x $@
 
+# libqgpu.so's exported symbols against the public headers.
+$(BUILD)/tests/check_exports: $(S)/tests/check_exports.sh $(BUILD)/libqgpu.so.$(SOVERSION)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec %s %s %s\n' "$(abspath $<)" "$(abspath $(BUILD)/libqgpu.so.$(SOVERSION))" \
+	    "$(abspath $(PUBLIC_HEADERS))" > $@
+	chmod +x $@
+
 # Every test binary; the last line sums them up: "N passed, N failed".
-check: all $(TEST_BINS) $(FATE_FILTER)
-	@QGPU_SRC=$(abspath $(S)) $(S)/build-aux/run-tests.sh $(TEST_BINS) $(FATE_FILTER)
+check: all $(TEST_BINS) $(BUILD)/tests/check_exports $(FATE_FILTER)
+	@QGPU_SRC=$(abspath $(S)) $(S)/build-aux/run-tests.sh $(TEST_BINS) $(BUILD)/tests/check_exports \
+	    $(FATE_FILTER)
 
 BENCH_OBJS := $(BUILD)/bench/qgpu_bench.o $(BUILD)/bench/y4m.o
 
