@@ -14,6 +14,9 @@
 #include <libavformat/avformat.h>
 #include <libgen.h>
 #include <math.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@ typedef struct Synth {
     unsigned n, pos;
     int fail_at;     /* read error at this index, -1 none */
     int outstanding; /* references handed out, not released */
+    unsigned lost;   /* frames lost to decoding errors, as reported */
 } Synth;
 
 static int synth_read(void *opaque, double *pts, void **frame, char *err, size_t len)
@@ -67,9 +71,15 @@ static unsigned synth_rest(void *opaque)
     return s->n - s->pos;
 }
 
+static unsigned synth_lost(void *opaque)
+{
+    return ((Synth *)opaque)->lost;
+}
+
 static PairSource synth_source(Synth *s, double fps, unsigned offset)
 {
-    PairSource p = {synth_read, synth_ref, synth_release, synth_rest, s, fps, offset};
+    PairSource p = {synth_read, synth_ref, synth_release, synth_rest, s, fps, offset,
+                    synth_lost, 0, 0.0};
     return p;
 }
 
@@ -117,7 +127,7 @@ static void test_pairing(void)
     fill_pts(rt, 30, 0.0, 25);
     fill_pts(dt, 24, 1.48, 25);
     {
-        Synth r = {rt, 30, 0, -1, 0}, d = {dt, 24, 0, -1, 0};
+        Synth r = {rt, 30, 0, -1, 0, 0}, d = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         ok = n == 24;
         for (int i = 0; ok && i < n; i++)
@@ -132,7 +142,7 @@ static void test_pairing(void)
     }
     /* the reference shorter */
     {
-        Synth r = {rt, 10, 0, -1, 0}, d = {dt, 24, 0, -1, 0};
+        Synth r = {rt, 10, 0, -1, 0, 0}, d = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(n == 10 && st.ended_first == 0 && st.frames[0] == 10 && st.frames[1] == 24,
               "reference ended first: 10 pairs, 10/24 frames (%d, %u/%u, %d)", n,
@@ -140,7 +150,7 @@ static void test_pairing(void)
     }
     /* both the same length */
     {
-        Synth r = {rt, 24, 0, -1, 0}, d = {dt, 24, 0, -1, 0};
+        Synth r = {rt, 24, 0, -1, 0, 0}, d = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(n == 24 && st.ended_first == -1, "same length: neither ended first");
     }
@@ -151,7 +161,7 @@ static void test_pairing(void)
         fill_pts(gap, 20, 0.0, 25);
         for (int i = 10; i < 20; i++)
             gap[i] += 1.0 / 25;
-        Synth r = {rt, 20, 0, -1, 0}, d = {gap, 20, 0, -1, 0};
+        Synth r = {rt, 20, 0, -1, 0, 0}, d = {gap, 20, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(n == 20 && ri[15] == 15 && di[15] == 15, "gap: index pairing kept");
         CHECK(st.mismatched == 10 && fabs(st.max_mismatch - 0.04) < 1e-9,
@@ -163,13 +173,13 @@ static void test_pairing(void)
         fill_pts(jit, 20, 5.0, 25);
         for (int i = 0; i < 20; i++)
             jit[i] += (i % 3 - 1) * 0.001;
-        Synth r = {rt, 20, 0, -1, 0}, d = {jit, 20, 0, -1, 0};
+        Synth r = {rt, 20, 0, -1, 0, 0}, d = {jit, 20, 0, -1, 0, 0};
         run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(st.mismatched == 0, "jitter: no mismatch (%u)", st.mismatched);
     }
     /* offsets: distorted has 3 extra leading frames, reference 1 */
     {
-        Synth r = {rt, 20, 0, -1, 0}, d = {dt, 24, 0, -1, 0};
+        Synth r = {rt, 20, 0, -1, 0, 0}, d = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 1, &d, 25, 3, PAIR_AUTO, 0, ri, di, &st);
         ok = n == 19;
         for (int i = 0; ok && i < n; i++)
@@ -181,22 +191,22 @@ static void test_pairing(void)
     }
     /* an offset past the end: no pair */
     {
-        Synth r = {rt, 5, 0, -1, 0}, d = {dt, 24, 0, -1, 0};
+        Synth r = {rt, 5, 0, -1, 0, 0}, d = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 7, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(n == 0 && st.ended_first == 0, "offset past the end: 0 pairs (%d)", n);
     }
     /* pair limit */
     {
-        Synth r = {rt, 30, 0, -1, 0}, d = {dt, 24, 0, -1, 0};
+        Synth r = {rt, 30, 0, -1, 0, 0}, d = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 7, ri, di, &st);
         CHECK(n == 7 && st.limit_reached && st.ended_first == -1, "limit of 7 pairs (%d)", n);
     }
     /* read errors are passed on */
     {
-        Synth r = {rt, 30, 0, -1, 0}, d = {dt, 24, 0, 5, 0};
+        Synth r = {rt, 30, 0, -1, 0, 0}, d = {dt, 24, 0, 5, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(n == -5, "distorted read error returned (%d)", n);
-        Synth r2 = {rt, 30, 0, 3, 0}, d2 = {dt, 24, 0, -1, 0};
+        Synth r2 = {rt, 30, 0, 3, 0, 0}, d2 = {dt, 24, 0, -1, 0, 0};
         n = run_pairing(&r2, 25, 0, &d2, 25, 0, PAIR_TIME, 0, ri, di, &st);
         CHECK(n == -5, "reference read error returned in time mode (%d)", n);
     }
@@ -204,7 +214,7 @@ static void test_pairing(void)
     {
         fill_pts(rt, 50, 0.0, 50);
         fill_pts(dt, 25, 3.0, 25);
-        Synth r = {rt, 50, 0, -1, 0}, d = {dt, 25, 0, -1, 0};
+        Synth r = {rt, 50, 0, -1, 0, 0}, d = {dt, 25, 0, -1, 0, 0};
         n = run_pairing(&r, 50, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         ok = n == 50;
         for (int i = 0; ok && i < n; i++)
@@ -218,7 +228,7 @@ static void test_pairing(void)
     {
         fill_pts(rt, 25, 0.0, 25);
         fill_pts(dt, 50, 0.0, 50);
-        Synth r = {rt, 25, 0, -1, 0}, d = {dt, 50, 0, -1, 0};
+        Synth r = {rt, 25, 0, -1, 0, 0}, d = {dt, 50, 0, -1, 0, 0};
         n = run_pairing(&r, 25, 0, &d, 50, 0, PAIR_AUTO, 0, ri, di, &st);
         ok = n == 25;
         for (int i = 0; ok && i < n; i++)
@@ -230,7 +240,7 @@ static void test_pairing(void)
     {
         fill_pts(rt, 60, 0.0, 30);
         fill_pts(dt, 48, 0.5, 24);
-        Synth r = {rt, 60, 0, -1, 0}, d = {dt, 48, 0, -1, 0};
+        Synth r = {rt, 60, 0, -1, 0, 0}, d = {dt, 48, 0, -1, 0, 0};
         n = run_pairing(&r, 30, 0, &d, 24, 0, PAIR_AUTO, 0, ri, di, &st);
         ok = n == 60;
         for (int i = 0; ok && i < n; i++) {
@@ -245,7 +255,7 @@ static void test_pairing(void)
     {
         fill_pts(rt, 50, 0.0, 50);
         fill_pts(dt, 10, 0.0, 25);
-        Synth r = {rt, 50, 0, -1, 0}, d = {dt, 10, 0, -1, 0};
+        Synth r = {rt, 50, 0, -1, 0, 0}, d = {dt, 10, 0, -1, 0, 0};
         n = run_pairing(&r, 50, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         CHECK(n == 20 && st.ended_first == 1 && st.frames[0] == 50 && st.frames[1] == 10,
               "time mode, distorted shorter: 20 pairs, 50/10 frames (%d, %u/%u)", n,
@@ -257,18 +267,79 @@ static void test_pairing(void)
         for (int i = 0; i < 10; i++)
             nan_t[i] = NAN;
         fill_pts(rt, 20, 0.0, 50);
-        Synth r = {rt, 20, 0, -1, 0}, d = {nan_t, 10, 0, -1, 0};
+        Synth r = {rt, 20, 0, -1, 0, 0}, d = {nan_t, 10, 0, -1, 0, 0};
         n = run_pairing(&r, 50, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
         ok = n == 20;
         for (int i = 0; ok && i < n; i++)
             ok = di[i] == i / 2;
         CHECK(ok, "missing timestamps: rate-based times (%d)", n);
     }
+    /* decoding errors: the distorted input lost frame 5 (its timestamps
+     * skip it): reference frame 5 is left out, the rest stay aligned */
+    {
+        double lost5[11];
+        fill_pts(rt, 12, 0.0, 25);
+        for (int i = 0; i < 11; i++)
+            lost5[i] = (i < 5 ? i : i + 1) / 25.0;
+        Synth r = {rt, 12, 0, -1, 0, 0}, d = {lost5, 11, 0, -1, 0, 1};
+        n = run_pairing(&r, 25, 0, &d, 25, 0, PAIR_AUTO, 0, ri, di, &st);
+        ok = n == 11;
+        for (int i = 0; ok && i < n; i++)
+            ok = ri[i] == (i < 5 ? i : i + 1) && di[i] == i;
+        CHECK(ok && st.dropped[0] == 1 && st.dropped[1] == 0 && st.mismatched == 0,
+              "lost distorted frame: reference 5 left out, 11 aligned pairs (%d, dropped %u/%u, "
+              "mismatched %u)", n, st.dropped[0], st.dropped[1], st.mismatched);
+        /* the same timestamps without a reported loss: paired by index, warned */
+        Synth r2 = {rt, 12, 0, -1, 0, 0}, d2 = {lost5, 11, 0, -1, 0, 0};
+        n = run_pairing(&r2, 25, 0, &d2, 25, 0, PAIR_AUTO, 0, ri, di, &st);
+        CHECK(n == 11 && ri[10] == 10 && st.dropped[0] == 0 && st.mismatched == 6,
+              "no reported loss: index pairing, 6 mismatches (%d, %u)", n, st.mismatched);
+        /* the reference lost frames 3 and 4 */
+        double lost34[10];
+        for (int i = 0; i < 10; i++)
+            lost34[i] = (i < 3 ? i : i + 2) / 25.0;
+        fill_pts(dt, 12, 7.0, 25);
+        Synth r3 = {lost34, 10, 0, -1, 0, 2}, d3 = {dt, 12, 0, -1, 0, 0};
+        n = run_pairing(&r3, 25, 0, &d3, 25, 0, PAIR_AUTO, 0, ri, di, &st);
+        ok = n == 10;
+        for (int i = 0; ok && i < n; i++)
+            ok = ri[i] == i && di[i] == (i < 3 ? i : i + 2);
+        CHECK(ok && st.dropped[1] == 2 && st.mismatched == 0,
+              "lost reference frames 3, 4: distorted 3, 4 left out (%d, dropped %u)", n,
+              st.dropped[1]);
+    }
+    /* the distorted input's first frame lost: its first packet's time is
+     * its clock's zero, so reference frame 0 is the one left out */
+    {
+        double late[11];
+        for (int i = 0; i < 11; i++)
+            late[i] = 2.0 + (i + 1) / 25.0;
+        fill_pts(rt, 12, 0.0, 25);
+        Synth r = {rt, 12, 0, -1, 0, 0}, d = {late, 11, 0, -1, 0, 1};
+        PairSource a = synth_source(&r, 25, 0), b = synth_source(&d, 25, 0);
+        Pairer *p = NULL;
+        char err[256];
+        void *rf, *df;
+        b.has_start = 1;
+        b.start = 2.0;
+        n = 0;
+        ok = pairer_init(&p, &a, &b, PAIR_AUTO, 0) == 0;
+        while (ok && pairer_next(p, &rf, &df, err, sizeof(err)) == 1) {
+            ok = (int)(uintptr_t)rf - 1 == n + 1 && (int)(uintptr_t)df - 1 == n;
+            synth_release(&r, rf);
+            synth_release(&d, df);
+            n++;
+        }
+        pairer_stats(p, &st);
+        pairer_free(&p);
+        CHECK(ok && n == 11 && st.dropped[0] == 1,
+              "first distorted frame lost: aligned from the stream's start time (%d)", n);
+    }
     /* forced index pairing with different rates */
     {
         fill_pts(rt, 20, 0.0, 50);
         fill_pts(dt, 20, 0.0, 25);
-        Synth r = {rt, 20, 0, -1, 0}, d = {dt, 20, 0, -1, 0};
+        Synth r = {rt, 20, 0, -1, 0, 0}, d = {dt, 20, 0, -1, 0, 0};
         n = run_pairing(&r, 50, 0, &d, 25, 0, PAIR_INDEX, 0, ri, di, &st);
         CHECK(n == 20 && di[19] == 19 && st.mismatched > 0,
               "forced index pairing: i with i, mismatches reported (%u)", st.mismatched);
@@ -447,6 +518,50 @@ static int run_tool(const char *args)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Runs the tool with args on a terminal (a pty, stdout and stderr both);
+ * its output goes to out. Returns its exit status, -1 on a failure or
+ * after 60 s. */
+static int run_on_tty(const char *args, char *out, size_t len)
+{
+    char cmd[4096];
+    size_t n = 0;
+    int master, st = 0, ret = -1;
+    pid_t pid;
+    snprintf(cmd, sizeof(cmd), "cd %s && exec %s %s", dir, tool, args);
+    pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (;;) {
+        struct pollfd p = {master, POLLIN, 0};
+        ssize_t got;
+        if (poll(&p, 1, 60000) <= 0)
+            break;
+        got = read(master, n + 1 < len ? out + n : cmd, n + 1 < len ? len - 1 - n : sizeof(cmd));
+        if (got <= 0)
+            break; /* EIO: the child closed the terminal */
+        if (n + 1 < len)
+            n += (size_t)got;
+    }
+    out[n] = 0;
+    for (int i = 0; i < 100 && ret == -1; i++) { /* up to 10 s after the output ends */
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            ret = WIFEXITED(st) ? WEXITSTATUS(st) : -2;
+            break;
+        }
+        usleep(100000);
+    }
+    if (ret == -1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    close(master);
+    return ret;
+}
+
 /* psnr_y values of a JSON log; returns the frame count (frameNum in nums). */
 static int read_log(const char *name, double *psnr, int *nums, int max, double *pooled_mean)
 {
@@ -613,7 +728,7 @@ static void test_runs(void)
     CHECK(rc == 0 && n == N && all_at_least(psnr, n, 60.0), "--ref-offset 3 (rc %d, n %d)", rc,
           n);
     rc = run_tool("-r ref.nut -d lead.nut --feature psnr --dist-offset 99 -o e.json");
-    CHECK(rc == 1 && strstr(out_err, "no frame"), "offset past the end: error (rc %d): %s", rc,
+    CHECK(rc == 3 && strstr(out_err, "no frame"), "offset past the end: input error 3 (rc %d): %s", rc,
           out_err);
 
     /* --subsample 5 on 12 frames of noisy content: frames 0, 5, 10 logged,
@@ -694,6 +809,29 @@ static void test_runs(void)
         rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr");
         CHECK(rc == 0 && strstr(out_err, "psnr_y") && strstr(out_err, " on "),
               "summary with the device: %s", out_err);
+        /* progress on a terminal: frames, fps and the ETA from the known
+         * frame count, the last update at 100 %; none with -q, none when
+         * stderr is not a terminal */
+        {
+            static char tty[65536];
+            rc = run_on_tty("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr", tty,
+                            sizeof(tty));
+            CHECK(rc == 0 && strstr(tty, "\rqgpu: frame 1/12 (8%), ") &&
+                      strstr(tty, "\rqgpu: frame 12/12 (100%), ") && strstr(tty, " fps, ETA ") &&
+                      strstr(tty, "psnr_y"),
+                  "progress on a terminal (rc %d): %s", rc, tty);
+            rc = run_on_tty("-q --raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr", tty,
+                            sizeof(tty));
+            CHECK(rc == 0 && !strstr(tty, "frame"), "-q: no progress on a terminal (rc %d): %s",
+                  rc, tty);
+            rc = run_on_tty("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr "
+                            "--frame-cnt 5", tty, sizeof(tty));
+            CHECK(rc == 0 && strstr(tty, "\rqgpu: frame 5/5 (100%), "),
+                  "progress: --frame-cnt is the total (rc %d): %s", rc, tty);
+            rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr");
+            CHECK(rc == 0 && !strchr(out_err, '\r') && !strstr(out_err, "ETA"),
+                  "no progress when stderr is not a terminal: %s", out_err);
+        }
         /* --frame-cnt */
         rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr --frame-cnt 4 "
                       "-o h.json");
@@ -760,7 +898,7 @@ static void test_runs(void)
                   "usage error exits 2 with one line: %s (rc %d): %s", bad[i], rc, out_err);
         }
         rc = run_tool("-r ref.nut -d ref.nut --feature psnr --log-stream /nonexistent/x");
-        CHECK(rc == 1 && strstr(out_err, "--log-stream"), "unwritable --log-stream (rc %d): %s",
+        CHECK(rc == 5 && strstr(out_err, "--log-stream"), "unwritable --log-stream: exit 5 (rc %d): %s",
               rc, out_err);
     }
 }

@@ -4,6 +4,11 @@
  * over as they are; anything else (NV12, P010, RGB, big-endian...) goes
  * through libswscale to the nearest planar format, as does any frame when
  * decoder_set_output() asked for another size or format.
+ *
+ * Damaged input: a packet the decoder rejects, a frame it flags as decoded
+ * with errors (concealment) and the incomplete last frame of a truncated
+ * raw/y4m file are skipped and counted, with a rate-limited warning; the
+ * frame is not delivered (the pairing re-aligns by presentation time).
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +16,9 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
+#include <libavutil/parseutils.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 
@@ -36,6 +43,20 @@ struct Decoder {
     int sws_flags;
     int explicit_output;
     double fps;
+    double start_time;   /* seconds, of the stream's first packet (NAN: unknown) */
+    unsigned expected;   /* frames the container announces, 0 when unknown */
+    /* decoding errors: skipped and counted */
+    const char *label;   /* "reference" or "distorted", for warnings */
+    unsigned errors;     /* packets/frames the decoder failed on */
+    unsigned corrupt;    /* frames decoded with errors, not delivered */
+    unsigned in_a_row;   /* errors since the last good frame */
+    DecoderWarn warn;
+    void *warn_opaque;
+    /* raw video and y4m: every frame has frame_size bytes; a shorter last
+     * one means the file is truncated */
+    int frame_size;
+    int64_t data_end;    /* file offset after the last whole frame read */
+    int64_t header_size; /* y4m: its header line */
 };
 
 /* The planar format qgpu reads for a layout and bit depth. */
@@ -111,6 +132,36 @@ static void set_error(char *err, size_t len, const char *what, const char *path,
     snprintf(err, len, "%s: %s%s%s", path, what, code ? ": " : "", buf);
 }
 
+/* The message for a failed avformat_open_input(). */
+static void open_error(char *err, size_t len, const char *path, int code)
+{
+    if (code == AVERROR_INVALIDDATA || code == AVERROR_EOF)
+        set_error(err, len, "not a video or image file FFmpeg can read", path, 0);
+    else
+        set_error(err, len, "cannot open", path, code);
+}
+
+/* Frames announced by the container: its count, else duration x rate. */
+static unsigned expected_frames(const AVFormatContext *fmt, const AVStream *st, double fps)
+{
+    double seconds = 0.0;
+    if (st->nb_frames > 0 && st->nb_frames < 1000000000)
+        return (unsigned)st->nb_frames;
+    if (st->duration > 0 && st->duration != AV_NOPTS_VALUE)
+        seconds = st->duration * av_q2d(st->time_base);
+    else if (fmt->duration > 0 && fmt->duration != AV_NOPTS_VALUE)
+        seconds = fmt->duration / (double)AV_TIME_BASE;
+    if (seconds <= 0.0 || fps <= 0.0 || seconds * fps > 1e9)
+        return 0;
+    return (unsigned)lrint(seconds * fps);
+}
+
+static void default_warn(void *opaque, const char *message)
+{
+    (void)opaque;
+    fprintf(stderr, "qgpu: warning: %s\n", message);
+}
+
 static int decoder_alloc(Decoder **out, char *err, size_t err_len)
 {
     Decoder *d = av_mallocz(sizeof(*d));
@@ -122,6 +173,9 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     d->frame = av_frame_alloc();
     d->converted = av_frame_alloc();
     d->sws_flags = SWS_BICUBIC;
+    d->label = "input";
+    d->warn = default_warn;
+    d->start_time = NAN;
     if (!d->packet || !d->frame || !d->converted) {
         decoder_close(&d);
         snprintf(err, err_len, "out of memory");
@@ -129,6 +183,34 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     }
     *out = d;
     return 0;
+}
+
+/* Raw video and y4m: the size of a frame, and y4m's header length, for
+ * telling a truncated file. */
+static void fixed_size_frames(Decoder *d, const char *path)
+{
+    const char *name = d->fmt->iformat->name;
+    int y4m = !strcmp(name, "yuv4mpegpipe");
+    if (strcmp(name, "rawvideo") && !y4m)
+        return;
+    if (d->fmt->streams[d->stream]->codecpar->codec_id != AV_CODEC_ID_RAWVIDEO)
+        return;
+    d->frame_size = av_image_get_buffer_size(d->codec->pix_fmt, d->codec->width,
+                                             d->codec->height, 1);
+    if (d->frame_size < 0)
+        d->frame_size = 0;
+    if (y4m) {
+        FILE *f = fopen(path, "rb");
+        int c;
+        d->header_size = 0;
+        while (f && (c = fgetc(f)) != EOF) {
+            d->header_size++;
+            if (c == '\n')
+                break;
+        }
+        if (f)
+            fclose(f);
+    }
 }
 
 static int open_input(Decoder **out, const char *path, AVDictionary **opts,
@@ -141,17 +223,23 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         return ret;
     ret = avformat_open_input(&d->fmt, path, ifmt, opts);
     if (ret < 0) {
-        set_error(err, err_len, "cannot open", path, ret);
+        open_error(err, err_len, path, ret);
         goto fail;
     }
     ret = avformat_find_stream_info(d->fmt, NULL);
     if (ret < 0) {
-        set_error(err, err_len, "cannot read stream info", path, ret);
+        open_error(err, err_len, path, ret);
         goto fail;
     }
     ret = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (ret == AVERROR_DECODER_NOT_FOUND) {
+        int s = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        snprintf(err, err_len, "%s: no decoder for its video stream (codec %s)", path,
+                 s >= 0 ? avcodec_get_name(d->fmt->streams[s]->codecpar->codec_id) : "?");
+        goto fail;
+    }
     if (ret < 0) {
-        set_error(err, err_len, "no decodable video stream", path, ret);
+        set_error(err, err_len, "no video stream", path, 0);
         goto fail;
     }
     d->stream = ret;
@@ -168,18 +256,36 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         set_error(err, err_len, "cannot open decoder", path, ret);
         goto fail;
     }
+    if (d->codec->width <= 0 || d->codec->height <= 0 || d->codec->pix_fmt == AV_PIX_FMT_NONE) {
+        ret = AVERROR_INVALIDDATA;
+        set_error(err, err_len, "video stream without a size or pixel format", path, 0);
+        goto fail;
+    }
     {
         AVRational r = d->fmt->streams[d->stream]->avg_frame_rate;
         if (r.num <= 0 || r.den <= 0)
             r = d->fmt->streams[d->stream]->r_frame_rate;
         d->fps = r.num > 0 && r.den > 0 ? av_q2d(r) : 0.0;
     }
+    {
+        const AVStream *st = d->fmt->streams[d->stream];
+        d->expected = expected_frames(d->fmt, st, d->fps);
+        if (st->start_time != AV_NOPTS_VALUE)
+            d->start_time = st->start_time * av_q2d(st->time_base);
+    }
     /* output: native when qgpu reads it, else the nearest planar format */
     d->out_w = d->codec->width;
     d->out_h = d->codec->height;
     d->out_layout = native_layout(d->codec->pix_fmt, &d->out_bitdepth);
+    if (d->out_layout < 0 && !sws_isSupportedInput(d->codec->pix_fmt)) {
+        ret = AVERROR_PATCHWELCOME;
+        snprintf(err, err_len, "%s: unsupported pixel format %s (no conversion to planar YUV)",
+                 path, av_get_pix_fmt_name(d->codec->pix_fmt));
+        goto fail;
+    }
     if (d->out_layout < 0)
         nearest_planar(d->codec->pix_fmt, &d->out_layout, &d->out_bitdepth);
+    fixed_size_frames(d, path);
     d->out_pix_fmt = planar_format(d->out_layout, d->out_bitdepth);
     *out = d;
     return 0;
@@ -193,18 +299,54 @@ int decoder_open(Decoder **dec, const char *path, char *err, size_t err_len)
     return open_input(dec, path, NULL, NULL, err, err_len);
 }
 
+/* Splits a --raw spec; -1 with a message when it is not one. */
+static int parse_raw_spec(const char *spec, int *w, int *h, char *pix_fmt, char *rate,
+                          char *err, size_t err_len)
+{
+    AVRational r;
+    char tail = 0;
+    if (sscanf(spec, "%dx%d:%63[^:]:%31s", w, h, pix_fmt, rate) < 3 || *w <= 0 || *h <= 0 ||
+        strchr(rate, ':')) {
+        snprintf(err, err_len, "--raw %s: expected WxH:PIXFMT[:FPS], e.g. 1920x1080:yuv420p",
+                 spec);
+        return -1;
+    }
+    if (sscanf(spec, "%*dx%*d%c", &tail) == 1 && tail != ':') {
+        snprintf(err, err_len, "--raw %s: expected WxH:PIXFMT[:FPS], e.g. 1920x1080:yuv420p",
+                 spec);
+        return -1;
+    }
+    if (av_get_pix_fmt(pix_fmt) == AV_PIX_FMT_NONE) {
+        snprintf(err, err_len, "--raw %s: unknown pixel format '%s' (ffmpeg -pix_fmts lists "
+                 "them)", spec, pix_fmt);
+        return -1;
+    }
+    if (av_image_check_size(*w, *h, 0, NULL) < 0) {
+        snprintf(err, err_len, "--raw %s: %dx%d is too large", spec, *w, *h);
+        return -1;
+    }
+    if (*rate && (av_parse_video_rate(&r, rate) < 0 || r.num <= 0 || r.den <= 0)) {
+        snprintf(err, err_len, "--raw %s: bad frame rate '%s'", spec, rate);
+        return -1;
+    }
+    return 0;
+}
+
+int decoder_check_raw_spec(const char *spec, char *err, size_t err_len)
+{
+    char pix_fmt[64] = "", rate[32] = "";
+    int w, h;
+    return parse_raw_spec(spec, &w, &h, pix_fmt, rate, err, err_len);
+}
+
 int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *err,
                      size_t err_len)
 {
     AVDictionary *opts = NULL;
     char size[64], pix_fmt[64] = "", rate[32] = "";
     int w, h, ret;
-    if (sscanf(spec, "%dx%d:%63[^:]:%31s", &w, &h, pix_fmt, rate) < 3 || w <= 0 || h <= 0 ||
-        av_get_pix_fmt(pix_fmt) == AV_PIX_FMT_NONE) {
-        snprintf(err, err_len, "--raw %s: expected WxH:PIXFMT[:FPS], e.g. 1920x1080:yuv420p",
-                 spec);
+    if (parse_raw_spec(spec, &w, &h, pix_fmt, rate, err, err_len))
         return -1;
-    }
     snprintf(size, sizeof(size), "%dx%d", w, h);
     av_dict_set(&opts, "video_size", size, 0);
     av_dict_set(&opts, "pixel_format", pix_fmt, 0);
@@ -223,24 +365,41 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
     info->bitdepth = d->out_bitdepth;
     info->pix_fmt = av_get_pix_fmt_name(d->codec->pix_fmt);
     info->fps = d->fps;
+    info->frames = d->expected;
+}
+
+static const struct {
+    const char *name;
+    int flag;
+} scalers[] = {
+    {"bicubic", SWS_BICUBIC}, {"bilinear", SWS_BILINEAR}, {"lanczos", SWS_LANCZOS},
+    {"neighbor", SWS_POINT}, {"area", SWS_AREA}, {"spline", SWS_SPLINE},
+    {"fast_bilinear", SWS_FAST_BILINEAR}, {"gauss", SWS_GAUSS}, {NULL, 0}};
+
+/* The swscale flag of a scaler name (NULL: bicubic), -1 when unknown. */
+static int scaler_flag(const char *scaler)
+{
+    for (int i = 0; scalers[i].name; i++)
+        if (!strcmp(scalers[i].name, scaler ? scaler : "bicubic"))
+            return scalers[i].flag;
+    return -1;
+}
+
+int decoder_check_scaler(const char *scaler, char *err, size_t err_len)
+{
+    if (scaler_flag(scaler) >= 0)
+        return 0;
+    snprintf(err, err_len, "--scaler %s: unknown scaler (bicubic, bilinear, lanczos, neighbor, "
+             "area, spline, fast_bilinear, gauss)", scaler);
+    return -1;
 }
 
 int decoder_set_output(Decoder *d, int w, int h, int layout, int bitdepth, const char *scaler,
                        char *err, size_t err_len)
 {
-    static const struct { const char *name; int flag; } scalers[] = {
-        {"bicubic", SWS_BICUBIC}, {"bilinear", SWS_BILINEAR}, {"lanczos", SWS_LANCZOS},
-        {"neighbor", SWS_POINT}, {"area", SWS_AREA}, {"spline", SWS_SPLINE},
-        {"fast_bilinear", SWS_FAST_BILINEAR}, {"gauss", SWS_GAUSS}, {NULL, 0}};
-    int flag = -1;
-    for (int i = 0; scalers[i].name; i++)
-        if (!strcmp(scalers[i].name, scaler ? scaler : "bicubic"))
-            flag = scalers[i].flag;
-    if (flag < 0) {
-        snprintf(err, err_len, "unknown scaler '%s' (bicubic, bilinear, lanczos, neighbor, "
-                 "area, spline, fast_bilinear, gauss)", scaler);
-        return -1;
-    }
+    int flag = scaler_flag(scaler);
+    if (flag < 0)
+        return decoder_check_scaler(scaler, err, err_len);
     d->out_w = w;
     d->out_h = h;
     d->out_layout = layout;
@@ -289,40 +448,130 @@ static void fill_picture(const Decoder *d, const AVFrame *f, QgpuPicture *pic)
     }
 }
 
+/* A decoding error mid-stream: counted and reported (the first 3, then
+ * every 100th), fatal only after too many in a row. */
+static int skip_error(Decoder *d, const char *what, int code, char *err, size_t err_len)
+{
+    char buf[AV_ERROR_MAX_STRING_SIZE] = "", msg[1200];
+    d->errors++;
+    d->in_a_row++;
+    if (code)
+        av_strerror(code, buf, sizeof(buf));
+    if (d->in_a_row > DECODER_MAX_ERRORS_IN_A_ROW) {
+        snprintf(err, err_len, "%s: %u decoding errors in a row after frame %u; giving up "
+                 "(last: %s%s%s)", d->fmt->url, d->in_a_row - 1, d->frames, what,
+                 *buf ? ": " : "", buf);
+        return code ? code : AVERROR_INVALIDDATA;
+    }
+    if (d->errors <= 3 || d->errors % 100 == 0) {
+        snprintf(msg, sizeof(msg), "%s \"%s\": %s%s%s after frame %u; skipped (%u decoding "
+                 "error%s so far%s)", d->label, d->fmt->url, what, *buf ? ": " : "", buf,
+                 d->frames, d->errors, d->errors == 1 ? "" : "s",
+                 d->errors == 3 ? "; from now on every 100th is reported" : "");
+        d->warn(d->warn_opaque, msg);
+    }
+    return 0;
+}
+
+/* At the end of a y4m file: bytes after the last whole frame are a
+ * truncated frame (the demuxer drops it silently). */
+static int check_truncated(Decoder *d, char *err, size_t err_len)
+{
+    int64_t size, end;
+    if (!d->frame_size || d->data_end < 0 || !d->header_size || !d->fmt->pb)
+        return 0;
+    size = avio_size(d->fmt->pb);
+    end = d->data_end ? d->data_end : d->header_size;
+    if (size <= end)
+        return 0;
+    {
+        char what[160];
+        snprintf(what, sizeof(what), "%lld bytes after the last whole frame: the file is "
+                 "truncated", (long long)(size - end));
+        d->data_end = -1;
+        return skip_error(d, what, 0, err, err_len);
+    }
+}
+
 int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
 {
     int ret;
     for (;;) {
         ret = avcodec_receive_frame(d->codec, d->frame);
-        if (ret == 0)
+        if (ret == 0) {
+            if (d->frame->decode_error_flags || (d->frame->flags & AV_FRAME_FLAG_CORRUPT)) {
+                /* decoded with errors (concealed): not scored */
+                d->corrupt++;
+                av_frame_unref(d->frame);
+                ret = skip_error(d, "frame decoded with errors", 0, err, err_len);
+                if (ret < 0)
+                    return ret;
+                continue;
+            }
+            d->in_a_row = 0;
             break;
+        }
         if (ret == AVERROR_EOF)
             return 0;
-        if (ret != AVERROR(EAGAIN)) {
+        if (ret == AVERROR(ENOMEM)) {
             set_error(err, err_len, "decoding failed", d->fmt->url, ret);
             return ret;
+        }
+        if (ret != AVERROR(EAGAIN)) {
+            ret = skip_error(d, "decoding error", ret, err, err_len);
+            if (ret < 0)
+                return ret;
+            continue;
         }
         if (d->draining)
             return 0;
         /* feed the decoder the next packet of our stream */
         ret = av_read_frame(d->fmt, d->packet);
         if (ret == AVERROR_EOF) {
+            if ((ret = check_truncated(d, err, err_len)) < 0)
+                return ret;
             d->draining = 1;
             avcodec_send_packet(d->codec, NULL);
+            continue;
+        }
+        if (ret == AVERROR_INVALIDDATA) {
+            ret = skip_error(d, "unreadable packet", ret, err, err_len);
+            if (ret < 0)
+                return ret;
             continue;
         }
         if (ret < 0) {
             set_error(err, err_len, "read error", d->fmt->url, ret);
             return ret;
         }
+        if (d->packet->stream_index == d->stream && d->frame_size &&
+            d->packet->size < d->frame_size) {
+            /* raw video: the demuxer hands over a short last frame */
+            char what[128];
+            snprintf(what, sizeof(what), "incomplete last frame (%d of %d bytes): the file is "
+                     "truncated", d->packet->size, d->frame_size);
+            av_packet_unref(d->packet);
+            d->data_end = -1; /* reported */
+            if ((ret = skip_error(d, what, 0, err, err_len)) < 0)
+                return ret;
+            continue;
+        }
         if (d->packet->stream_index == d->stream) {
             d->packets++;
+            if (d->frame_size && d->packet->pos >= 0 && d->data_end >= 0)
+                d->data_end = d->packet->pos + d->packet->size;
             ret = avcodec_send_packet(d->codec, d->packet);
-            if (ret < 0 && ret != AVERROR(EAGAIN) && ret != AVERROR_INVALIDDATA) {
-                av_packet_unref(d->packet);
+            av_packet_unref(d->packet);
+            if (ret == AVERROR(ENOMEM)) {
                 set_error(err, err_len, "decoding failed", d->fmt->url, ret);
                 return ret;
             }
+            if (ret < 0 && ret != AVERROR(EAGAIN)) {
+                ret = skip_error(d, "corrupt packet", ret, err, err_len);
+                if (ret < 0)
+                    return ret;
+            }
+            continue;
         }
         av_packet_unref(d->packet);
     }
@@ -410,6 +659,28 @@ unsigned decoder_count_rest(Decoder *d)
 unsigned decoder_frame_count(const Decoder *d)
 {
     return d->frames;
+}
+
+unsigned decoder_error_count(const Decoder *d)
+{
+    return d->errors;
+}
+
+unsigned decoder_corrupt_count(const Decoder *d)
+{
+    return d->corrupt;
+}
+
+double decoder_start_time(const Decoder *d)
+{
+    return d->start_time;
+}
+
+void decoder_set_warn(Decoder *d, const char *label, DecoderWarn warn, void *opaque)
+{
+    d->label = label;
+    d->warn = warn ? warn : default_warn;
+    d->warn_opaque = opaque;
 }
 
 void decoder_close(Decoder **pd)

@@ -14,19 +14,42 @@ typedef struct DecoderInfo {
     int bitdepth;
     const char *pix_fmt; /* decoder's native pixel format name */
     double fps;          /* 0 when unknown */
+    unsigned frames;     /* frames the container announces (or its duration
+                            times fps), 0 when unknown */
 } DecoderInfo;
+
+/* Decoding errors mid-stream (a corrupt packet, a frame decoded with
+ * errors) are not fatal: the packet or frame is skipped, counted and
+ * reported through this callback (message without "qgpu: warning: "),
+ * rate-limited: the first few, then every 100th. Called on the thread
+ * that reads. */
+typedef void (*DecoderWarn)(void *opaque, const char *message);
+
+/* Consecutive decoding errors (no good frame between them) after which
+ * the input is given up as undecodable. */
+#define DECODER_MAX_ERRORS_IN_A_ROW 200
 
 /* Opens a file (any container). Returns 0 or a negative AVERROR/-1 with a
  * message in err. */
 int decoder_open(Decoder **dec, const char *path, char *err, size_t err_len);
 
+/* Checks a --raw spec "WxH:PIXFMT[:FPS]": 0, or -1 with a message in err. */
+int decoder_check_raw_spec(const char *spec, char *err, size_t err_len);
+
 /* Opens raw planar video: spec "WxH:PIXFMT" (e.g. 1920x1080:yuv420p10le). */
 int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *err,
                      size_t err_len);
 
+/* Labels the input in warnings ("reference", "distorted") and sets the
+ * warning callback (default: a line on stderr). */
+void decoder_set_warn(Decoder *dec, const char *label, DecoderWarn warn, void *opaque);
+
 /* Output geometry: what decoder_read delivers (the native planar format
  * unless decoder_set_output asked for another). */
 void decoder_get_info(const Decoder *dec, DecoderInfo *info);
+
+/* Checks a scaler name (NULL: the default): 0, or -1 with a message. */
+int decoder_check_scaler(const char *scaler, char *err, size_t err_len);
 
 /* Scales/converts every frame to w x h, layout, bitdepth with the given
  * swscale algorithm ("bicubic", "bilinear", "lanczos", ...). */
@@ -34,7 +57,10 @@ int decoder_set_output(Decoder *dec, int w, int h, int layout, int bitdepth,
                        const char *scaler, char *err, size_t err_len);
 
 /* Next picture: 1 and *pic filled (valid until the next call), 0 at the end,
- * negative on error (message in err). */
+ * negative on an error that ends the input (message in err): a read
+ * error, out of memory, a failed conversion, or more than
+ * DECODER_MAX_ERRORS_IN_A_ROW decoding errors in a row. Single decoding
+ * errors are skipped (see DecoderWarn). */
 int decoder_read(Decoder *dec, QgpuPicture *pic, char *err, size_t err_len);
 
 /* As decoder_read, but the picture stays valid until decoder_release(*owner)
@@ -60,6 +86,16 @@ unsigned decoder_count_rest(Decoder *dec);
 
 /* Frames delivered so far. */
 unsigned decoder_frame_count(const Decoder *dec);
+
+/* Decoding errors skipped so far, and how many of them were frames
+ * decoded with errors (not delivered). Read them on the reading thread or
+ * after it stopped. */
+unsigned decoder_error_count(const Decoder *dec);
+unsigned decoder_corrupt_count(const Decoder *dec);
+
+/* Presentation time in seconds of the stream's first packet (NAN when
+ * unknown). */
+double decoder_start_time(const Decoder *dec);
 
 void decoder_close(Decoder **dec);
 

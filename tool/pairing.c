@@ -138,9 +138,52 @@ static int ref_ended(Pairer *p, char *err, size_t err_len)
     return finish(p, -1, 0);
 }
 
+static unsigned lost_frames(const Pairer *p, int i)
+{
+    return p->src[i].lost ? p->src[i].lost(p->src[i].opaque) : 0;
+}
+
+/* Index mode after a loss: while the two frames are more than half a frame
+ * apart, the earlier one has no partner: it is left out and the next frame
+ * of its input read. 1 with both frames set, 0 / < 0 as pairer_next. */
+static int realign(Pairer *p, double *tr, double *td, void **rf, void **df, double tolerance,
+                   char *err, size_t err_len)
+{
+    for (;;) {
+        double dt = (*tr - p->base[0]) - (*td - p->base[1]);
+        int i = dt < 0 ? 0 : 1; /* the input behind */
+        int ret;
+        if (fabs(dt) <= tolerance + TIME_EPS)
+            return 1;
+        p->src[i].release(p->src[i].opaque, i ? *df : *rf);
+        p->st.dropped[i]++;
+        ret = read_frame(p, i, i ? td : tr, i ? df : rf, err, err_len);
+        if (ret != 1) {
+            p->src[!i].release(p->src[!i].opaque, i ? *rf : *df);
+            *rf = *df = NULL;
+            /* the input that ended had no partner for the other's frame */
+            return ret < 0 ? ret : finish(p, i, 0);
+        }
+    }
+}
+
+/* Each input's clock zero: its first frame, or its first packet when
+ * frames were lost before the first pair. */
+static void set_base(Pairer *p, int i, double t)
+{
+    p->base[i] = t;
+    if (lost_frames(p, i) && p->src[i].has_start && p->src[i].offset == 0 &&
+        p->src[i].start < t)
+        p->base[i] = p->src[i].start;
+}
+
 static int next_index(Pairer *p, void **rf, void **df, char *err, size_t err_len)
 {
     double tr, td;
+    double fps = p->src[0].fps > 0 ? p->src[0].fps : p->src[1].fps;
+    /* the same index should be the same moment: half a frame is the most
+     * two frames of one rate can differ and still be the nearest */
+    double tolerance = fps > 0 ? 0.5 / fps : 0.5 / 25;
     int ret = read_frame(p, 0, &tr, rf, err, err_len);
     if (ret < 0)
         return ret;
@@ -153,16 +196,15 @@ static int next_index(Pairer *p, void **rf, void **df, char *err, size_t err_len
         return ret < 0 ? ret : finish(p, 1, 0);
     }
     if (p->st.pairs == 0) {
-        p->base[0] = tr;
-        p->base[1] = td;
+        set_base(p, 0, tr);
+        set_base(p, 1, td);
     }
-    /* the same index should be the same moment: half a frame is the most
-     * two frames of one rate can differ and still be the nearest */
-    {
-        double fps = p->src[0].fps > 0 ? p->src[0].fps : p->src[1].fps;
-        note_mismatch(p, (tr - p->base[0]) - (td - p->base[1]),
-                      fps > 0 ? 0.5 / fps : 0.5 / 25);
+    if (lost_frames(p, 0) || lost_frames(p, 1)) {
+        ret = realign(p, &tr, &td, rf, df, tolerance, err, err_len);
+        if (ret != 1)
+            return ret;
     }
+    note_mismatch(p, (tr - p->base[0]) - (td - p->base[1]), tolerance);
     p->st.pairs++;
     return 1;
 }

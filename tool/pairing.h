@@ -36,6 +36,15 @@ typedef struct PairSource {
     void *opaque;
     double fps;      /* nominal frame rate, 0 when unknown */
     unsigned offset; /* frames skipped at the start */
+    /* Frames lost so far to decoding errors (may be NULL: none). Once an
+     * input lost frames, index pairing re-aligns by presentation time:
+     * the frame of the other input with no partner is left out. */
+    unsigned (*lost)(void *opaque);
+    /* Presentation time of the input's first packet, used as its clock's
+     * zero instead of the first frame's when frames were lost before the
+     * first pair (has_start 0: unknown). */
+    int has_start;
+    double start;
 } PairSource;
 
 typedef struct PairStats {
@@ -54,6 +63,8 @@ typedef struct PairStats {
     double max_mismatch;   /* largest |difference| in seconds */
     unsigned reused;       /* time mode: pairs that reused a distorted frame */
     unsigned skipped;      /* time mode: distorted frames never paired */
+    unsigned dropped[2];   /* frames left out to re-align the pairs after
+                              the other input lost frames (index mode) */
 } PairStats;
 
 typedef struct Pairer Pairer;

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,11 @@ static void source_release(void *opaque, void *frame)
 static unsigned source_count_rest(void *opaque)
 {
     return decoder_count_rest(opaque);
+}
+
+static unsigned source_lost(void *opaque)
+{
+    return decoder_error_count(opaque);
 }
 
 static void *reader_thread(void *opaque)
@@ -104,6 +110,9 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
         src[i].opaque = r->dec[i];
         src[i].fps = info.fps;
         src[i].offset = i ? o->dist_offset : o->ref_offset;
+        src[i].lost = source_lost;
+        src[i].start = decoder_start_time(r->dec[i]);
+        src[i].has_start = !isnan(src[i].start);
     }
     if (pairer_init(&r->pairer, &src[0], &src[1], o->mode, o->max_frames)) {
         free(r);

@@ -1,11 +1,38 @@
-# The tool's test (tests/test_tool.c): unit tests of tool/pairing.c and runs
-# of the built qgpu binary on inputs it writes with libavformat. It links
-# the tool's objects and FFmpeg, so it exists only when the tool is built.
+# The tool's tests: tests/test_tool.c (unit tests of tool/pairing.c and runs
+# of the built qgpu binary on inputs it writes with libavformat) and
+# tests/test_tool_errors.c (the bad-input table tests/tool_bad_inputs.txt,
+# with tests/tool_oom_hook.so preloaded for the device out-of-memory row).
+# They link the tool's objects and FFmpeg, so they exist only when the tool
+# is built. Also installs the man page doc/qgpu.1.
 ifeq ($(BUILD_TOOL),yes)
 $(BUILD)/tests/test_tool: $(BUILD)/tests/test_tool.o $(TEST_SUPPORT_OBJS) $(TOOL_LIB_OBJS) \
                           $(BUILD)/libqgpu.a $(BUILD)/qgpu
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(TOOL_LIB_OBJS) $(BUILD)/libqgpu.a \
 	      $(AV_LIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/test_tool_errors: $(BUILD)/tests/test_tool_errors.o $(TEST_SUPPORT_OBJS) \
+                                 $(BUILD)/libqgpu.a $(BUILD)/qgpu $(BUILD)/tests/tool_oom_hook.so
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
+
+# Preloaded into the tool: built without sanitizers, which want their
+# runtime first in the process.
+$(BUILD)/tests/tool_oom_hook.so: $(S)/tests/tool_oom_hook.c config.mak
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -fsanitize=% -fno-sanitize-recover=%,$(CFLAGS)) -fPIC -shared -o $@ $< -ldl
+
+MAN_DIR = $(DESTDIR)$(PREFIX)/share/man/man1
+
+install: install-man
+uninstall: uninstall-man
+
+install-man:
+	install -d $(MAN_DIR)
+	install -m 644 $(S)/doc/qgpu.1 $(MAN_DIR)/
+
+uninstall-man:
+	rm -f $(MAN_DIR)/qgpu.1
+
+.PHONY: install-man uninstall-man
 else
-TEST_BINS := $(filter-out $(BUILD)/tests/test_tool,$(TEST_BINS))
+TEST_BINS := $(filter-out $(BUILD)/tests/test_tool $(BUILD)/tests/test_tool_errors,$(TEST_BINS))
 endif
