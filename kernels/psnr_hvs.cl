@@ -1,7 +1,7 @@
 /*
  * psnr_hvs: libvmaf's PSNR-HVS-M (third_party/xiph/psnr_hvs.c, from Daala).
  *
- * Two launches per frame, each covering the three planes:
+ * Four launches per frame, each covering the three planes:
  *
  * psnr_hvs_blocks: one work-item per 8x8 block (blocks on a 7-sample step,
  *   planes one after the other). It computes the block's 64 masked, CSF-
@@ -9,23 +9,37 @@
  *   operations and order (contraction off, correctly rounded divide/sqrt
  *   requested at build time), and stores them in scan order.
  *
- * psnr_hvs_walk: one work-group per plane adds those terms up. libvmaf adds
- *   them one by one into a single float, and the rounding of that running
- *   sum moves the score by up to 1.4e-3 dB (1080p) from an exact sum, so the
- *   walk reproduces the sequential float sum bit for bit, in parallel where
- *   it can: while the running sum s stays inside one binade [2^e, 2^(e+1)),
- *   fl(s + t) = s + round(t / u) * u with u = ulp(s), so a run of terms adds
- *   exactly as an integer count of ulps (a work-group scan). The few places
- *   where the sum leaves its binade, starts from zero or meets a rounding tie
- *   (whose direction depends on the running sum's parity) are added term by
- *   term, 32 terms at most each time. The result is identical to the
- *   sequential loop.
+ * Then the terms are added up. libvmaf adds them one by one into a single
+ * float, and the rounding of that running sum moves the score by up to
+ * 1.4e-3 dB (1080p) from an exact sum, so the sum is reproduced bit for
+ * bit, in parallel where it can be: while the running sum s stays inside
+ * one binade [2^e, 2^(e+1)), fl(s + t) = s + round(t / u) * u with
+ * u = ulp(s), so a run of terms adds exactly as an integer count of ulps.
+ * A term cannot be added that way when it is >= 2^e, when it is a rounding
+ * tie (whose direction depends on the running sum's parity), or where the
+ * sum leaves its binade.
+ *
+ * psnr_hvs_total: a plane's terms summed in any order (from per-block sums
+ *   the block kernel leaves); only the binade of that sum is used, to pick
+ *   the binades the running sum will pass through.
+ * psnr_hvs_ulps: for every chunk of HVS_CHUNK terms and each of the HVS_WIN
+ *   binades below that top, the chunk's ulp count and whether it has a term
+ *   that cannot be added in bulk (all SMs; this is where the per-term work
+ *   is).
+ * psnr_hvs_walk: one work-group per plane walks the chunks: a round adds
+ *   the chunks it can at the running sum's binade (a scan of their counts);
+ *   the first chunk it cannot is walked in rounds of 4 terms per work-item,
+ *   and the 4 terms where a round stops (the sum changes binade there, or a
+ *   tie) are added one by one. About 70 rounds for 1080p luma (2.7 M
+ *   terms). The result is identical to the sequential loop.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define HVS_WG 64          /* work-items per group, block kernel */
-#define WALK_WG 256        /* work-items per group, walk kernel */
-#define WALK_SUB 32        /* terms per work-item per round, walk kernel */
+#define WALK_WG 256        /* work-items per group: total, ulps, walk kernels */
+#define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
+#define HVS_WIN 16         /* binades per chunk in the ulp tables */
+#define TERM_STEP (HVS_CHUNK / WALK_WG) /* terms per work-item in a term round */
 
 #if QG_HBD
 typedef ushort sample_t;
@@ -164,7 +178,8 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
                      int pitch1, uint off1, int nbx1,
                      int pitch2, uint off2, int nbx2,
                      int start1, int start2, int total,
-                     __constant const float *tables, __global float *terms)
+                     __constant const float *tables, __global float *terms,
+                     __global float *block_sums)
 {
     int blk = get_global_id(0);
     if (blk >= total)
@@ -198,6 +213,7 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     float m = md > ms ? md : ms;
 
     __global float *out = terms + (ulong)blk * 64;
+    float bsum = 0.0f;
     for (int k = 0; k < 64; k++) {
         float err = (float)abs(s[k] - d[k]);
         if (k != 0) {
@@ -207,7 +223,9 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
         }
         float e = err * csf[k];
         out[k] = e * e;
+        bsum += e * e;
     }
+    block_sums[blk] = bsum; /* only its size matters (psnr_hvs_total) */
 }
 
 /* Ulps of the binade of exponent field e that term bits tb round to, or -1
@@ -231,58 +249,173 @@ static inline long ulps_of(uint tb, int e)
     return (long)q + (r > hu);
 }
 
+/* Terms of the plane that work-group (or chunk owner) `plane` sums. */
+static inline void plane_range(int plane, int start1, int start2, int total, ulong *first,
+                               ulong *n)
+{
+    int b0 = plane == 0 ? 0 : plane == 1 ? start1 : start2;
+    int b1 = plane == 0 ? start1 : plane == 1 ? start2 : total;
+    *first = (ulong)b0 * 64;
+    *n = (ulong)(b1 - b0) * 64;
+}
+
+/* One work-group per plane: the top binade for the ulp tables, the
+ * exponent field of the plane's sum (block sums added in any order) + 1. */
+__kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
+void psnr_hvs_total(__global const float *block_sums, int start1, int start2, int total,
+                    __global int *etop)
+{
+    __local float part[WALK_WG];
+    int plane = get_group_id(0), lid = get_local_id(0);
+    int b0 = plane == 0 ? 0 : plane == 1 ? start1 : start2;
+    int b1 = plane == 0 ? start1 : plane == 1 ? start2 : total;
+    float acc = 0.0f;
+    for (int b = b0 + lid; b < b1; b += WALK_WG)
+        acc += block_sums[b];
+    part[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = WALK_WG / 2; off > 0; off >>= 1) {
+        if (lid < off)
+            part[lid] += part[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        int e = (int)((as_uint(part[0]) >> 23) & 0xff) + 1;
+        etop[plane] = min(e, 254);
+    }
+}
+
 /*
- * One work-group per plane. Each round, work-item i takes the WALK_SUB
- * terms [pos + i * WALK_SUB, ...) and counts their ulps at the running sum's
- * current binade; an inclusive scan of those counts tells how many leading
- * sub-chunks can be added in bulk (no tie, no term >= 2^e, mantissa below
- * 2^24 at the end). Work-item 0 adds them, then adds the first sub-chunk that
- * could not be bulk-added term by term (this is where the sum changes
- * binade), and the next round starts after it with the new binade.
+ * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
+ * Work-items j * 16 .. j * 16 + 15 count the chunk's ulps at binade
+ * e = etop - j, 64 terms each. ulps[chunk * HVS_WIN + j] = the count;
+ * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
+ * the chunk has a non-zero term.
+ */
+__kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
+void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int total,
+                   int cstart1, int cstart2, __global const int *etop,
+                   __global long *ulps, __global int *flags)
+{
+    __local long lu[WALK_WG];
+    __local int lf[WALK_WG];
+    int chunk = get_group_id(0), lid = get_local_id(0);
+    int plane = chunk < cstart1 ? 0 : chunk < cstart2 ? 1 : 2;
+    int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
+    ulong first, n;
+    plane_range(plane, start1, start2, total, &first, &n);
+    int j = lid / 16, part = lid % 16;
+    int e = etop[plane] - j;
+    ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK + (ulong)part * 64;
+    ulong hi = min(lo + 64, n);
+    long u = 0;
+    int fl = e < 1 ? 1 : 0;
+    for (ulong i = lo; i < hi; i++) {
+        uint tb = as_uint(terms[first + i]);
+        if (tb != 0) {
+            long q = e >= 1 ? ulps_of(tb, e) : -1;
+            fl |= 2 | (q < 0);
+            u += q < 0 ? 0 : q;
+        }
+    }
+    lu[lid] = u;
+    lf[lid] = fl;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = 8; off > 0; off >>= 1) {
+        if (part < off) {
+            lu[lid] += lu[lid + off];
+            lf[lid] |= lf[lid + off];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (part == 0) {
+        ulps[(ulong)chunk * HVS_WIN + j] = lu[lid];
+        flags[(ulong)chunk * HVS_WIN + j] = lf[lid];
+    }
+}
+
+/*
+ * One work-group per plane. In a chunk round, work-item i looks at chunk
+ * c0 + i and takes its ulp count at the running sum's binade (bad when that
+ * binade is outside the table, the chunk has a term that cannot be added
+ * in bulk, or, for a zero sum, any non-zero term). In a term round
+ * (inside the first bad chunk), work-item i takes TERM_STEP terms and counts
+ * their ulps directly. An inclusive scan of the counts tells how many
+ * leading pieces can be added in bulk (no bad piece, mantissa below 2^24 at
+ * the end); work-item 0 adds them. A chunk round that stops goes on with
+ * term rounds from the chunk it stopped at; a term round that stops adds
+ * the TERM_STEP terms where it stopped one by one and goes on after them;
+ * at the chunk's end the walk is back to chunk rounds.
  */
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_walk(__global const float *terms, int start1, int start2, int total,
+                   int cstart1, int cstart2, __global const int *etop,
+                   __global const long *ulps, __global const int *flags,
                    __global float *results, uint results_index)
 {
     __local long pre[WALK_WG];
     __local int first_bad;
     __local float run;
-    __local ulong next;
+    __local ulong next, chunk_end;
+    __local int term_mode;
     int plane = get_group_id(0), lid = get_local_id(0);
-    int b0 = plane == 0 ? 0 : plane == 1 ? start1 : start2;
-    int b1 = plane == 0 ? start1 : plane == 1 ? start2 : total;
-    ulong n = (ulong)(b1 - b0) * 64;
-    __global const float *t = terms + (ulong)b0 * 64;
+    int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
+    ulong first, n;
+    plane_range(plane, start1, start2, total, &first, &n);
+    ulong nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
+    __global const float *t = terms + first;
+    const int top = etop[plane];
 
     if (lid == 0) {
         run = 0.0f;
         next = 0;
+        term_mode = 0;
+        chunk_end = 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (;;) {
         ulong pos = next;
         if (pos >= n)
             break;
+        int tm = term_mode;
+        ulong cend = chunk_end;
         float s = run;
         uint sb = as_uint(s);
         int e = (sb >> 23) & 0xff;   /* 0 for zero and subnormal sums */
         long m = e ? (long)((sb & 0x7fffff) | 0x800000) : 0;
-        ulong lo = pos + (ulong)lid * WALK_SUB, hi = min(lo + WALK_SUB, n);
-        long ulps = 0;
+        long u = 0;
         int bad = 0;
-        for (ulong i = lo; i < hi; i++) {
-            uint tb = as_uint(t[i]);
-            if (tb != 0) {
-                long q = e ? ulps_of(tb, e) : -1;
-                if (q < 0)
+        if (!tm) {
+            ulong c = pos / HVS_CHUNK + (ulong)lid;
+            if (c < nch) {
+                int j = top - e;
+                ulong at = ((ulong)cfirst + c) * HVS_WIN;
+                if (e == 0) {
+                    bad = (flags[at] >> 1) & 1;   /* adding zeros keeps the sum */
+                } else if (j < 0 || j >= HVS_WIN) {
                     bad = 1;
-                else
-                    ulps += q;
+                } else {
+                    bad = flags[at + j] & 1;
+                    u = ulps[at + j];
+                }
+            }
+        } else {
+            ulong lo = pos + (ulong)lid * TERM_STEP;
+            for (int k = 0; k < TERM_STEP; k++) {
+                ulong i = lo + k;
+                if (i < cend) {
+                    uint tb = as_uint(t[i]);
+                    if (tb != 0) {
+                        long q = e ? ulps_of(tb, e) : -1;
+                        bad |= q < 0;
+                        u += q < 0 ? 0 : q;
+                    }
+                }
             }
         }
         if (lid == 0)
             first_bad = WALK_WG;
-        pre[lid] = ulps;
+        pre[lid] = u;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int off = 1; off < WALK_WG; off <<= 1) {
             long v = lid >= off ? pre[lid - off] : 0;
@@ -297,15 +430,27 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
             int k = first_bad;
             if (k > 0 && e != 0)
                 s = as_float((sb & 0xff800000u) | ((uint)(m + pre[k - 1]) & 0x7fffffu));
-            ulong end = pos + (ulong)WALK_WG * WALK_SUB;
-            if (k < WALK_WG) {
-                ulong klo = pos + (ulong)k * WALK_SUB, khi = min(klo + WALK_SUB, n);
-                for (ulong i = klo; i < khi; i++)
-                    s = s + t[i];
-                end = khi;
+            ulong nxt;
+            if (!tm) {
+                if (k < WALK_WG) {
+                    nxt = pos + (ulong)k * HVS_CHUNK;
+                    term_mode = 1;
+                    chunk_end = min(nxt + HVS_CHUNK, n);
+                } else {
+                    nxt = pos + (ulong)WALK_WG * HVS_CHUNK;
+                }
+            } else {
+                nxt = cend;
+                if (k < WALK_WG) {
+                    ulong lo = pos + (ulong)k * TERM_STEP, hi = min(lo + TERM_STEP, cend);
+                    for (ulong i = lo; i < hi; i++)
+                        s = s + t[i];
+                    nxt = hi;
+                }
+                term_mode = nxt < cend;
             }
             run = s;
-            next = min(end, n);
+            next = min(nxt, n);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

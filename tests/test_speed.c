@@ -8,6 +8,7 @@
  * rounds differently (observed difference on PoCL: printed at the end). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "speed_ref.h"
@@ -168,6 +169,127 @@ static void test_random_cases(void)
     CHECK(nonzero >= 40, "only %d non-zero reference scores", nonzero);
 }
 
+/* bits of a float, NaN as one value */
+static int same_float(float a, float b)
+{
+    return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof(a));
+}
+
+/* Band-pass-like image: a few smooth waves times `amp` plus noise. kind 1:
+ * flat (singular); 2: one NaN sample; 3: waves only (nearly singular). */
+static void fill_band(float *img, int w, int h, size_t stride, float amp, int kind)
+{
+    double fx[3], fy[3], ph[3];
+    for (int k = 0; k < 3; k++) {
+        fx[k] = test_rand_range(1, 300) / 100.0;
+        fy[k] = test_rand_range(1, 300) / 100.0;
+        ph[k] = test_rand_range(0, 628) / 100.0;
+    }
+    for (int i = 0; i < h; i++)
+        for (int j = 0; j < w; j++) {
+            double v = 0;
+            for (int k = 0; k < 3; k++)
+                v += sin(fx[k] * j + fy[k] * i + ph[k]);
+            if (kind != 3)
+                v += test_rand_range(-1000, 1000) / 1000.0;
+            img[(size_t)i * stride + j] = kind == 1 ? amp : (float)(amp * v);
+        }
+    if (kind == 2)
+        img[(size_t)(h / 2) * stride + w / 2] = NAN;
+}
+
+/* The library's estimation (interleaved covariance sums, QR without the
+ * zero products) gives the plain form's floats bit for bit. */
+static void test_estimate_bits(void)
+{
+    static const float amps[] = {1e-3f, 0.05f, 1.0f, 7.5f, 300.0f};
+    int regular = 0, cases = 0;
+    test_seed(1200);
+    for (int c = 0; c < 60; c++) {
+        SpeedGeometry g;
+        int kind = c % 10 == 3 ? 1 : c % 10 == 7 ? 2 : c % 10 == 9 ? 3 : 0;
+        int dec_w = test_rand_range(12, 130), dec_h = test_rand_range(10, 70);
+        speed_geometry(&g, 16 * dec_w, 16 * dec_h, 1.0);
+        size_t stride = (size_t)g.trunc_w + test_rand_range(0, 3);
+        float *img = malloc(sizeof(float) * stride * g.trunc_h);
+        float *out = malloc(sizeof(float) * 4 * g.nblocks);
+        SpeedWork w1, w2;
+        if (!img || !out || speed_work_alloc(&w1, g.nblocks) || speed_work_alloc(&w2, g.nblocks)) {
+            CHECK(0, "out of memory");
+            return;
+        }
+        fill_band(img, g.trunc_w, g.trunc_h, stride, amps[c % 5], kind);
+        SpeedEstimate lib = {out, out + g.nblocks, -1};
+        SpeedEstimate ref = {out + 2 * g.nblocks, out + 3 * g.nblocks, -2};
+        speed_estimate(&g, img, stride, 0.29f, &w1, &lib);
+        speed_ref_estimate(&g, img, stride, 0.29f, &w2, &ref);
+        int diff = lib.singular != ref.singular;
+        for (int b = 0; b < g.nblocks; b++)
+            diff += !same_float(lib.entropies[b], ref.entropies[b]) +
+                    !same_float(lib.variances[b], ref.variances[b]);
+        CHECK(diff == 0, "%dx%d kind %d amp %g: %d differences (singular %d vs %d)", g.trunc_w,
+              g.trunc_h, kind, amps[c % 5], diff, lib.singular, ref.singular);
+        regular += kind == 0 && !ref.singular;
+        cases++;
+        speed_work_free(&w1);
+        speed_work_free(&w2);
+        free(img);
+        free(out);
+    }
+    CHECK(regular >= 30, "only %d of %d images had a regular covariance", regular, cases);
+}
+
+/* More frames than the look-ahead, every pipeline depth, helper threads on
+ * and off: frame i still gets frame i's scores. A context closed without
+ * flush while statistics run must not crash. */
+static void test_frames_in_flight(void)
+{
+    enum { FRAMES = 9 };
+    static TestPicture ref[FRAMES], dis[FRAMES];
+    static double want[FRAMES][3], got[FRAMES][3];
+    SpeedRefOptions o;
+    speed_ref_defaults(&o);
+    test_seed(1300);
+    for (int i = 0; i < FRAMES; i++) {
+        test_picture_alloc(&ref[i], 640, 480, QGPU_LAYOUT_420, 8, 0);
+        test_picture_alloc(&dis[i], 640, 480, QGPU_LAYOUT_420, 8, 0);
+        fill_content(&ref[i], 31 * i);
+        test_picture_noisy_copy(&dis[i], &ref[i], 2 + 3 * i);
+        speed_ref(&ref[i].pic, &dis[i].pic, &o, want[i]);
+    }
+    for (int threads = 0; threads <= 3; threads += 3) {
+        char env[8];
+        snprintf(env, sizeof(env), "%d", threads);
+        setenv("QGPU_SPEED_THREADS", env, 1);
+        for (int depth = 1; depth <= 4; depth++) {
+            char err[512];
+            memset(got, 0, sizeof(got));
+            int status = score_frames(ref, dis, FRAMES, depth, "speed_chroma", got, err,
+                                        sizeof(err));
+            if (!CHECK(status == 0, "threads %d depth %d: %s", threads, depth, err))
+                continue;
+            for (int i = 0; i < FRAMES; i++)
+                for (int k = 0; k < 3; k++)
+                    CHECK(got[i][k] == want[i][k] && want[i][k] > 0,
+                          "threads %d depth %d frame %d %s: %.9g vs ref %.9g", threads, depth, i,
+                          base_names[k], got[i][k], want[i][k]);
+        }
+        QgpuContext *ctx = test_open(2);
+        if (ctx) {
+            int status = qgpu_enable_feature(ctx, "speed_chroma");
+            for (int i = 0; !status && i < FRAMES; i++)
+                status = qgpu_submit(ctx, &ref[i].pic, &dis[i].pic);
+            CHECK(status == 0, "submit: %s", qgpu_last_error(ctx));
+            qgpu_close(&ctx); /* no flush: jobs still queued */
+        }
+    }
+    unsetenv("QGPU_SPEED_THREADS");
+    for (int i = 0; i < FRAMES; i++) {
+        test_picture_free(&ref[i]);
+        test_picture_free(&dis[i]);
+    }
+}
+
 /* 10-bit samples that are 8-bit ones x4 give the same floats, so the same scores */
 static void test_shift10(void)
 {
@@ -310,6 +432,8 @@ static void test_errors(void)
 
 int main(void)
 {
+    test_estimate_bits();
+    test_frames_in_flight();
     test_random_cases();
     test_shift10();
     test_singular();

@@ -13,7 +13,9 @@
  *   psnr_hvs           = -10 log10(0.8 mse_y + 0.1 (mse_cb + mse_cr))
  *
  * The device reproduces the float running sum bit for bit (see
- * kernels/psnr_hvs.cl); the two float divisions are done here in float.
+ * kernels/psnr_hvs.cl: block terms, per-chunk ulp tables on every compute
+ * unit, then one work-group per plane walks the chunks); the two float
+ * divisions are done here in float.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -26,14 +28,23 @@
 
 #define HVS_WG 64 /* as in kernels/psnr_hvs.cl */
 #define WALK_WG 256
+#define HVS_CHUNK 1024
+#define HVS_WIN 16
 
 typedef struct PsnrHvsState {
     cl_kernel blocks;
+    cl_kernel total;
+    cl_kernel ulps;
     cl_kernel walk;
     cl_mem tables;
     cl_mem terms;
+    cl_mem block_sums;     /* one float per block (any-order sums) */
+    cl_mem etop;           /* 3 ints: top binade of each plane's tables */
+    cl_mem ulps_buf;       /* chunks x HVS_WIN longs */
+    cl_mem flags;          /* chunks x HVS_WIN ints */
     int nbx[3];
     int start[4];          /* first block of each plane; start[3] = total */
+    int cstart[4];         /* first chunk of each plane; cstart[3] = chunks */
     size_t offset;         /* in the slot results: 3 floats */
     int bitdepth;
     int ids[4];
@@ -114,6 +125,7 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
                           "psnr_hvs: needs chroma planes (4:0:0 is not supported, as in libvmaf)");
     s->start[0] = 0;
+    s->cstart[0] = 0;
     for (int p = 0; p < 3; p++) {
         int w = fmt->vmaf_plane_w[p], h = fmt->vmaf_plane_h[p];
         if (w < 8 || h < 8) {
@@ -126,6 +138,8 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         }
         s->nbx[p] = hvs_blocks_along(w);
         s->start[p + 1] = s->start[p] + s->nbx[p] * hvs_blocks_along(h);
+        s->cstart[p + 1] = s->cstart[p] +
+                           ((s->start[p + 1] - s->start[p]) * 64 + HVS_CHUNK - 1) / HVS_CHUNK;
     }
     s->bitdepth = fmt->bitdepth;
 
@@ -145,6 +159,10 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_blocks", &s->blocks);
     if (!err)
+        err = qgpu_kernel_create(ctx, program, "psnr_hvs_total", &s->total);
+    if (!err)
+        err = qgpu_kernel_create(ctx, program, "psnr_hvs_ulps", &s->ulps);
+    if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_walk", &s->walk);
     if (err)
         return err;
@@ -160,6 +178,15 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     err = qgpu_buffer_create(ctx, sizeof(tables), &s->tables);
     if (!err)
         err = qgpu_buffer_create(ctx, (size_t)s->start[3] * 64 * sizeof(float), &s->terms);
+    if (!err)
+        err = qgpu_buffer_create(ctx, (size_t)s->start[3] * sizeof(float), &s->block_sums);
+    if (!err)
+        err = qgpu_buffer_create(ctx, 3 * sizeof(cl_int), &s->etop);
+    if (!err)
+        err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_long),
+                                 &s->ulps_buf);
+    if (!err)
+        err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_int), &s->flags);
     if (err)
         return err;
     cl_int status = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), s->tables, CL_TRUE, 0,
@@ -195,9 +222,45 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
     status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->tables);
     status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->block_sums);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (blocks)");
     err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_blocks");
+    if (err)
+        return err;
+
+    /* the terms' binade range, the per-chunk ulp tables, the walk */
+    cl_int cstart1 = s->cstart[1], cstart2 = s->cstart[2];
+    k = s->total;
+    arg = 0;
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->block_sums);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (total)");
+    local = WALK_WG;
+    global = 3 * WALK_WG;
+    err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_total");
+    if (err)
+        return err;
+
+    k = s->ulps;
+    arg = 0;
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart1);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart2);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->ulps_buf);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->flags);
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (ulps)");
+    global = (size_t)s->cstart[3] * WALK_WG;
+    err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_ulps");
     if (err)
         return err;
 
@@ -207,11 +270,15 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
     status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
     status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart1);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart2);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->ulps_buf);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->flags);
     status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
     status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (walk)");
-    local = WALK_WG;
     global = 3 * WALK_WG;
     return qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_walk");
 }
@@ -248,14 +315,26 @@ static void psnr_hvs_uninit(QgpuFeature *f)
     PsnrHvsState *s = f->priv;
     if (s->blocks)
         clReleaseKernel(s->blocks);
+    if (s->total)
+        clReleaseKernel(s->total);
+    if (s->ulps)
+        clReleaseKernel(s->ulps);
     if (s->walk)
         clReleaseKernel(s->walk);
     if (s->tables)
         clReleaseMemObject(s->tables);
     if (s->terms)
         clReleaseMemObject(s->terms);
-    s->blocks = s->walk = NULL;
-    s->tables = s->terms = NULL;
+    if (s->block_sums)
+        clReleaseMemObject(s->block_sums);
+    if (s->etop)
+        clReleaseMemObject(s->etop);
+    if (s->ulps_buf)
+        clReleaseMemObject(s->ulps_buf);
+    if (s->flags)
+        clReleaseMemObject(s->flags);
+    s->blocks = s->total = s->ulps = s->walk = NULL;
+    s->tables = s->terms = s->block_sums = s->etop = s->ulps_buf = s->flags = NULL;
 }
 
 const QgpuFeatureClass qgpu_feature_psnr_hvs = {

@@ -6,9 +6,14 @@
  * anti-alias Gaussian at the decimated positions, decimation by 16, 3-tap
  * local mean removal) for U/V x ref/dis in two launches per frame and
  * writes the band-pass images (a few thousand floats) into the slot's
- * results. collect() runs libvmaf's estimation on them on the host
+ * results. collect() copies them into a job and hands the four images to
+ * helper threads (task_pool.c), which run libvmaf's estimation on the host
  * (speed_linalg.c: float means, double covariance sums, float eigenvalues
- * and Householder QR, in libvmaf's order) and the score.
+ * and Householder QR, in libvmaf's order). The frame's scores are set
+ * SPEED_LOOKAHEAD frames later (the feature's look-ahead), when the
+ * collect() of that later frame waits for the job, or at flush; so the
+ * statistics of several frames run in parallel with each other and with
+ * the device.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -20,6 +25,30 @@
 
 #include "internal.h"
 #include "speed_linalg.h"
+#include "task_pool.h"
+
+/* Frames whose host statistics may still be running when a later frame is
+ * collected; the feature's look-ahead. */
+#define SPEED_LOOKAHEAD 3
+#define SPEED_JOBS (SPEED_LOOKAHEAD + 1)
+#define SPEED_MAX_THREADS 8
+
+/* est_params() of one band-pass image, run on a helper thread. */
+typedef struct SpeedImageTask {
+    QgpuTask task;
+    const SpeedGeometry *g;
+    const float *band;
+    float sigma_nn;
+    SpeedWork work;
+    SpeedEstimate est;
+} SpeedImageTask;
+
+/* One frame's four images (U ref, U dis, V ref, V dis). */
+typedef struct SpeedJob {
+    unsigned frame_index;
+    float *band; /* copy of the slot's band-pass images */
+    SpeedImageTask img[4];
+} SpeedJob;
 
 typedef struct SpeedState {
     /* options (libvmaf speed.c options_chroma) */
@@ -39,8 +68,9 @@ typedef struct SpeedState {
     size_t offset;
     float scale;
     int id[3];
-    SpeedWork work;
-    float *ent[4], *var[4];
+    QgpuTaskPool *pool;
+    SpeedJob jobs[SPEED_JOBS];
+    unsigned started, finished; /* frames handed to jobs / scored */
 } SpeedState;
 
 #define SPEED_OFF(f) offsetof(SpeedState, f)
@@ -91,6 +121,53 @@ static int upload_table(QgpuContext *ctx, int method, int src, int dst, cl_mem *
     free(b);
     free(w);
     return err;
+}
+
+static void estimate_task(void *arg)
+{
+    SpeedImageTask *t = arg;
+    speed_estimate(t->g, t->band, (size_t)t->g->trunc_w, t->sigma_nn, &t->work, &t->est);
+}
+
+static int jobs_alloc(SpeedState *s)
+{
+    const size_t img = (size_t)s->g.trunc_w * s->g.trunc_h;
+    const int nb = s->g.nblocks;
+    for (int j = 0; j < SPEED_JOBS; j++) {
+        SpeedJob *job = &s->jobs[j];
+        job->band = malloc(sizeof(float) * 4 * img);
+        if (!job->band)
+            return -1;
+        for (int z = 0; z < 4; z++) {
+            SpeedImageTask *t = &job->img[z];
+            t->task.run = estimate_task;
+            t->task.arg = t;
+            t->g = &s->g;
+            t->band = job->band + z * img;
+            t->sigma_nn = (float)s->sigma_nn;
+            t->est.entropies = malloc(sizeof(float) * nb);
+            t->est.variances = malloc(sizeof(float) * nb);
+            if (!t->est.entropies || !t->est.variances || speed_work_alloc(&t->work, nb))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static void jobs_free(SpeedState *s)
+{
+    for (int j = 0; j < SPEED_JOBS; j++) {
+        SpeedJob *job = &s->jobs[j];
+        free(job->band);
+        job->band = NULL;
+        for (int z = 0; z < 4; z++) {
+            SpeedImageTask *t = &job->img[z];
+            free(t->est.entropies);
+            free(t->est.variances);
+            t->est.entropies = t->est.variances = NULL;
+            speed_work_free(&t->work);
+        }
+    }
 }
 
 static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
@@ -186,14 +263,12 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                    &s->offset);
     if (err)
         return err;
-    if (speed_work_alloc(&s->work, s->g.nblocks))
+    err = jobs_alloc(s);
+    if (err)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "speed_chroma: out of memory");
-    for (int k = 0; k < 4; k++) {
-        s->ent[k] = malloc(sizeof(float) * s->g.nblocks);
-        s->var[k] = malloc(sizeof(float) * s->g.nblocks);
-        if (!s->ent[k] || !s->var[k])
-            return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "speed_chroma: out of memory");
-    }
+    if (qgpu_task_pool_create(&s->pool, qgpu_task_pool_default_threads("QGPU_SPEED_THREADS",
+                                                                      SPEED_MAX_THREADS)))
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "speed_chroma: cannot start threads");
     return 0;
 }
 
@@ -256,25 +331,22 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
     return qgpu_kernel_run(f->ctx, k, 3, g2, NULL, "speed_chroma: enqueue speed_bandpass");
 }
 
-static int speed_collect(QgpuFeature *f, const QgpuSlot *slot)
+/* Waits for the oldest started frame's statistics and sets its scores. */
+static int finish_frame(QgpuFeature *f)
 {
     SpeedState *s = f->priv;
-    const float *band = (const float *)((const unsigned char *)slot->results_host + s->offset);
-    const size_t img = (size_t)s->g.trunc_w * s->g.trunc_h;
+    SpeedJob *job = &s->jobs[s->finished % SPEED_JOBS];
     const float snn = (float)s->sigma_nn, nnf = (float)s->nn_floor;
-    SpeedEstimate e[4];
     float score[2];
     int singular[2];
 
-    for (int z = 0; z < 4; z++) {
-        e[z].entropies = s->ent[z];
-        e[z].variances = s->var[z];
-        speed_estimate(&s->g, band + z * img, (size_t)s->g.trunc_w, snn, &s->work, &e[z]);
-    }
+    for (int z = 0; z < 4; z++)
+        qgpu_task_pool_wait(s->pool, &job->img[z].task);
+    s->finished++;
     for (int p = 0; p < 2; p++) {
-        score[p] = speed_pair_score(&s->g, &e[2 * p], &e[2 * p + 1], snn, nnf,
-                                    s->weight_var_mode);
-        singular[p] = e[2 * p].singular || e[2 * p + 1].singular;
+        const SpeedEstimate *ref = &job->img[2 * p].est, *dis = &job->img[2 * p + 1].est;
+        score[p] = speed_pair_score(&s->g, ref, dis, snn, nnf, s->weight_var_mode);
+        singular[p] = ref->singular || dis->singular;
     }
     /* speed.c extract_chroma: a singular channel's uv is the other channel */
     float uv;
@@ -287,8 +359,36 @@ static int speed_collect(QgpuFeature *f, const QgpuSlot *slot)
     double v[3] = {score[0], score[1], uv};
     int err = 0;
     for (int k = 0; k < 3; k++)
-        err |= qgpu_score_set(f->ctx, s->id[k], slot->frame_index, fmin(v[k], s->max_val));
+        err |= qgpu_score_set(f->ctx, s->id[k], job->frame_index, fmin(v[k], s->max_val));
     return err ? QGPU_ERR_INVALID_ARG : 0;
+}
+
+static int speed_collect(QgpuFeature *f, const QgpuSlot *slot)
+{
+    SpeedState *s = f->priv;
+    const float *band = (const float *)((const unsigned char *)slot->results_host + s->offset);
+    const size_t img = (size_t)s->g.trunc_w * s->g.trunc_h;
+    SpeedJob *job = &s->jobs[s->started % SPEED_JOBS];
+    int err = 0;
+
+    /* the job's previous frame was finished SPEED_LOOKAHEAD collects ago */
+    job->frame_index = slot->frame_index;
+    memcpy(job->band, band, sizeof(float) * 4 * img);
+    for (int z = 0; z < 4; z++)
+        qgpu_task_pool_submit(s->pool, &job->img[z].task);
+    s->started++;
+    while (!err && s->started - s->finished > SPEED_LOOKAHEAD)
+        err = finish_frame(f);
+    return err;
+}
+
+static int speed_flush(QgpuFeature *f)
+{
+    SpeedState *s = f->priv;
+    int err = 0;
+    while (!err && s->finished < s->started)
+        err = finish_frame(f);
+    return err;
 }
 
 static void release_mem(cl_mem *m)
@@ -315,12 +415,9 @@ static void speed_uninit(QgpuFeature *f)
     release_mem(&s->cols1);
     release_mem(&s->cols2);
     release_mem(&s->colsd);
-    speed_work_free(&s->work);
-    for (int k = 0; k < 4; k++) {
-        free(s->ent[k]);
-        free(s->var[k]);
-        s->ent[k] = s->var[k] = NULL;
-    }
+    /* runs what is still queued (a close without flush), then joins */
+    qgpu_task_pool_destroy(&s->pool);
+    jobs_free(s);
 }
 
 const QgpuFeatureClass qgpu_feature_speed_chroma = {
@@ -328,10 +425,10 @@ const QgpuFeatureClass qgpu_feature_speed_chroma = {
     .options = speed_options,
     .priv_size = sizeof(SpeedState),
     .flags = QGPU_FEATURE_NEEDS_CHROMA,
-    .lookahead = 0,
+    .lookahead = SPEED_LOOKAHEAD,
     .init = speed_init,
     .enqueue = speed_enqueue,
     .collect = speed_collect,
-    .flush = NULL,
+    .flush = speed_flush,
     .uninit = speed_uninit,
 };

@@ -2,11 +2,18 @@
  * SpEED host arithmetic (see speed_linalg.h). Formulas, constants and the
  * order of float operations follow libvmaf 3.2 (libvmaf/src/feature/speed.c
  * and vif_tools.c); the code is our own. Why on the host: the 25x25 work is
- * one small matrix per plane and image (microseconds), strictly sequential
- * (Householder/QR iterations), and its result is only reproducible when
- * every float operation happens in libvmaf's order, which a host loop gives
- * for free. The covariance sums are double in libvmaf, which OpenCL 1.2
- * kernels here do not have.
+ * one small matrix per plane and image (about 0.2 ms at 1080p), strictly
+ * sequential (Householder/QR iterations), and its result is only
+ * reproducible when every float operation happens in libvmaf's order, which
+ * a host loop gives for free. The covariance sums are double in libvmaf,
+ * which OpenCL 1.2 kernels here do not have.
+ *
+ * Speed without changing a single float: the 325 covariance sums advance
+ * together, position by position (each is still one chain in libvmaf's
+ * order, but the chains vectorise across each other), and the Householder
+ * QR skips the products that are exactly zero (qr_decompose_fast, with the
+ * argument why the floats stay the same). tests/ref/speed_ref.c keeps the
+ * plain form of the estimation and tests/test_speed.c compares bit for bit.
  *
  * Type rules that matter (C promotions as in libvmaf): sqrt/log2/exp of a
  * float are evaluated in double and rounded back to float where libvmaf
@@ -27,6 +34,7 @@
 
 #define EIG_EPS 1e-6          /* speed.c EIGENVALUE_EPS */
 #define EIG_MAX_ITERS 500     /* speed.c EIGENVALUE_MAX_ITERS */
+#define QR_W 28               /* padded row of the QR work matrices */
 
 /* ---- filters (vif_tools.c) ---------------------------------------------- */
 
@@ -329,13 +337,22 @@ void speed_eigenvalues(const float *a_in, int n, float *eig)
 /* ---- linear system K X = Y by Householder QR (speed.c) ----------------- */
 
 /* dst = x * y for n x n times n x m, float, k-sequential per element */
-static void mat_mul(float *dst, const float *x, const float *y, int n, int m)
+static void mat_mul(float *restrict dst, const float *restrict x, const float *restrict y, int n,
+                    int m)
 {
     memset(dst, 0, sizeof(float) * n * m);
     for (int i = 0; i < n; i++)
-        for (int k = 0; k < n; k++)
-            for (int j = 0; j < m; j++)
-                dst[i * m + j] += x[i * n + k] * y[k * m + j];
+        for (int k = 0; k < n; k++) {
+            const float xik = x[i * n + k];
+            float *restrict d = dst + (size_t)i * m;
+            const float *restrict yk = y + (size_t)k * m;
+            int j = 0;
+            for (; j + 4 <= m; j += 4) /* groups of 4: vectorised */
+                for (int q = 0; q < 4; q++)
+                    d[j + q] += xik * yk[j + q];
+            for (; j < m; j++)
+                d[j] += xik * yk[j];
+        }
 }
 
 static float vec_norm(const float *v, int n)
@@ -346,7 +363,13 @@ static float vec_norm(const float *v, int n)
     return sqrt(s);
 }
 
-/* Q^T (accumulated reflector product, "Q before its transpose") and R. */
+/* Q^T (accumulated reflector product, "Q before its transpose") and R,
+ * libvmaf's way: for k = 0 .. n-2, the minor of z (rows and columns before
+ * k replaced by the identity), v = its column k, v[k] += sign(a[k][k])
+ * |v|, v /= |v|, H = I - 2 v v^T, z = H z, Q^T = H Q^T; finally
+ * R = Q^T a. This is the reference form (full n x n products); the
+ * estimation uses qr_decompose_fast() and comes back here only when that
+ * one meets a non-finite value. */
 static void qr_decompose(const float *a, float *qt, float *r, int n)
 {
     float z[SPEED_N * SPEED_N], h[SPEED_N * SPEED_N], t[SPEED_N * SPEED_N], v[SPEED_N];
@@ -379,6 +402,109 @@ static void qr_decompose(const float *a, float *qt, float *r, int n)
         memcpy(qt, t, sizeof(z[0]) * n * n);
     }
     mat_mul(r, qt, a, n, n);
+}
+
+static int all_finite(const float *x, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
+/* The same floats as qr_decompose() with the products that are exactly
+ * zero left out. In step k, v[i] = +0 for i < k (the minor's column k), so
+ * H's rows and columns before k are the identity's (entries +-0, diagonal
+ * 1), and the minor's are too. Every element of a product is a float sum
+ * started at +0 and taken in k' order; a term that is +-0 (a +-0 factor
+ * times a finite one) leaves a non-zero sum unchanged and a zero sum at +0,
+ * and a sum started at +0 only becomes zero again as +0. Hence, with all
+ * values finite:
+ *   z = H z     only the block i, j > k is used later: sums over k' >= k;
+ *   Q^T = H Q^T rows i < k: +0 + qt[i][j] (a -0 becomes +0); rows i >= k:
+ *               sums over k' >= k;
+ *   R = Q^T a   only the upper triangle is read (back_subst).
+ * Returns -1 when a non-finite value appears (a zero column: v / 0), where
+ * the skipped products would not have been zeros; the caller then runs
+ * qr_decompose(). With a finite band-pass image the entries stay far from
+ * overflow (|v| <= 1, Q^T orthogonal, |z| bounded by the covariance). */
+static int qr_decompose_fast(const float *a, float *qt_out, float *r, int n)
+{
+    /* rows padded to QR_W floats: fixed-length inner loops vectorise; the
+     * padding columns stay 0 and nothing reads them */
+    float z[SPEED_N][QR_W], qt[SPEED_N][QR_W], t[SPEED_N][QR_W], h[SPEED_N], v[SPEED_N];
+    if (n > SPEED_N)
+        return -1;
+    memset(z, 0, sizeof(z));
+    memset(qt, 0, sizeof(qt));
+    for (int i = 0; i < n; i++) {
+        memcpy(z[i], a + i * n, sizeof(float) * n);
+        qt[i][i] = 1;
+    }
+    for (int k = 0; k < n - 1; k++) {
+        for (int i = k; i < n; i++)
+            v[i] = z[i][k];
+        float norm = vec_norm(v + k, n - k);
+        int sign = sgn(a[k * n + k]);
+        v[k] += sign * norm;
+        float vn = vec_norm(v + k, n - k);
+        if (!(vn > 0.0f) || !isfinite(vn))
+            return -1;
+        for (int i = k; i < n; i++)
+            v[i] = v[i] / vn;
+        /* z = H z on rows i > k (row i of H: h[c] = -2 v[i] v[c], + 1 on
+         * the diagonal; c >= k). Columns <= k are computed too (fixed-length
+         * rows) and never read. */
+        for (int i = k + 1; i < n; i++) {
+            for (int c = k; c < n; c++)
+                h[c] = -2 * v[i] * v[c];
+            h[i] += 1;
+            for (int j = 0; j < QR_W; j++)
+                t[i][j] = 0;
+            for (int c = k; c < n; c++) {
+                const float hc = h[c];
+                for (int j = 0; j < QR_W; j++)
+                    t[i][j] += hc * z[c][j];
+            }
+        }
+        for (int i = k + 1; i < n; i++)
+            memcpy(z[i], t[i], sizeof(z[i]));
+        /* Q^T = H Q^T: rows i >= k, then +0 + q on the rows before k */
+        for (int i = k; i < n; i++) {
+            for (int c = k; c < n; c++)
+                h[c] = -2 * v[i] * v[c];
+            h[i] += 1;
+            for (int j = 0; j < QR_W; j++)
+                t[i][j] = 0;
+            for (int c = k; c < n; c++) {
+                const float hc = h[c];
+                for (int j = 0; j < QR_W; j++)
+                    t[i][j] += hc * qt[c][j];
+            }
+        }
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < QR_W; j++)
+                qt[i][j] = 0.0f + qt[i][j];
+        for (int i = k; i < n; i++)
+            memcpy(qt[i], t[i], sizeof(qt[i]));
+    }
+    /* R = Q^T a, upper triangle (the lower one is set to 0, unread) */
+    float ap[SPEED_N][QR_W];
+    memset(ap, 0, sizeof(ap));
+    for (int i = 0; i < n; i++)
+        memcpy(ap[i], a + i * n, sizeof(float) * n);
+    for (int i = 0; i < n; i++) {
+        float ri[QR_W] = {0};
+        for (int c = 0; c < n; c++) {
+            const float q = qt[i][c];
+            for (int j = 0; j < QR_W; j++)
+                ri[j] += q * ap[c][j];
+        }
+        for (int j = 0; j < n; j++)
+            r[i * n + j] = j < i ? 0.0f : ri[j];
+        memcpy(qt_out + i * n, qt[i], sizeof(float) * n);
+    }
+    return all_finite(qt_out, n * n) && all_finite(r, n * n) ? 0 : -1;
 }
 
 /* back substitution R X = B (n x m); -1 when a pivot is below 1e-6 */
@@ -422,33 +548,58 @@ void speed_work_free(SpeedWork *w)
     w->y = w->x = w->qb = NULL;
 }
 
+/* Row of the covariance accumulators: row xi holds the pairs yi <= xi,
+ * computed in whole groups of 4 (fixed-length inner loops vectorise); the
+ * extra sums of the last group are not read. */
+#define COV_PAD 28
+
+/* libvmaf's means (float sums, position order) and covariance (double
+ * sums of (x - mx)(y - my), position order, then / count and rounded to
+ * float). Each of the 325 sums is still one sequential chain over the
+ * positions in libvmaf's order; the chains are interleaved (all of them
+ * advance one position at a time) so the compiler can vectorise across
+ * them. */
 static void covariance(const SpeedGeometry *g, const float *data, size_t stride, float *cov)
 {
-    float means[SPEED_N];
+    float sums[SPEED_N] = {0}, means[SPEED_N];
+    double md[SPEED_N], dv[COV_PAD] = {0};
+    double acc[SPEED_N][COV_PAD];
+    size_t off[SPEED_N];
     const int sw = g->sub_w, sh = g->sub_h;
-    for (int r = 0; r < SPEED_BLOCK; r++) {
-        for (int c = 0; c < SPEED_BLOCK; c++) {
-            float s = 0;
-            for (int i = 0; i < sh; i++)
-                for (int j = 0; j < sw; j++)
-                    s += data[(size_t)(r + i) * stride + (c + j)];
-            means[r * SPEED_BLOCK + c] = s / (float)((size_t)sw * sh);
+    const size_t count = (size_t)sw * sh;
+
+    memset(acc, 0, sizeof(acc));
+    for (int e = 0; e < SPEED_N; e++)
+        off[e] = (size_t)(e / SPEED_BLOCK) * stride + e % SPEED_BLOCK;
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++) {
+            const float *p = data + (size_t)i * stride + j;
+            for (int e = 0; e < SPEED_N; e++)
+                sums[e] += p[off[e]];
         }
+    for (int e = 0; e < SPEED_N; e++) {
+        means[e] = sums[e] / (float)count;
+        md[e] = means[e];
     }
-    for (int xi = 0; xi < SPEED_N; xi++) {
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++) {
+            const float *p = data + (size_t)i * stride + j;
+            for (int e = 0; e < SPEED_N; e++)
+                dv[e] = (double)p[off[e]] - md[e];
+            for (int xi = 0; xi < SPEED_N; xi++) {
+                const double dx = dv[xi];
+                double *row = acc[xi];
+                for (int b = 0; b <= xi; b += 4)
+                    for (int q = 0; q < 4; q++)
+                        row[b + q] += dx * dv[b + q];
+            }
+        }
+    for (int xi = 0; xi < SPEED_N; xi++)
         for (int yi = 0; yi <= xi; yi++) {
-            const float *px = data + (size_t)(xi / SPEED_BLOCK) * stride + xi % SPEED_BLOCK;
-            const float *py = data + (size_t)(yi / SPEED_BLOCK) * stride + yi % SPEED_BLOCK;
-            double mx = means[xi], my = means[yi], acc = 0;
-            for (int i = 0; i < sh; i++)
-                for (int j = 0; j < sw; j++)
-                    acc += ((double)px[(size_t)i * stride + j] - mx) *
-                           ((double)py[(size_t)i * stride + j] - my);
-            float v = acc / (double)((size_t)sw * sh);
+            float v = acc[xi][yi] / (double)count;
             cov[xi * SPEED_N + yi] = v;
             cov[yi * SPEED_N + xi] = v;
         }
-    }
 }
 
 void speed_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
@@ -474,7 +625,8 @@ void speed_estimate(const SpeedGeometry *g, const float *data, size_t stride, fl
             singular = 1;
     if (!singular) {
         float qt[SPEED_N * SPEED_N], r[SPEED_N * SPEED_N];
-        qr_decompose(cov, qt, r, SPEED_N);
+        if (qr_decompose_fast(cov, qt, r, SPEED_N))
+            qr_decompose(cov, qt, r, SPEED_N);
         mat_mul(w->qb, qt, w->y, SPEED_N, nb);
         singular = back_subst(r, w->x, w->qb, SPEED_N, nb) != 0;
     }

@@ -4,18 +4,188 @@
  * (nearest / bilinear), the whole plane filtered with the anti-alias
  * Gaussian (vertical pass, then horizontal, reflect-101), every 16th sample
  * kept, the 3-tap blur of the decimated image subtracted. The estimation on
- * the band-pass image (covariance, eigenvalues, QR, entropies) and the
- * score use the library's speed_linalg.c (host code, shared on purpose:
- * what this reference checks is the device's image pipeline, which has to
- * give the same floats).
+ * the band-pass image (covariance, QR, entropies) is written out here in its
+ * plain form (speed_ref_estimate); the filter taps, the eigenvalues and the
+ * pair score come from the library's speed_linalg.c.
  */
 #include "speed_ref.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "speed_linalg.h"
 #include "test_util.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#ifndef M_E
+#define M_E 2.7182818284590452354
+#endif
+
+/* ---- estimation, plain form ---------------------------------------------
+ * libvmaf's est_params() written the straightforward way (one covariance
+ * sum at a time, full-matrix Householder QR), as the library had it before
+ * its faster form; the library's speed_estimate() must give the same bits.
+ * The eigenvalues come from the library (speed_eigenvalues, unchanged). */
+
+#define REF_EIG_EPS 1e-6
+
+static int ref_sgn(float x)
+{
+    return x >= 0 ? 1 : -1;
+}
+
+/* dst = x * y for n x n times n x m, float, k-sequential per element */
+static void mat_mul(float *dst, const float *x, const float *y, int n, int m)
+{
+    memset(dst, 0, sizeof(float) * n * m);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < n; k++)
+            for (int j = 0; j < m; j++)
+                dst[i * m + j] += x[i * n + k] * y[k * m + j];
+}
+
+static float vec_norm(const float *v, int n)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[i] * v[i];
+    return sqrt(s);
+}
+
+/* Q^T (accumulated reflector product, "Q before its transpose") and R,
+ * with full n x n products. */
+static void qr_decompose(const float *a, float *qt, float *r, int n)
+{
+    float z[SPEED_N * SPEED_N], h[SPEED_N * SPEED_N], t[SPEED_N * SPEED_N], v[SPEED_N];
+    memcpy(z, a, sizeof(z[0]) * n * n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            qt[i * n + j] = i == j ? 1 : 0;
+    for (int k = 0; k < n - 1; k++) {
+        /* minor: rows and columns before k become the identity */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (i < k || j < k)
+                    z[i * n + j] = i == j ? 1 : 0;
+        for (int i = 0; i < n; i++)
+            v[i] = z[i * n + k];
+        float norm = vec_norm(v, n);
+        int sign = ref_sgn(a[k * n + k]); /* the original matrix's diagonal */
+        v[k] += sign * norm;
+        float vn = vec_norm(v, n);
+        for (int i = 0; i < n; i++)
+            v[i] = v[i] / vn;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                h[i * n + j] = -2 * v[i] * v[j];
+        for (int i = 0; i < n; i++)
+            h[i * n + i] += 1;
+        mat_mul(t, h, z, n, n);
+        memcpy(z, t, sizeof(z[0]) * n * n);
+        mat_mul(t, h, qt, n, n);
+        memcpy(qt, t, sizeof(z[0]) * n * n);
+    }
+    mat_mul(r, qt, a, n, n);
+}
+
+/* back substitution R X = B (n x m); -1 when a pivot is below 1e-6 */
+static int back_subst(const float *r, float *x, const float *b, int n, int m)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        float den = r[i * n + i];
+        if (fabsf(den) < REF_EIG_EPS)
+            return -1;
+        for (int j = 0; j < m; j++) {
+            float t = b[i * m + j];
+            for (int k = i + 1; k < n; k++)
+                t -= x[k * m + j] * r[i * n + k];
+            x[i * m + j] = t / den;
+        }
+    }
+    return 0;
+}
+
+static void covariance(const SpeedGeometry *g, const float *data, size_t stride, float *cov)
+{
+    float means[SPEED_N];
+    const int sw = g->sub_w, sh = g->sub_h;
+    for (int r = 0; r < SPEED_BLOCK; r++) {
+        for (int c = 0; c < SPEED_BLOCK; c++) {
+            float s = 0;
+            for (int i = 0; i < sh; i++)
+                for (int j = 0; j < sw; j++)
+                    s += data[(size_t)(r + i) * stride + (c + j)];
+            means[r * SPEED_BLOCK + c] = s / (float)((size_t)sw * sh);
+        }
+    }
+    for (int xi = 0; xi < SPEED_N; xi++) {
+        for (int yi = 0; yi <= xi; yi++) {
+            const float *px = data + (size_t)(xi / SPEED_BLOCK) * stride + xi % SPEED_BLOCK;
+            const float *py = data + (size_t)(yi / SPEED_BLOCK) * stride + yi % SPEED_BLOCK;
+            double mx = means[xi], my = means[yi], acc = 0;
+            for (int i = 0; i < sh; i++)
+                for (int j = 0; j < sw; j++)
+                    acc += ((double)px[(size_t)i * stride + j] - mx) *
+                           ((double)py[(size_t)i * stride + j] - my);
+            float v = acc / (double)((size_t)sw * sh);
+            cov[xi * SPEED_N + yi] = v;
+            cov[yi * SPEED_N + xi] = v;
+        }
+    }
+}
+
+void speed_ref_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
+                        SpeedWork *w, SpeedEstimate *out)
+{
+    float cov[SPEED_N * SPEED_N], eig[SPEED_N];
+    const int nb = g->nblocks;
+    int singular = 0;
+
+    covariance(g, data, stride, cov);
+    speed_eigenvalues(cov, SPEED_N, eig);
+
+    /* Y: row e = position (si, sj) inside the block, column = block */
+    for (int si = 0; si < SPEED_BLOCK; si++)
+        for (int sj = 0; sj < SPEED_BLOCK; sj++)
+            for (int bi = 0; bi < g->nbv; bi++)
+                for (int bj = 0; bj < g->nbh; bj++)
+                    w->y[(size_t)(si * SPEED_BLOCK + sj) * nb + bi * g->nbh + bj] =
+                        data[(size_t)(bi * SPEED_BLOCK + si) * stride + bj * SPEED_BLOCK + sj];
+
+    for (int k = 0; k < SPEED_N; k++)
+        if (eig[k] < REF_EIG_EPS)
+            singular = 1;
+    if (!singular) {
+        float qt[SPEED_N * SPEED_N], r[SPEED_N * SPEED_N];
+        qr_decompose(cov, qt, r, SPEED_N);
+        mat_mul(w->qb, qt, w->y, SPEED_N, nb);
+        singular = back_subst(r, w->x, w->qb, SPEED_N, nb) != 0;
+    }
+    if (singular)
+        memset(w->x, 0, sizeof(float) * (size_t)nb * SPEED_N);
+
+    /* S = column sums of X .* Y / 25 (row by row, in float) */
+    const float denom = (float)SPEED_N;
+    for (int j = 0; j < nb; j++)
+        out->variances[j] = (w->x[j] * w->y[j]) / denom;
+    for (int e = 1; e < SPEED_N; e++)
+        for (int j = 0; j < nb; j++)
+            out->variances[j] += (w->x[(size_t)e * nb + j] * w->y[(size_t)e * nb + j]) / denom;
+
+    const double c2pie = log2(2 * M_PI * M_E);
+    for (int j = 0; j < nb; j++)
+        out->entropies[j] = 0;
+    for (int k = 0; k < SPEED_N; k++) {
+        float l = eig[k] < 0 ? 0 : eig[k];
+        for (int j = 0; j < nb; j++)
+            out->entropies[j] += log2(l * out->variances[j] + sigma_nn) + c2pie;
+    }
+    out->singular = singular;
+}
+
 
 void speed_ref_defaults(SpeedRefOptions *o)
 {
@@ -142,9 +312,9 @@ int speed_ref(const QgpuPicture *ref, const QgpuPicture *dis, const SpeedRefOpti
         SpeedEstimate e[2] = {{buf, buf + g.nblocks, 0},
                               {buf + 2 * g.nblocks, buf + 3 * g.nblocks, 0}};
         bandpass(ref, p + 1, &g, o, band);
-        speed_estimate(&g, band, g.trunc_w, (float)o->sigma_nn, &work, &e[0]);
+        speed_ref_estimate(&g, band, g.trunc_w, (float)o->sigma_nn, &work, &e[0]);
         bandpass(dis, p + 1, &g, o, band);
-        speed_estimate(&g, band, g.trunc_w, (float)o->sigma_nn, &work, &e[1]);
+        speed_ref_estimate(&g, band, g.trunc_w, (float)o->sigma_nn, &work, &e[1]);
         score[p] = speed_pair_score(&g, &e[0], &e[1], (float)o->sigma_nn, (float)o->nn_floor,
                                     o->wvm);
         singular[p] = e[0].singular || e[1].singular;

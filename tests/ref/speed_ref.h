@@ -2,7 +2,10 @@
 #ifndef SPEED_REF_H
 #define SPEED_REF_H
 
+#include <stddef.h>
+
 #include "qgpu/qgpu.h"
+#include "speed_linalg.h"
 
 typedef struct SpeedRefOptions {
     double kernelscale, prescale, sigma_nn, nn_floor, max_val;
@@ -15,5 +18,11 @@ void speed_ref_defaults(SpeedRefOptions *o);
  * are too small. */
 int speed_ref(const QgpuPicture *ref, const QgpuPicture *dis, const SpeedRefOptions *o,
               double out[3]);
+
+/* libvmaf's est_params() in its plain form (one covariance sum after the
+ * other, full-matrix Householder QR): what speed_estimate() must equal bit
+ * for bit. */
+void speed_ref_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
+                        SpeedWork *w, SpeedEstimate *out);
 
 #endif
