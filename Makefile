@@ -69,7 +69,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/libqgpu/%.o: $(S)/libqgpu/%.c $(wildcard $(S)/libqgpu/src/*.h) \
-                      $(S)/libqgpu/include/qgpu/qgpu.h config.mak
+                      $(wildcard $(S)/libqgpu/include/qgpu/*.h) config.mak
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
@@ -157,7 +157,7 @@ install: all
 	install -m 644 $(BUILD)/libqgpu.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libqgpu.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libqgpu.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libqgpu.so
-	install -m 644 $(S)/libqgpu/include/qgpu/qgpu.h $(DESTDIR)$(PREFIX)/include/qgpu/
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/qgpu/
 	install -m 644 $(BUILD)/qgpu.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 ifeq ($(BUILD_TOOL),yes)
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -167,7 +167,8 @@ endif
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libqgpu.a $(DESTDIR)$(PREFIX)/lib/libqgpu.so \
 	      $(DESTDIR)$(PREFIX)/lib/libqgpu.so.$(SOVERSION) \
-	      $(DESTDIR)$(PREFIX)/include/qgpu/qgpu.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/qgpu.pc \
+	      $(addprefix $(DESTDIR)$(PREFIX)/include/qgpu/,$(notdir $(PUBLIC_HEADERS))) \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/qgpu.pc \
 	      $(DESTDIR)$(PREFIX)/bin/qgpu
 	-rmdir $(DESTDIR)$(PREFIX)/include/qgpu
 

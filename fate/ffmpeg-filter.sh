@@ -7,14 +7,17 @@
 # and compares the per-frame scores -- from `metadata=print` and from the
 # filter's JSON log -- with the golden values from libvmaf in
 # fate/pairs/PAIR/PAIR.vmaf.json, within 5e-5 (the precision contract).
-# Also: the hwupload (OpenCL frames) path, n_subsample, framesync's
+# Also: the hwupload (OpenCL frames, scored in place) path, n_subsample, framesync's
 # shortest option, libvmaf's name= feature syntax and error cases.
-# Not part of `make check`: building FFmpeg takes minutes.
+# `make check` runs it when `make ffmpeg` has built the ffmpeg; `make
+# fate-smoke` runs a few cases (CI, other FFmpeg versions).
 #
 # Environment: QGPU_SRC (source tree, default: this script's parent),
-# QGPU_DEVICE (OpenCL device for the filter, default auto),
-# QGPU_FATE_ONLY=SUBSTRING (run only the tests whose name contains it),
-# QGPU_FATE_KEEP=1 (keep the work directory).
+# QGPU_DEVICE (OpenCL device for the filter's software path, default auto),
+# QGPU_FATE_OPENCL_DEVICE=P.D (FFmpeg's OpenCL device for hwupload, as in
+# -init_hw_device opencl=ocl:P.D; default: FFmpeg's choice),
+# QGPU_FATE_ONLY="SUBSTRING..." (run only the tests whose name contains one
+# of them), QGPU_FATE_KEEP=1 (keep the work directory).
 # Last line: "N passed, N failed"; exit status 1 when a test failed.
 
 FFMPEG=${1:?usage: $0 PATH/TO/ffmpeg}
@@ -28,7 +31,13 @@ failed=0
 
 pass() { passed=$((passed + 1)); echo "PASS $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
-want() { [ -z "$QGPU_FATE_ONLY" ] || case "$1" in *"$QGPU_FATE_ONLY"*) return 0 ;; *) return 1 ;; esac; }
+want() {
+    [ -n "$QGPU_FATE_ONLY" ] || return 0
+    for only in $QGPU_FATE_ONLY; do
+        case "$1" in *"$only"*) return 0 ;; esac
+    done
+    return 1
+}
 
 [ -x "$FFMPEG" ] || { echo "no ffmpeg at $FFMPEG (run make ffmpeg)"; echo "0 passed, 1 failed"; exit 1; }
 if ! "$FFMPEG" -hide_banner -h filter=qgpu 2>/dev/null | grep -q 'Filter qgpu'; then
@@ -235,16 +244,68 @@ if want ts_sync; then
     fi
 fi
 
-# ---- 6. OpenCL frames (hwupload) give the software path's scores ----
-if want hwupload; then
-    if run_ffmpeg "$WORK/hw.log" -init_hw_device opencl=ocl -filter_hw_device ocl -i "$DIS" -i "$REF" -lavfi \
-        "[0:v]format=yuv420p,hwupload[d];[1:v]format=yuv420p,hwupload[r];[d][r]qgpu=feature=psnr,hwdownload,format=yuv420p,metadata=print:file=$WORK/hw.md" -f null -; then
-        check_scores "hwupload" "$WORK/hw.md" "" "$GOLD"
-    elif grep -q -i 'Failed to set value\|Device creation failed\|No OpenCL\|opencl.*failed' "$WORK/hw.log"; then
-        echo "SKIP hwupload: no OpenCL device for FFmpeg here ($(grep -i -m 1 'opencl\|device' "$WORK/hw.log"))"
-    else
-        fail "hwupload" "ffmpeg failed: $(tail -n 3 "$WORK/hw.log" | tr '\n' ' ')"
+# ---- 6. OpenCL frames (hwupload) are scored in place, in FFmpeg's OpenCL
+# context (no host copy), with the software path's scores to the last digit:
+# psnr and the default VMAF model, 8-bit and 10-bit (10-bit goes up as
+# yuv420p16 -- OpenCL frames can't hold yuv420p10le -- with sample_depth=10) ----
+HWDEV="-init_hw_device opencl=ocl${QGPU_FATE_OPENCL_DEVICE:+:$QGPU_FATE_OPENCL_DEVICE} -filter_hw_device ocl"
+# hw_case NAME DIS REF FRAMES UPLOAD_FMT QGPU_OPTS GOLDEN METRICS [SW_FMT]: runs
+# the software path (on SW_FMT when given) and the hwupload path, compares
+# every lavfi.qgpu line, checks the zero-copy log, and the hwupload scores
+# named in METRICS against GOLDEN. sample_depth=, when in QGPU_OPTS, comes
+# last (the software run drops it).
+hw_case() {
+    name=$1 dis=$2 ref=$3 frames=$4 upfmt=$5 opts=$6 golden=$7 metrics=$8 swfmt=$9
+    want "$name" || return 0
+    swgraph="[0:v][1:v]"
+    [ -z "$swfmt" ] || swgraph="[0:v]format=${swfmt}[sd];[1:v]format=${swfmt}[sr];[sd][sr]"
+    if ! run_ffmpeg "$WORK/hwsw.log" -i "$dis" -i "$ref" -lavfi \
+        "${swgraph}qgpu=${opts%%:sample_depth=*},metadata=print:file=$WORK/hwsw.md" -f null -; then
+        fail "$name" "software run failed: $(tail -n 3 "$WORK/hwsw.log" | tr '\n' ' ')"
+        return
     fi
+    # shellcheck disable=SC2086
+    if ! "$FFMPEG" -nostdin -hide_banner -loglevel verbose -y $HWDEV -i "$dis" -i "$ref" -lavfi \
+        "[0:v]format=$upfmt,hwupload[d];[1:v]format=$upfmt,hwupload[r];[d][r]qgpu=$opts,hwdownload,format=$upfmt,metadata=print:file=$WORK/hw.md" \
+        -f null - >"$WORK/hw.log" 2>&1; then
+        if grep -q -i 'Device creation failed\|No OpenCL\|Failed to set value' "$WORK/hw.log"; then
+            echo "SKIP $name: no OpenCL device for FFmpeg here ($(grep -i -m 1 'opencl\|device' "$WORK/hw.log"))"
+        else
+            fail "$name" "ffmpeg failed: $(tail -n 3 "$WORK/hw.log" | tr '\n' ' ')"
+        fi
+        return
+    fi
+    grep '^lavfi\.qgpu\.' "$WORK/hwsw.md" >"$WORK/sw.lines"
+    grep '^lavfi\.qgpu\.' "$WORK/hw.md" >"$WORK/hw.lines"
+    n=$(grep -c '^lavfi\.qgpu\.psnr_y=' "$WORK/hw.lines")
+    if [ "$n" = "$frames" ] && cmp -s "$WORK/sw.lines" "$WORK/hw.lines"; then
+        pass "$name: $(wc -l <"$WORK/hw.lines") scores of $n frames equal the software path's"
+    else
+        fail "$name" "$n frames; differs from the software path: $(diff "$WORK/sw.lines" "$WORK/hw.lines" | head -n 3 | tr '\n' ' ')"
+    fi
+    # no host copy: the library counted every pair as copied on the device
+    if grep -q "zero-copy OpenCL input: $frames frame pairs copied on the device, 0 through host memory" "$WORK/hw.log"; then
+        pass "$name: zero-copy ($frames pairs copied on the device, 0 through host memory)"
+    else
+        fail "$name: zero-copy" "$(grep -m 2 'zero-copy\|qgpu.*error' "$WORK/hw.log" | tr '\n' ' ')"
+    fi
+    METRICS=$metrics check_scores "$name golden" "$WORK/hw.md" "" "$golden"
+}
+P10=nf_sparks_480x270_10b_nfdis
+hw_case hwupload/psnr "$DIS" "$REF" 48 yuv420p feature=psnr "$GOLD" "psnr_y psnr_cb psnr_cr"
+hw_case hwupload/vmaf "$DIS" "$REF" 48 yuv420p "model=version=vmaf_v0.6.1:feature=psnr" "$GOLD" \
+    "vmaf integer_motion2 psnr_y"
+hw_case hwupload/10bit_psnr "$FATE/pairs/$P10/dis.mkv" "$FATE/refs/nf_sparks_480x270_10b_5f.mkv" 5 \
+    yuv420p16 feature=psnr:sample_depth=10 "$FATE/pairs/$P10/$P10.vmaf.json" "psnr_y psnr_cb psnr_cr"
+hw_case hwupload/10bit_vmaf "$FATE/pairs/$P10/dis.mkv" "$FATE/refs/nf_sparks_480x270_10b_5f.mkv" 5 \
+    yuv420p16 "model=version=vmaf_v0.6.1:feature=psnr:sample_depth=10" \
+    "$FATE/pairs/$P10/$P10.vmaf.json" "vmaf integer_adm2 integer_vif_scale0 integer_motion2"
+# FFmpeg 8's planar formats with the samples in the top bits: read with no
+# option (against yuv444p10le software frames; luma is the 4:2:0 golden's)
+if "$FFMPEG" -hide_banner -pix_fmts 2>/dev/null | grep -q ' yuv444p10msble '; then
+    hw_case hwupload/10bit_444msb "$FATE/pairs/$P10/dis.mkv" "$FATE/refs/nf_sparks_480x270_10b_5f.mkv" 5 \
+        yuv444p10msb "model=version=vmaf_v0.6.1:feature=psnr" "$FATE/pairs/$P10/$P10.vmaf.json" \
+        "psnr_y" yuv444p10le
 fi
 
 # ---- 7. errors: each must make ffmpeg fail with a clear message ----
@@ -271,6 +332,10 @@ expect_error pool "pool 'median' unknown" -i "$DIS" -i "$REF" -lavfi \
     "[0:v][1:v]qgpu=feature=psnr:pool=median" -f null -
 expect_error device "cannot open the OpenCL device" -i "$DIS" -i "$REF" -lavfi \
     "[0:v][1:v]qgpu=feature=psnr:device=no-such-device-xyz" -f null -
+expect_error sample_depth_software "sample_depth is for OpenCL frames" -i "$DIS" -i "$REF" -lavfi \
+    "[0:v]format=yuv420p16[d];[1:v]format=yuv420p16[r];[d][r]qgpu=feature=psnr:sample_depth=10" -f null -
+expect_error sample_depth_range "sample_depth 8" -i "$DIS" -i "$REF" -lavfi \
+    "[0:v][1:v]qgpu=feature=psnr:sample_depth=8" -f null -
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -12,8 +12,11 @@
 #   make static-tools            $(BUILD)/static/qgpu and $(BUILD)/static/test_parity
 #                                linked against those static libraries: they need
 #                                only libc, libm, libz, libOpenCL and libdav1d
-#   make fate                    the filter's FATE-style tests (fate/ffmpeg-filter.sh);
-#                                not part of `make check`
+#   make fate                    the filter's FATE-style tests (fate/ffmpeg-filter.sh;
+#                                `make check` runs them too once the ffmpeg exists)
+#   make fate-smoke              a few of them (psnr and VMAF, 8 and 10 bits, the
+#                                hwupload path, framesync, an error): CI's check of
+#                                other FFmpeg versions, e.g. FFMPEG_VERSION=8.1.2
 #   make ffmpeg-clean            remove the FFmpeg build and the static tools
 
 # Included before the Makefile's first rule: keep `all` the default goal.
@@ -76,7 +79,11 @@ $(STATIC_DIR)/test_parity: $(STATIC_PARITY_OBJS) $(BUILD)/libqgpu.a $(STATIC_AV_
 fate: ffmpeg
 	QGPU_SRC=$(abspath $(S)) $(S)/fate/ffmpeg-filter.sh $(abspath $(FFMPEG_BIN))
 
+FATE_SMOKE := psnr/nf_src01 vmaf/nf_sparks hwupload/psnr hwupload/10bit_vmaf shortest error/size
+fate-smoke: ffmpeg
+	QGPU_SRC=$(abspath $(S)) QGPU_FATE_ONLY="$(FATE_SMOKE)" $(S)/fate/ffmpeg-filter.sh $(abspath $(FFMPEG_BIN))
+
 ffmpeg-clean:
 	rm -rf $(FFMPEG_BUILD) $(STATIC_DIR)
 
-.PHONY: ffmpeg static-tools static-tools-link fate ffmpeg-clean
+.PHONY: ffmpeg static-tools static-tools-link fate fate-smoke ffmpeg-clean

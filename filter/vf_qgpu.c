@@ -9,6 +9,11 @@
  * reference. The inputs are paired by timestamp by framesync (shortest=1 by
  * default; the other framesync options are the filter's options too).
  *
+ * OpenCL frames (after hwupload) are scored in place: libqgpu is opened on
+ * the frames' own OpenCL context and device (qgpu_open_cl) and copies each
+ * plane image on the device into its buffers (qgpu_submit_cl); no sample
+ * goes through host memory. Software frames go to libqgpu's own device.
+ *
  * libqgpu is asynchronous and temporal features (motion) only finalise frame
  * n once frame n+1 has been processed, so the filter holds the main frames
  * until their scores are final and releases them in order; at EOF it
@@ -25,6 +30,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "config.h"
 #include "libavutil/avstring.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/mem.h"
@@ -39,6 +45,13 @@
 #include "video.h"
 
 #include <qgpu/qgpu.h>
+#if CONFIG_OPENCL
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120   /* libqgpu's API level; FFmpeg sets none */
+#endif
+#include "libavutil/hwcontext_opencl.h"
+#include <qgpu/qgpu_opencl.h>
+#endif
 
 /* ---- version shims ----
  * (1) FFmpeg 7.1 (lavfi 10.4.100): frame_rate and hw_frames_ctx moved from
@@ -80,6 +93,7 @@ typedef struct QgpuFilterContext {
     char *device;
     int n_subsample;
     int depth;
+    int sample_depth;
 
     QgpuContext *q;
     int log_format;
@@ -91,6 +105,8 @@ typedef struct QgpuFilterContext {
     uint64_t events;          /* frame pairs framesync delivered */
     enum AVPixelFormat sw_format;
     int layout, bitdepth;
+    int shift;                /* OpenCL frames: sample = 16-bit word >> shift */
+    int zero_copy;            /* OpenCL frames, scored in FFmpeg's OpenCL context */
 
     /* main frames waiting for their scores, in output order (a ring) */
     HeldFrame *held;
@@ -118,6 +134,9 @@ static const AVOption qgpu_options[] = {
       0, 0, FLAGS },
     { "depth", "frames in flight on the device (1..16, 0 = library default)", OFFSET(depth),
       AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 16, FLAGS },
+    { "sample_depth", "OpenCL frames of a 16-bit format (format=yuv420p16,hwupload of 10- or "
+      "12-bit video): score the top N bits of each sample, 9..15 (0 = the format's own depth)",
+      OFFSET(sample_depth), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, 15, FLAGS },
     { NULL }
 };
 
@@ -215,8 +234,6 @@ static int for_each_item(AVFilterContext *ctx, const char *list, int is_feature)
 static av_cold int qgpu_init(AVFilterContext *ctx)
 {
     QgpuFilterContext *s = ctx->priv;
-    QgpuConfig cfg;
-    int err, ret;
 
     if (!av_strcasecmp(s->log_fmt, "xml"))
         s->log_format = QGPU_LOG_FORMAT_XML;
@@ -243,6 +260,22 @@ static av_cold int qgpu_init(AVFilterContext *ctx)
         return AVERROR(EINVAL);
     }
 
+    if (s->sample_depth && s->sample_depth < 9) {
+        av_log(ctx, AV_LOG_ERROR,
+               "sample_depth %d: use 9..15, or 0 for the format's own depth\n", s->sample_depth);
+        return AVERROR(EINVAL);
+    }
+    return 0;
+}
+
+/* Opens libqgpu once the input format is known: in the OpenCL frames' own
+ * context when hwfc is set, else on the device option's device. */
+static int open_library(AVFilterContext *ctx, AVBufferRef *hwfc)
+{
+    QgpuFilterContext *s = ctx->priv;
+    QgpuConfig cfg;
+    int err, ret;
+
     qgpu_config_default(&cfg);
     cfg.device = s->device;
     if (s->depth)
@@ -251,11 +284,30 @@ static av_cold int qgpu_init(AVFilterContext *ctx)
     cfg.log_opaque = ctx;
     cfg.log_level = av_log_get_level() >= AV_LOG_DEBUG ? QGPU_LOG_DEBUG :
                     av_log_get_level() >= AV_LOG_VERBOSE ? QGPU_LOG_INFO : QGPU_LOG_WARNING;
-    err = qgpu_open(&s->q, &cfg);
-    if (err < 0)
-        return qgpu_averror(ctx, err, "cannot open the OpenCL device");
-    av_log(ctx, AV_LOG_VERBOSE, "libqgpu %s on %s (%s)\n", qgpu_version(),
-           qgpu_device_name(s->q), qgpu_platform_name(s->q));
+    if (hwfc) {
+#if CONFIG_OPENCL
+        AVHWDeviceContext *dev = ((AVHWFramesContext *)hwfc->data)->device_ctx;
+        AVOpenCLDeviceContext *ocl = dev->hwctx;
+        if (s->device)
+            av_log(ctx, AV_LOG_WARNING, "device=%s is ignored: OpenCL frames are scored on "
+                   "their own device\n", s->device);
+        err = qgpu_open_cl(&s->q, ocl->context, ocl->device_id, &cfg);
+        if (err < 0)
+            return qgpu_averror(ctx, err, "cannot use the frames' OpenCL device");
+        s->zero_copy = 1;
+        av_log(ctx, AV_LOG_VERBOSE, "zero-copy OpenCL input: libqgpu %s scores the frames' "
+               "images in FFmpeg's OpenCL context on %s (%s), no host copy\n", qgpu_version(),
+               qgpu_device_name(s->q), qgpu_platform_name(s->q));
+#else
+        return AVERROR_BUG;
+#endif
+    } else {
+        err = qgpu_open(&s->q, &cfg);
+        if (err < 0)
+            return qgpu_averror(ctx, err, "cannot open the OpenCL device");
+        av_log(ctx, AV_LOG_VERBOSE, "libqgpu %s on %s (%s)\n", qgpu_version(),
+               qgpu_device_name(s->q), qgpu_platform_name(s->q));
+    }
 
     /* As libvmaf's filter: the default VMAF model unless told otherwise; a
      * feature list alone computes just those features. */
@@ -277,20 +329,27 @@ static const enum AVPixelFormat pix_fmts[] = {
     AV_PIX_FMT_YUV420P10LE, AV_PIX_FMT_YUV422P10LE, AV_PIX_FMT_YUV444P10LE,
     AV_PIX_FMT_YUV420P12LE, AV_PIX_FMT_YUV422P12LE, AV_PIX_FMT_YUV444P12LE,
     AV_PIX_FMT_YUV420P16LE, AV_PIX_FMT_YUV422P16LE, AV_PIX_FMT_YUV444P16LE,
+#if CONFIG_OPENCL
     AV_PIX_FMT_OPENCL,
+#endif
     AV_PIX_FMT_NONE
 };
 
 /* Layout and bit depth of a software format; negative when libqgpu can't
- * take it. */
-static int describe_format(enum AVPixelFormat fmt, int *layout, int *bitdepth)
+ * take it. With msb (OpenCL frames), samples in the top bits of 16-bit
+ * words (FFmpeg 8's yuv444p10msb) are taken too; *shift says how far. */
+static int describe_format(enum AVPixelFormat fmt, int msb, int *layout, int *bitdepth,
+                           int *shift)
 {
     const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(fmt);
     if (!d || (d->flags & (AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_BE |
                            AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BITSTREAM)))
         return -1;
-    if (d->comp[0].depth < 8 || d->comp[0].depth > 16 || d->comp[0].shift)
+    if (d->comp[0].depth < 8 || d->comp[0].depth > 16)
         return -1;
+    if (d->comp[0].shift && (!msb || d->comp[0].shift + d->comp[0].depth != 16))
+        return -1;
+    *shift = d->comp[0].shift;
     if (d->nb_components == 1 || d->nb_components == 2) {
         if (d->nb_components == 2)
             return -1; /* gray + alpha */
@@ -339,14 +398,57 @@ static int config_input_ref(AVFilterLink *inlink)
                inlink->w, inlink->h);
         return AVERROR(EINVAL);
     }
-    if (describe_format(rfmt, &s->layout, &s->bitdepth) < 0) {
+    if ((mainlink->format == AV_PIX_FMT_OPENCL) != (inlink->format == AV_PIX_FMT_OPENCL)) {
+        av_log(ctx, AV_LOG_ERROR, "main and reference must both be OpenCL frames (hwupload on "
+               "both inputs) or both software frames\n");
+        return AVERROR(EINVAL);
+    }
+    if (describe_format(rfmt, inlink->format == AV_PIX_FMT_OPENCL, &s->layout, &s->bitdepth,
+                        &s->shift) < 0) {
         av_log(ctx, AV_LOG_ERROR, "pixel format %s is not supported (planar YUV or gray, 8 to 16 bit%s)\n",
                av_get_pix_fmt_name(rfmt) ? av_get_pix_fmt_name(rfmt) : "?",
-               inlink->format == AV_PIX_FMT_OPENCL ? "; put format=yuv420p or similar before hwupload" : "");
+               inlink->format == AV_PIX_FMT_OPENCL ?
+               "; put format=yuv420p (8-bit) or format=yuv420p16 with sample_depth=10 (10-bit) "
+               "before hwupload" : "");
         return AVERROR(EINVAL);
     }
     s->sw_format = rfmt;
-    return 0;
+    if (s->sample_depth) {
+        if (inlink->format != AV_PIX_FMT_OPENCL || s->bitdepth != 16) {
+            av_log(ctx, AV_LOG_ERROR, "sample_depth is for OpenCL frames of a 16-bit format "
+                   "(format=yuv420p16,hwupload), not %s%s; software frames: convert to the "
+                   "depth instead (format=yuv420p10le)\n", av_get_pix_fmt_name(rfmt),
+                   inlink->format == AV_PIX_FMT_OPENCL ? " frames" : "");
+            return AVERROR(EINVAL);
+        }
+        s->bitdepth = s->sample_depth;
+        s->shift = 16 - s->sample_depth;
+    } else if (inlink->format == AV_PIX_FMT_OPENCL && s->bitdepth == 16) {
+        av_log(ctx, AV_LOG_WARNING, "OpenCL frames of %s are scored as 16-bit samples; if the "
+               "video is 10- or 12-bit (converted to 16 bits for hwupload), set sample_depth=10 "
+               "or 12\n", av_get_pix_fmt_name(rfmt));
+    }
+    if (s->q)
+        return 0; /* configured again: keep the library as it is */
+    if (inlink->format == AV_PIX_FMT_OPENCL) {
+#if CONFIG_OPENCL
+        AVBufferRef *mref = QF_LINK_HWFC(mainlink), *rref = QF_LINK_HWFC(inlink);
+        AVHWDeviceContext *mdev, *rdev;
+        if (!mref || !rref)
+            return AVERROR_BUG;
+        mdev = ((AVHWFramesContext *)mref->data)->device_ctx;
+        rdev = ((AVHWFramesContext *)rref->data)->device_ctx;
+        if (mdev->type != AV_HWDEVICE_TYPE_OPENCL || rdev->type != AV_HWDEVICE_TYPE_OPENCL ||
+            ((AVOpenCLDeviceContext *)mdev->hwctx)->context !=
+            ((AVOpenCLDeviceContext *)rdev->hwctx)->context) {
+            av_log(ctx, AV_LOG_ERROR, "main and reference OpenCL frames must come from the same "
+                   "OpenCL device (one -filter_hw_device for both hwuploads)\n");
+            return AVERROR(EINVAL);
+        }
+        return open_library(ctx, rref);
+#endif
+    }
+    return open_library(ctx, NULL);
 }
 
 static int do_qgpu(FFFrameSync *fs);
@@ -466,6 +568,22 @@ static int drain(AVFilterContext *ctx, int wait)
     return 0;
 }
 
+#if CONFIG_OPENCL
+/* Points a QgpuCLPicture at an OpenCL frame's plane images. */
+static void fill_cl_picture(QgpuFilterContext *s, QgpuCLPicture *p, const AVFrame *f)
+{
+    int i;
+    memset(p, 0, sizeof(*p));
+    p->width = f->width;
+    p->height = f->height;
+    p->layout = s->layout;
+    p->bitdepth = s->bitdepth;
+    p->shift = s->shift;
+    for (i = 0; i < (s->layout == QGPU_LAYOUT_400 ? 1 : 3); i++)
+        p->plane[i] = (cl_mem)f->data[i];
+}
+#endif
+
 /* Points a QgpuPicture at a software frame's planes. */
 static void fill_picture(QgpuFilterContext *s, QgpuPicture *p, const AVFrame *f)
 {
@@ -481,24 +599,30 @@ static void fill_picture(QgpuFilterContext *s, QgpuPicture *p, const AVFrame *f)
     }
 }
 
-/* OpenCL frames are read back to the host for now (libqgpu has no entry
- * point for FFmpeg's cl_context yet); software frames are used as they are. */
-static int host_frame(AVFilterContext *ctx, const AVFrame *in, AVFrame **tmp, const AVFrame **out)
+/* Scores a frame pair: from the frames' OpenCL images in place, or from
+ * host memory. */
+static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
 {
-    int ret;
-    *tmp = NULL;
-    if (in->format != AV_PIX_FMT_OPENCL) {
-        *out = in;
-        return 0;
+    QgpuFilterContext *s = ctx->priv;
+    int err;
+#if CONFIG_OPENCL
+    if (s->zero_copy) {
+        QgpuCLPicture pr, pd;
+        fill_cl_picture(s, &pr, ref);
+        fill_cl_picture(s, &pd, dist);
+        /* returns when libqgpu's device copies of the images are done: the
+         * frames may go back to their pool afterwards */
+        err = qgpu_submit_cl(s->q, &pr, &pd);
+    } else
+#endif
+    {
+        QgpuPicture pr, pd;
+        fill_picture(s, &pr, ref);
+        fill_picture(s, &pd, dist);
+        err = qgpu_submit(s->q, &pr, &pd);
     }
-    if (!(*tmp = av_frame_alloc()))
-        return AVERROR(ENOMEM);
-    if ((ret = av_hwframe_transfer_data(*tmp, in, 0)) < 0) {
-        av_log(ctx, AV_LOG_ERROR, "cannot download an OpenCL frame: %s\n", av_err2str(ret));
-        av_frame_free(tmp);
-        return ret;
-    }
-    *out = *tmp;
+    if (err < 0)
+        return qgpu_averror(ctx, err, "cannot score the frame");
     return 0;
 }
 
@@ -506,8 +630,7 @@ static int do_qgpu(FFFrameSync *fs)
 {
     AVFilterContext *ctx = fs->parent;
     QgpuFilterContext *s = ctx->priv;
-    AVFrame *main_frame = NULL, *ref_frame = NULL, *out, *tmp_m = NULL, *tmp_r = NULL;
-    const AVFrame *m, *r;
+    AVFrame *main_frame = NULL, *ref_frame = NULL, *out;
     int64_t index = -1;
     int ret;
 
@@ -522,28 +645,14 @@ static int do_qgpu(FFFrameSync *fs)
     out->pts = av_rescale_q(fs->pts, fs->time_base, ctx->outputs[0]->time_base);
 
     if (ref_frame && !s->flushed && s->frames_in++ % s->n_subsample == 0) {
-        QgpuPicture pr, pd;
-        int err;
-        if ((ret = host_frame(ctx, main_frame, &tmp_m, &m)) < 0 ||
-            (ret = host_frame(ctx, ref_frame, &tmp_r, &r)) < 0)
+        if ((ret = submit_pair(ctx, ref_frame, main_frame)) < 0)
             goto fail;
-        fill_picture(s, &pd, m);
-        fill_picture(s, &pr, r);
-        err = qgpu_submit(s->q, &pr, &pd);
-        av_frame_free(&tmp_m);
-        av_frame_free(&tmp_r);
-        if (err < 0) {
-            ret = qgpu_averror(ctx, err, "cannot score the frame");
-            goto fail;
-        }
         index = s->submitted++;
     }
     if ((ret = held_push(s, out, index)) < 0)
         goto fail;
     return drain(ctx, 0);
 fail:
-    av_frame_free(&tmp_m);
-    av_frame_free(&tmp_r);
     av_frame_free(&out);
     return ret;
 }
@@ -627,6 +736,12 @@ static av_cold void qgpu_uninit(AVFilterContext *ctx)
                        qgpu_last_error(s->q));
         }
     }
+#if CONFIG_OPENCL
+    if (s->q && s->zero_copy)
+        av_log(ctx, AV_LOG_VERBOSE, "zero-copy OpenCL input: %u frame pairs copied on the "
+               "device, %u through host memory\n", qgpu_frames_from_device(s->q),
+               qgpu_frames_from_host(s->q));
+#endif
     for (i = 0; i < s->held_count; i++)
         av_frame_free(&held_at(s, i)->frame);
     av_freep(&s->held);

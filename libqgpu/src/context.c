@@ -6,6 +6,7 @@
 
 #include "copy_pool.h"
 #include "internal.h"
+#include "qgpu/qgpu_opencl.h"
 
 /* qgpu_open() has no context to hold its message: keep it per thread. */
 static _Thread_local char open_error[QGPU_ERROR_MAX];
@@ -100,9 +101,11 @@ int qgpu_slot_count(const QgpuContext *ctx)
 static int create_queues(QgpuContext *ctx)
 {
     cl_int status;
-    ctx->cl = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &status);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "clCreateContext");
+    if (!ctx->cl) {
+        ctx->cl = clCreateContext(NULL, 1, &ctx->device, NULL, NULL, &status);
+        if (status != CL_SUCCESS)
+            return qgpu_cl_error(ctx, status, "clCreateContext");
+    }
     /* Two in-order queues: uploads of frame n+1 overlap kernels of frame n. */
     ctx->upload_queue = clCreateCommandQueue(ctx->cl, ctx->device, 0, &status);
     if (status != CL_SUCCESS)
@@ -114,21 +117,62 @@ static int create_queues(QgpuContext *ctx)
     return 0;
 }
 
-int qgpu_open(QgpuContext **out, const QgpuConfig *cfg)
+/* The caller's context and device (qgpu_open_cl): checked, then retained. */
+static int adopt_external(QgpuContext *ctx, cl_context context, cl_device_id device)
 {
+    cl_device_id *devices;
+    size_t size = 0;
+    int found = 0, err;
+    cl_int status;
+
+    if (!context || !device)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "qgpu_open_cl: the %s is NULL",
+                          context ? "device" : "context");
+    status = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &size);
+    if (status != CL_SUCCESS || size < sizeof(cl_device_id))
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "qgpu_open_cl: not a usable OpenCL context (%s)",
+                          qgpu_cl_status_name(status));
+    devices = malloc(size);
+    if (!devices)
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
+    status = clGetContextInfo(context, CL_CONTEXT_DEVICES, size, devices, NULL);
+    for (size_t i = 0; status == CL_SUCCESS && i < size / sizeof(cl_device_id); i++)
+        found |= devices[i] == device;
+    free(devices);
+    if (!found)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "qgpu_open_cl: the device is not one of the context's devices");
+    ctx->device = device;
+    if ((err = qgpu_device_describe(ctx)))
+        return err;
+    if ((status = clRetainContext(context)) != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, "clRetainContext");
+    ctx->cl = context;
+    if ((status = clRetainDevice(device)) != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, "clRetainDevice");
+    ctx->external = true;
+    return 0;
+}
+
+/* qgpu_open() (external == 0: the device from the selector) and
+ * qgpu_open_cl() (the caller's context and device). */
+static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
+                        cl_context context, cl_device_id device)
+{
+    const char *who = external ? "qgpu_open_cl" : "qgpu_open";
     QgpuContext *ctx;
-    const char *selector;
     int err;
 
     open_error[0] = '\0';
     if (!out) {
-        snprintf(open_error, sizeof(open_error), "qgpu_open: ctx pointer is NULL");
+        snprintf(open_error, sizeof(open_error), "%s: ctx pointer is NULL", who);
         return QGPU_ERR_INVALID_ARG;
     }
     *out = NULL;
     ctx = calloc(1, sizeof(*ctx));
     if (!ctx) {
-        snprintf(open_error, sizeof(open_error), "qgpu_open: out of memory");
+        snprintf(open_error, sizeof(open_error), "%s: out of memory", who);
         return QGPU_ERR_NO_MEMORY;
     }
     if (cfg)
@@ -139,7 +183,7 @@ int qgpu_open(QgpuContext **out, const QgpuConfig *cfg)
         ctx->cfg.pipeline_depth = 2;
     if (ctx->cfg.pipeline_depth < 1 || ctx->cfg.pipeline_depth > QGPU_MAX_SLOTS) {
         snprintf(open_error, sizeof(open_error),
-                 "qgpu_open: pipeline_depth %d out of range 1..%d", ctx->cfg.pipeline_depth,
+                 "%s: pipeline_depth %d out of range 1..%d", who, ctx->cfg.pipeline_depth,
                  QGPU_MAX_SLOTS);
         free(ctx);
         return QGPU_ERR_INVALID_ARG;
@@ -151,10 +195,14 @@ int qgpu_open(QgpuContext **out, const QgpuConfig *cfg)
         const char *profile = getenv("QGPU_PROFILE");
         ctx->profiling = profile && *profile && strcmp(profile, "0");
     }
-    selector = cfg && cfg->device ? cfg->device : getenv("QGPU_DEVICE");
-    if (!selector || !*selector)
-        selector = "auto";
-    err = qgpu_device_select(ctx, selector);
+    if (external) {
+        err = adopt_external(ctx, context, device);
+    } else {
+        const char *selector = cfg && cfg->device ? cfg->device : getenv("QGPU_DEVICE");
+        if (!selector || !*selector)
+            selector = "auto";
+        err = qgpu_device_select(ctx, selector);
+    }
     if (!err)
         err = create_queues(ctx);
     if (err) {
@@ -162,9 +210,21 @@ int qgpu_open(QgpuContext **out, const QgpuConfig *cfg)
         qgpu_close(&ctx);
         return err;
     }
-    qgpu_log(ctx, QGPU_LOG_INFO, "using %s (%s)", ctx->device_name, ctx->platform_name);
+    qgpu_log(ctx, QGPU_LOG_INFO, "using %s (%s)%s", ctx->device_name, ctx->platform_name,
+             external ? " in the caller's OpenCL context" : "");
     *out = ctx;
     return 0;
+}
+
+int qgpu_open(QgpuContext **out, const QgpuConfig *cfg)
+{
+    return open_context(out, cfg, 0, NULL, NULL);
+}
+
+int qgpu_open_cl(QgpuContext **out, cl_context context, cl_device_id device,
+                 const QgpuConfig *cfg)
+{
+    return open_context(out, cfg, 1, context, device);
 }
 
 void qgpu_close(QgpuContext **pctx)
@@ -188,6 +248,8 @@ void qgpu_close(QgpuContext **pctx)
     qgpu_copy_pool_destroy(&ctx->copy_pool);
     if (ctx->widen)
         clReleaseKernel(ctx->widen);
+    if (ctx->shift_down)
+        clReleaseKernel(ctx->shift_down);
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);
     qgpu_profile_free(ctx);
@@ -197,6 +259,8 @@ void qgpu_close(QgpuContext **pctx)
         clReleaseCommandQueue(ctx->upload_queue);
     if (ctx->cl)
         clReleaseContext(ctx->cl);
+    if (ctx->external)
+        clReleaseDevice(ctx->device);
     free(ctx);
     *pctx = NULL;
 }

@@ -143,7 +143,6 @@ static int find(const DeviceEntry *list, int count, const char *selector)
 int qgpu_device_select(QgpuContext *ctx, const char *selector)
 {
     DeviceEntry list[MAX_DEVICES];
-    char driver[128] = "", version[128] = "", platform_version[128] = "";
     int count = enumerate(list, MAX_DEVICES, ctx->error, sizeof(ctx->error));
     int i;
 
@@ -161,10 +160,22 @@ int qgpu_device_select(QgpuContext *ctx, const char *selector)
                           "name substring); devices: %s",
                           selector, names);
     }
-    ctx->platform = list[i].platform;
     ctx->device = list[i].device;
-    snprintf(ctx->device_name, sizeof(ctx->device_name), "%s", list[i].name);
-    snprintf(ctx->platform_name, sizeof(ctx->platform_name), "%s", list[i].platform_name);
+    return qgpu_device_describe(ctx);
+}
+
+int qgpu_device_describe(QgpuContext *ctx)
+{
+    char driver[128] = "", version[128] = "", platform_version[128] = "";
+    cl_int status = clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof(ctx->platform),
+                                    &ctx->platform, NULL);
+    if (status != CL_SUCCESS)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "not an OpenCL device: %s (%d)",
+                          qgpu_cl_status_name(status), (int)status);
+    clGetDeviceInfo(ctx->device, CL_DEVICE_NAME, sizeof(ctx->device_name), ctx->device_name,
+                    NULL);
+    clGetPlatformInfo(ctx->platform, CL_PLATFORM_NAME, sizeof(ctx->platform_name),
+                      ctx->platform_name, NULL);
     clGetDeviceInfo(ctx->device, CL_DRIVER_VERSION, sizeof(driver), driver, NULL);
     clGetDeviceInfo(ctx->device, CL_DEVICE_VERSION, sizeof(version), version, NULL);
     clGetPlatformInfo(ctx->platform, CL_PLATFORM_VERSION, sizeof(platform_version),

@@ -45,6 +45,7 @@ struct QgpuContext {
     char error[QGPU_ERROR_MAX];
 
     /* OpenCL */
+    bool external;         /* cl and device are the caller's (qgpu_open_cl): retained */
     cl_platform_id platform;
     cl_device_id device;
     cl_context cl;
@@ -72,6 +73,7 @@ struct QgpuContext {
     QgpuVideoFormat in_fmt; /* what the caller submits (differs when widened) */
     int compute_bitdepth;  /* 0: native; else 8-bit input is widened to it */
     cl_kernel widen;       /* 8 -> 16 bit, when widening */
+    cl_kernel shift_down;  /* MSB-aligned 16-bit input -> low bits (qgpu_submit_cl) */
     cl_mem raw[QGPU_MAX_SLOTS]; /* 8-bit uploads before widening */
     size_t upload_bytes;   /* bytes of each picture sent to the device */
     size_t device_bytes;   /* bytes of each picture on the device, as features see it */
@@ -94,6 +96,8 @@ struct QgpuContext {
 
     /* statistics (qgpu-bench reads them) */
     unsigned long long launches;       /* kernels enqueued since open */
+    unsigned frames_from_host;         /* qgpu_submit() */
+    unsigned frames_from_device;       /* qgpu_submit_cl() */
     int profiling;                     /* QGPU_PROFILE=1: time every kernel */
     int current_slot;                  /* slot being enqueued */
     cl_event *prof_events[QGPU_MAX_SLOTS];
@@ -118,6 +122,8 @@ void qgpu_programs_release(QgpuContext *ctx);
 
 /* device.c */
 int qgpu_device_select(QgpuContext *ctx, const char *selector);
+/* Fills platform, names and cache id from ctx->device. */
+int qgpu_device_describe(QgpuContext *ctx);
 
 /* scores.c */
 void qgpu_scores_free(QgpuScoreStore *s);

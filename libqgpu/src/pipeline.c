@@ -11,6 +11,11 @@
  *            finalise frames whose look-ahead is satisfied, run the model
  *            hooks, hand frames out in order.
  *
+ * qgpu_submit_cl() (external.c) replaces the staging and upload by copies
+ * on the device from the caller's OpenCL images into the same buffers, in
+ * the same layout (pipeline.h has the shared steps), so features see no
+ * difference.
+ *
  * Frame n is "processed" when its device work is read back and collected,
  * and "final" when frame n + max_lookahead is processed (or at flush).
  */
@@ -18,7 +23,9 @@
 #include <string.h>
 
 #include "copy_pool.h"
+#include "fault.h"
 #include "internal.h"
+#include "pipeline.h"
 
 static int layout_valid(int layout)
 {
@@ -32,8 +39,7 @@ static const char *layout_name(int layout)
     return layout_valid(layout) ? names[layout] : "invalid";
 }
 
-/* Fills a format from a picture description (no checks on the data). */
-static void format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic)
+void qgpu_format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic)
 {
     int ss_x = pic->layout == QGPU_LAYOUT_420 || pic->layout == QGPU_LAYOUT_422;
     int ss_y = pic->layout == QGPU_LAYOUT_420;
@@ -58,7 +64,9 @@ static void format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic)
     fmt->frame_bytes = offset;
 }
 
-static int check_picture(QgpuContext *ctx, const QgpuPicture *pic, const char *which)
+/* Geometry always; the data pointers and strides of host pictures. */
+static int check_picture(QgpuContext *ctx, const QgpuPicture *pic, const char *which,
+                         int check_data)
 {
     QgpuVideoFormat fmt;
     if (!pic)
@@ -72,8 +80,8 @@ static int check_picture(QgpuContext *ctx, const QgpuPicture *pic, const char *w
     if (pic->bitdepth < 8 || pic->bitdepth > 16)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
                           "%s picture: bit depth %d unsupported (8..16)", which, pic->bitdepth);
-    format_from_picture(&fmt, pic);
-    for (int p = 0; p < fmt.nb_planes; p++) {
+    qgpu_format_from_picture(&fmt, pic);
+    for (int p = 0; p < fmt.nb_planes && check_data; p++) {
         ptrdiff_t row = (ptrdiff_t)fmt.plane_w[p] * fmt.bytes_per_sample;
         if (!pic->data[p])
             return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture: plane %d is NULL",
@@ -192,7 +200,7 @@ void qgpu_pipeline_release(QgpuContext *ctx)
 static int start(QgpuContext *ctx, const QgpuPicture *pic)
 {
     int err, chroma = needs_chroma(ctx);
-    format_from_picture(&ctx->in_fmt, pic);
+    qgpu_format_from_picture(&ctx->in_fmt, pic);
     ctx->fmt = ctx->in_fmt;
     if (ctx->compute_bitdepth > pic->bitdepth) {
         /* 8-bit input scored at a higher depth: widened on the device */
@@ -202,7 +210,7 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
                               "computing at %d bits needs 8-bit input (got %d-bit)",
                               ctx->compute_bitdepth, pic->bitdepth);
         wide.bitdepth = ctx->compute_bitdepth;
-        format_from_picture(&ctx->fmt, &wide);
+        qgpu_format_from_picture(&ctx->fmt, &wide);
     }
     /* only the planes some feature reads cross the bus */
     ctx->upload_bytes = chroma || ctx->in_fmt.nb_planes == 1 ? ctx->in_fmt.frame_bytes
@@ -290,36 +298,83 @@ static int widen(QgpuContext *ctx, QgpuSlot *slot)
     return qgpu_kernel_run(ctx, ctx->widen, 2, global, local2, "pipeline: widen to compute depth");
 }
 
-/* Enqueues upload, kernels and readback of one frame. No host wait. */
-static int enqueue_frame(QgpuContext *ctx, QgpuSlot *slot)
+/* Enqueues the upload of the staged pair; *uploaded: its last write. */
+static int upload_host(QgpuContext *ctx, QgpuSlot *slot, cl_event *uploaded)
 {
     unsigned char *staging = ctx->staging_host[slot->index];
-    cl_event uploaded = NULL;
+    size_t offset;
+    cl_mem ref = qgpu_submit_target(ctx, slot, 0, &offset);
+    cl_mem dist = qgpu_submit_target(ctx, slot, 1, &offset);
+    cl_int status;
+
+    if (ctx->widen) {
+        /* both pictures, 8-bit, into one raw buffer; widened on the device */
+        status = clEnqueueWriteBuffer(ctx->upload_queue, ref, CL_FALSE, 0,
+                                      2 * ctx->upload_bytes, staging, 0, NULL, uploaded);
+    } else {
+        status = clEnqueueWriteBuffer(ctx->upload_queue, ref, CL_FALSE, 0, ctx->upload_bytes,
+                                      staging, 0, NULL, NULL);
+        if (status == CL_SUCCESS)
+            status = clEnqueueWriteBuffer(ctx->upload_queue, dist, CL_FALSE, 0,
+                                          ctx->upload_bytes, staging + ctx->upload_bytes, 0,
+                                          NULL, uploaded);
+    }
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, "clEnqueueWriteBuffer(frame upload)");
+    return 0;
+}
+
+cl_mem qgpu_submit_target(QgpuContext *ctx, const QgpuSlot *slot, int which, size_t *offset)
+{
+    if (ctx->widen) {
+        *offset = which ? ctx->upload_bytes : 0;
+        return ctx->raw[slot->index];
+    }
+    *offset = 0;
+    return which ? slot->dist : slot->ref;
+}
+
+/* 16-bit samples of one picture >> shift, in place (qgpu_submit_cl's
+ * MSB-aligned input). The kernel is made at the first need. */
+static int shift_down(QgpuContext *ctx, cl_mem buffer, int shift)
+{
+    cl_uint n = (cl_uint)(ctx->upload_bytes / 2);
+    cl_int status = 0;
+    size_t local = 256, global = (n + 255) / 256 * 256;
+    if (!ctx->shift_down) {
+        cl_program program;
+        int err = qgpu_program_get(ctx, "external", NULL, &program);
+        if (!err)
+            err = qgpu_kernel_create(ctx, program, "shift_down_16", &ctx->shift_down);
+        if (err)
+            return err;
+    }
+    status |= clSetKernelArg(ctx->shift_down, 0, sizeof(cl_mem), &buffer);
+    status |= clSetKernelArg(ctx->shift_down, 1, sizeof(cl_uint), &n);
+    status |= clSetKernelArg(ctx->shift_down, 2, sizeof(cl_int), &shift);
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, "shift_down_16: clSetKernelArg");
+    return qgpu_kernel_run(ctx, ctx->shift_down, 1, &global, &local,
+                           "pipeline: MSB-aligned input to low bits");
+}
+
+int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2])
+{
     cl_int status;
     int err = 0;
 
     ctx->current_slot = slot->index;
-    if (ctx->widen) {
-        /* both pictures, 8-bit, into one raw buffer; widened below */
-        status = clEnqueueWriteBuffer(ctx->upload_queue, ctx->raw[slot->index], CL_FALSE, 0,
-                                      2 * ctx->upload_bytes, staging, 0, NULL, &uploaded);
-    } else {
-        status = clEnqueueWriteBuffer(ctx->upload_queue, slot->ref, CL_FALSE, 0,
-                                      ctx->upload_bytes, staging, 0, NULL, NULL);
-        if (status == CL_SUCCESS)
-            status = clEnqueueWriteBuffer(ctx->upload_queue, slot->dist, CL_FALSE, 0,
-                                          ctx->upload_bytes, staging + ctx->upload_bytes, 0,
-                                          NULL, &uploaded);
-    }
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "clEnqueueWriteBuffer(frame upload)");
     /* The upload queue runs ahead; make sure it is submitted to the device. */
     clFlush(ctx->upload_queue);
     status = clEnqueueBarrierWithWaitList(ctx->compute_queue, 1, &uploaded, NULL);
-    clReleaseEvent(uploaded);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueBarrierWithWaitList");
-    if (ctx->widen)
+    for (int i = 0; i < 2 && !err; i++) {
+        size_t offset;
+        if (shift && shift[i] > 0)
+            err = shift_down(ctx, qgpu_submit_target(ctx, slot, i, &offset), shift[i]);
+    }
+    if (!err && ctx->widen)
         err = widen(ctx, slot);
     for (int i = 0; i < ctx->nb_features && !err; i++)
         err = ctx->features[i]->cls->enqueue(ctx->features[i], slot);
@@ -331,6 +386,7 @@ static int enqueue_frame(QgpuContext *ctx, QgpuSlot *slot)
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueReadBuffer(results)");
     clFlush(ctx->compute_queue);
+    ctx->submitted++;
     return 0;
 }
 
@@ -356,7 +412,7 @@ static int process_oldest(QgpuContext *ctx)
     int index = frame % ctx->slot_count;
     QgpuSlot *slot = &ctx->slots[index];
     cl_int exec_status = CL_COMPLETE;
-    cl_int status = clWaitForEvents(1, &ctx->done[index]);
+    cl_int status = qgpu_fault_frame_wait(clWaitForEvents(1, &ctx->done[index]));
 
     clGetEventInfo(ctx->done[index], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
                    &exec_status, NULL);
@@ -386,10 +442,15 @@ static int oldest_done(const QgpuContext *ctx)
 }
 
 /* A failed step leaves the device queues in an unknown state: stop. */
-static int fail(QgpuContext *ctx, int err)
+int qgpu_submit_failed(QgpuContext *ctx, int err)
 {
     ctx->failed = true;
     return err;
+}
+
+static int fail(QgpuContext *ctx, int err)
+{
+    return qgpu_submit_failed(ctx, err);
 }
 
 static int usable(QgpuContext *ctx)
@@ -400,21 +461,18 @@ static int usable(QgpuContext *ctx)
     return 0;
 }
 
-int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist)
+int qgpu_submit_check(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist,
+                      int check_data)
 {
-    QgpuSlot *slot;
     int err;
-
-    if (!ctx)
-        return QGPU_ERR_INVALID_ARG;
     if ((err = usable(ctx)))
         return err;
     if (ctx->flushed)
         return qgpu_error(ctx, QGPU_ERR_STATE, "submit after flush");
     if (ctx->nb_features == 0)
         return qgpu_error(ctx, QGPU_ERR_STATE, "no feature enabled (qgpu_enable_feature)");
-    if ((err = check_picture(ctx, ref, "reference")) ||
-        (err = check_picture(ctx, dist, "distorted")))
+    if ((err = check_picture(ctx, ref, "reference", check_data)) ||
+        (err = check_picture(ctx, dist, "distorted", check_data)))
         return err;
     if (!same_geometry(ref, dist))
         return qgpu_error(ctx, QGPU_ERR_MISMATCH,
@@ -423,6 +481,14 @@ int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dis
                           ref->width, ref->height, layout_name(ref->layout), ref->bitdepth,
                           dist->width, dist->height, layout_name(dist->layout),
                           dist->bitdepth);
+    return 0;
+}
+
+int qgpu_submit_slot(QgpuContext *ctx, const QgpuPicture *ref, QgpuSlot **out)
+{
+    QgpuSlot *slot;
+    int err;
+
     if (!ctx->started) {
         err = start(ctx, ref);
         if (err)
@@ -447,11 +513,29 @@ int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dis
     err = qgpu_scores_add_frame(ctx, ctx->submitted);
     if (err)
         return fail(ctx, err);
+    *out = slot;
+    return 0;
+}
+
+int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist)
+{
+    QgpuSlot *slot;
+    cl_event uploaded = NULL;
+    int err;
+
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
+    if ((err = qgpu_submit_check(ctx, ref, dist, 1)) || (err = qgpu_submit_slot(ctx, ref, &slot)))
+        return err;
     stage_pair(ctx, ref, dist, ctx->staging_host[slot->index]);
-    err = enqueue_frame(ctx, slot);
+    err = upload_host(ctx, slot, &uploaded);
+    if (!err)
+        err = qgpu_submit_enqueue(ctx, slot, uploaded, NULL);
+    if (uploaded)
+        clReleaseEvent(uploaded);
     if (err)
         return fail(ctx, err);
-    ctx->submitted++;
+    ctx->frames_from_host++;
     return 0;
 }
 

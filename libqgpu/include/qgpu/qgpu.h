@@ -14,6 +14,10 @@
  *   qgpu_get_pooled(ctx, "psnr_y", QGPU_POOL_MEAN, &mean);
  *   qgpu_close(&ctx);
  *
+ * Frames already in OpenCL memory (FFmpeg's OpenCL frames...): open the
+ * context on the caller's cl_context and submit the images themselves with
+ * qgpu/qgpu_opencl.h (qgpu_open_cl, qgpu_submit_cl); no host copy.
+ *
  * Threading: a context may be used from one thread at a time (calls on one
  * context must not overlap; the caller serialises them). Different contexts
  * are independent and may be used from different threads at once. The log

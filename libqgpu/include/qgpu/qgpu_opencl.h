@@ -1,0 +1,102 @@
+/*
+ * libqgpu on the caller's OpenCL context: pictures already on the device.
+ *
+ * For programs that hold their frames in OpenCL memory (FFmpeg's OpenCL
+ * frames after hwupload, a decoder writing OpenCL images): the library is
+ * opened on the caller's cl_context and device, so that its kernels and
+ * buffers live in that context, and each frame is copied on the device
+ * from the caller's images into the library's own buffers. No sample
+ * crosses the host bus.
+ *
+ *   qgpu_config_default(&cfg);
+ *   qgpu_open_cl(&ctx, context, device, &cfg);   (retains both)
+ *   qgpu_enable_feature(ctx, "psnr"); qgpu_use_model(ctx, ...);
+ *   for each frame pair:
+ *       qgpu_submit_cl(ctx, &ref, &dist);   (returns when the copies are done)
+ *       while (qgpu_collect(ctx, &frame, 0) == 1) ...   (as in qgpu.h)
+ *   qgpu_flush(ctx); ...; qgpu_close(&ctx);        (releases both)
+ *
+ * Everything else is qgpu.h's API, unchanged: qgpu_submit() with host
+ * pictures works on such a context too, and the two may be mixed.
+ */
+#ifndef QGPU_QGPU_OPENCL_H
+#define QGPU_QGPU_OPENCL_H
+
+/* The library uses the OpenCL 1.2 API; a program that includes CL/cl.h
+ * first with another target version is fine. */
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include "qgpu/qgpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opens a context on the caller's OpenCL context and one of its devices
+ * (cfg->device is ignored; the rest of cfg applies as for qgpu_open()).
+ * The library retains context and device (clRetainContext/clRetainDevice)
+ * and releases them in qgpu_close(), so the caller may release its own
+ * references at any time. It creates its own two command queues on the
+ * device and never uses the caller's queues. Kernels are built (or loaded
+ * from the binary cache) for that device. Errors: QGPU_ERR_INVALID_ARG when
+ * context or device is NULL, not a valid OpenCL object, or the device is not
+ * one of the context's; the message is in qgpu_open_error(). */
+int qgpu_open_cl(QgpuContext **ctx, cl_context context, cl_device_id device,
+                 const QgpuConfig *cfg);
+
+/* One picture in the caller's OpenCL memory: one 2D image per plane, as
+ * FFmpeg's OpenCL frames hold them (AVFrame.data[i] of an AV_PIX_FMT_OPENCL
+ * frame). Each image has one channel (CL_R, CL_A, CL_INTENSITY or
+ * CL_LUMINANCE) of 8 bits (CL_UNORM_INT8 or CL_UNSIGNED_INT8) when the
+ * samples are 8-bit, of 16 bits (CL_UNORM_INT16 or CL_UNSIGNED_INT16,
+ * native little-endian words) when they are deeper; it is at least as large
+ * as the plane (chroma ceil(w/2) wide for 4:2:0 and 4:2:2, ceil(h/2) high
+ * for 4:2:0; qgpu.h's QgpuPicture). Samples are read from the image's
+ * top-left corner. The images must belong to the context's cl_context. */
+typedef struct QgpuCLPicture {
+    int width;
+    int height;
+    int layout;    /* enum QgpuLayout */
+    int bitdepth;  /* 8..16: the depth the samples are scored at */
+    /* 0: each 16-bit word holds its sample in the low bits (FFmpeg's
+     * yuv420p10le layout, were OpenCL frames able to hold it). N > 0: the
+     * sample is the word's top bitdepth bits, i.e. word >> N, with
+     * bitdepth + N == 16: FFmpeg's p010 (10-bit values << 6) or
+     * yuv420p16 converted from 10-bit video (the low bits repeat the high
+     * ones: v << 6 | v >> 4; the shift recovers v exactly). The shift is
+     * done on the device. Only for bitdepth 9..15. */
+    int shift;
+    cl_mem plane[3]; /* luma, Cb, Cr; plane[0] only for QGPU_LAYOUT_400 */
+} QgpuCLPicture;
+
+/* Queues one (reference, distorted) pair whose samples are in OpenCL
+ * images, as qgpu_submit() does with host memory: the same checks, the same
+ * scores, the same slot and ordering rules (it may first wait for the
+ * oldest frame when every slot is busy). The planes a feature needs are
+ * copied on the device (clEnqueueCopyImageToBuffer on the library's upload
+ * queue) into the slot's buffers, in the layout qgpu_submit() uploads.
+ *
+ * Synchronisation, the caller's side:
+ *  - before the call, every command that writes the images must be
+ *    complete (the library's queues don't wait for the caller's: finish
+ *    them, or wait for their events; FFmpeg's hwupload returns frames
+ *    whose upload is complete);
+ *  - when the call returns, the library has finished reading the images
+ *    (it waits for the copies): they may be released, reused or written at
+ *    once, as qgpu_submit()'s host buffers may. */
+int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPicture *dist);
+
+/* Frames submitted so far with qgpu_submit_cl() (device copies) and with
+ * qgpu_submit() (host uploads): a program can check that its frames never
+ * went through the host. */
+unsigned qgpu_frames_from_device(const QgpuContext *ctx);
+unsigned qgpu_frames_from_host(const QgpuContext *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QGPU_QGPU_OPENCL_H */

@@ -1,0 +1,198 @@
+/*
+ * Pictures in the caller's OpenCL images (qgpu_opencl.h): each plane is
+ * copied on the device, with clEnqueueCopyImageToBuffer on the upload
+ * queue, into the slot's input buffers at the offsets and row pitch the
+ * host path uploads to; the rest of the frame's work is the host path's
+ * (pipeline.h). A copy of an image to a buffer moves the bytes of each
+ * pixel unchanged, so 8-bit images give the host path's 8-bit samples and
+ * 16-bit images its 16-bit words.
+ */
+#include <string.h>
+
+#include "internal.h"
+#include "pipeline.h"
+#include "qgpu/qgpu_opencl.h"
+
+static const char *plane_name(int plane)
+{
+    static const char *const names[] = {"luma", "Cb", "Cr"};
+    return names[plane];
+}
+
+static int one_channel(cl_channel_order order)
+{
+    return order == CL_R || order == CL_A || order == CL_INTENSITY || order == CL_LUMINANCE;
+}
+
+/* One plane: a 2D image of the context, one channel of the sample size,
+ * covering the plane. */
+static int check_image(QgpuContext *ctx, cl_mem image, int plane, const QgpuVideoFormat *fmt,
+                       const char *which)
+{
+    cl_mem_object_type type = 0;
+    cl_context owner = NULL;
+    cl_image_format format;
+    size_t width = 0, height = 0;
+    cl_int status;
+    int bits;
+
+    if (!image)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture: %s plane is NULL", which,
+                          plane_name(plane));
+    status = clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof(type), &type, NULL);
+    if (status == CL_SUCCESS)
+        status = clGetMemObjectInfo(image, CL_MEM_CONTEXT, sizeof(owner), &owner, NULL);
+    if (status != CL_SUCCESS)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "%s picture: %s plane is not an OpenCL memory object (%s)", which,
+                          plane_name(plane), qgpu_cl_status_name(status));
+    if (type != CL_MEM_OBJECT_IMAGE2D)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED, "%s picture: %s plane is not a 2D image",
+                          which, plane_name(plane));
+    if (owner != ctx->cl)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "%s picture: %s plane belongs to another OpenCL context than the "
+                          "one qgpu_open_cl() was given",
+                          which, plane_name(plane));
+    status = clGetImageInfo(image, CL_IMAGE_FORMAT, sizeof(format), &format, NULL);
+    if (status == CL_SUCCESS)
+        status = clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof(width), &width, NULL);
+    if (status == CL_SUCCESS)
+        status = clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof(height), &height, NULL);
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, "clGetImageInfo");
+    switch (format.image_channel_data_type) {
+    case CL_UNORM_INT8:
+    case CL_UNSIGNED_INT8:
+        bits = 8;
+        break;
+    case CL_UNORM_INT16:
+    case CL_UNSIGNED_INT16:
+        bits = 16;
+        break;
+    default:
+        bits = 0;
+        break;
+    }
+    if (!one_channel(format.image_channel_order) || bits != 8 * fmt->bytes_per_sample)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "%s picture: %s plane: image format (order 0x%x, type 0x%x) is not "
+                          "one channel of %d bits, as %d-bit samples need",
+                          which, plane_name(plane), (unsigned)format.image_channel_order,
+                          (unsigned)format.image_channel_data_type, 8 * fmt->bytes_per_sample,
+                          fmt->bitdepth);
+    if (width < (size_t)fmt->plane_w[plane] || height < (size_t)fmt->plane_h[plane])
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "%s picture: %s plane image is %zux%zu, smaller than the plane "
+                          "(%dx%d)",
+                          which, plane_name(plane), width, height, fmt->plane_w[plane],
+                          fmt->plane_h[plane]);
+    return 0;
+}
+
+static int check_cl_picture(QgpuContext *ctx, const QgpuCLPicture *pic, const QgpuPicture *desc,
+                            const char *which)
+{
+    QgpuVideoFormat fmt;
+    int err;
+    if (pic->shift < 0 ||
+        (pic->shift > 0 && (pic->bitdepth <= 8 || pic->bitdepth + pic->shift != 16)))
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "%s picture: shift %d with bit depth %d (a shift needs "
+                          "bitdepth + shift == 16, bitdepth 9..15)",
+                          which, pic->shift, pic->bitdepth);
+    qgpu_format_from_picture(&fmt, desc);
+    for (int p = 0; p < fmt.nb_planes; p++)
+        if ((err = check_image(ctx, pic->plane[p], p, &fmt, which)))
+            return err;
+    return 0;
+}
+
+/* The description qgpu_submit() would get (no host data). */
+static void describe(QgpuPicture *desc, const QgpuCLPicture *pic)
+{
+    memset(desc, 0, sizeof(*desc));
+    desc->width = pic->width;
+    desc->height = pic->height;
+    desc->layout = pic->layout;
+    desc->bitdepth = pic->bitdepth;
+}
+
+/* Copies the planes the device needs into the slot's buffer for `which`. */
+static int copy_picture(QgpuContext *ctx, const QgpuCLPicture *pic, const QgpuSlot *slot,
+                        int which)
+{
+    const QgpuVideoFormat *fmt = &ctx->in_fmt;
+    size_t offset;
+    cl_mem dst = qgpu_submit_target(ctx, slot, which, &offset);
+    for (int p = 0; p < fmt->nb_planes && fmt->plane_offset[p] < ctx->upload_bytes; p++) {
+        size_t origin[3] = {0, 0, 0};
+        size_t region[3] = {(size_t)fmt->plane_w[p], (size_t)fmt->plane_h[p], 1};
+        cl_int status = clEnqueueCopyImageToBuffer(ctx->upload_queue, pic->plane[p], dst, origin,
+                                                   region, offset + fmt->plane_offset[p], 0,
+                                                   NULL, NULL);
+        if (status != CL_SUCCESS)
+            return qgpu_cl_error(ctx, status, "clEnqueueCopyImageToBuffer(frame input)");
+    }
+    return 0;
+}
+
+int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPicture *dist)
+{
+    QgpuPicture ref_desc, dist_desc;
+    QgpuSlot *slot;
+    cl_event copied = NULL;
+    cl_int status;
+    int shift[2], err;
+
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
+    if (!ref || !dist)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture is NULL",
+                          ref ? "distorted" : "reference");
+    describe(&ref_desc, ref);
+    describe(&dist_desc, dist);
+    if ((err = qgpu_submit_check(ctx, &ref_desc, &dist_desc, 0)) ||
+        (err = check_cl_picture(ctx, ref, &ref_desc, "reference")) ||
+        (err = check_cl_picture(ctx, dist, &dist_desc, "distorted")) ||
+        (err = qgpu_submit_slot(ctx, &ref_desc, &slot)))
+        return err;
+    if (!ctx->frames_from_device)
+        qgpu_log(ctx, QGPU_LOG_DEBUG, "input from OpenCL images: copied on the device");
+
+    err = copy_picture(ctx, ref, slot, 0);
+    if (!err)
+        err = copy_picture(ctx, dist, slot, 1);
+    if (!err) {
+        /* completes after every copy (in-order queue) */
+        status = clEnqueueMarkerWithWaitList(ctx->upload_queue, 0, NULL, &copied);
+        if (status != CL_SUCCESS)
+            err = qgpu_cl_error(ctx, status, "clEnqueueMarkerWithWaitList");
+    }
+    shift[0] = ref->shift;
+    shift[1] = dist->shift;
+    if (!err)
+        err = qgpu_submit_enqueue(ctx, slot, copied, shift);
+    /* The caller may release or rewrite its images when this returns. */
+    if (!err) {
+        status = clWaitForEvents(1, &copied);
+        if (status != CL_SUCCESS)
+            err = qgpu_cl_error(ctx, status, "copying the frame's images on the device");
+    }
+    if (copied)
+        clReleaseEvent(copied);
+    if (err)
+        return qgpu_submit_failed(ctx, err);
+    ctx->frames_from_device++;
+    return 0;
+}
+
+unsigned qgpu_frames_from_device(const QgpuContext *ctx)
+{
+    return ctx ? ctx->frames_from_device : 0;
+}
+
+unsigned qgpu_frames_from_host(const QgpuContext *ctx)
+{
+    return ctx ? ctx->frames_from_host : 0;
+}

@@ -1,0 +1,42 @@
+/* The steps of a submit, shared by qgpu_submit() (host pictures, pipeline.c)
+ * and qgpu_submit_cl() (OpenCL images, external.c). Private.
+ *
+ * A submit: qgpu_submit_check() (no state change), then qgpu_submit_slot()
+ * (starts the stream at the first frame, frees a slot), then the input is
+ * put into qgpu_submit_target()'s buffers on the upload queue, then
+ * qgpu_submit_enqueue() queues the rest. An error after qgpu_submit_slot()
+ * leaves the context failed (qgpu_submit_failed()). */
+#ifndef QGPU_PIPELINE_H
+#define QGPU_PIPELINE_H
+
+#include "internal.h"
+
+/* Fills a format from a picture description (data and strides unused). */
+void qgpu_format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic);
+
+/* Checks the context's state and both pictures' geometry (and, with
+ * check_data, their host planes and strides). */
+int qgpu_submit_check(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist,
+                      int check_data);
+
+/* Starts the stream (first frame) or checks the pair against it, waits for
+ * the oldest frame when every slot is busy, and returns the frame's slot. */
+int qgpu_submit_slot(QgpuContext *ctx, const QgpuPicture *ref, QgpuSlot **slot);
+
+/* Where picture `which` (0 reference, 1 distorted) of a slot goes: the
+ * buffer and the byte offset of its plane 0; plane p follows at
+ * ctx->in_fmt.plane_offset[p] from there, packed (rows of plane_w samples).
+ * Only the first ctx->upload_bytes bytes of a picture are read. */
+cl_mem qgpu_submit_target(QgpuContext *ctx, const QgpuSlot *slot, int which, size_t *offset);
+
+/* After the input is enqueued on the upload queue (`uploaded` completes
+ * after it; the caller keeps its reference): a barrier on the compute queue,
+ * the right shift of picture i's 16-bit samples by shift[i] when > 0 (shift
+ * may be NULL), widening, every feature, the readback. Counts the frame as
+ * submitted. */
+int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2]);
+
+/* Marks the context failed; returns err. */
+int qgpu_submit_failed(QgpuContext *ctx, int err);
+
+#endif /* QGPU_PIPELINE_H */
