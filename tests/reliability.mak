@@ -5,8 +5,10 @@
 #                        $(BUILD)/asan, then its `make check`
 #   make check-valgrind  the qgpu tool under valgrind (leaks and errors) on a
 #                        fate pair with a VMAF model and every feature
+#                        (tests/check-valgrind.sh)
 #   make fuzz            builds the libFuzzer harnesses (clang) in
 #                        $(BUILD)/fuzz and runs each for FUZZ_SECONDS
+#   make fuzz-ci         fuzz-regress, then each harness FUZZ_CI_SECONDS (CI)
 #   make fuzz-regress    runs the harnesses once over fuzz/corpus/ (fast)
 #   make soak            >= SOAK_FRAMES frames through one context; resident
 #                        memory must stay flat
@@ -40,33 +42,25 @@ check-asan: $(ASAN_BUILD)/config.mak
 	UBSAN_OPTIONS='$(RELIABILITY_UBSAN_OPTIONS)' $(MAKE) -C $(ASAN_BUILD) check SKIP='$(ASAN_SKIP)'
 
 # ---- valgrind ----
-# A real pair big enough for every metric (CAMBI needs >= 216 pixels), 10-bit,
-# decoded by FFmpeg; VALGRIND_FRAMES frames. The features are whatever
-# `qgpu --list-features` lists, so new metrics are covered automatically.
+# tests/check-valgrind.sh: the qgpu tool under memcheck on a real pair big
+# enough for every metric (CAMBI needs >= 216 pixels), 10-bit, decoded by
+# FFmpeg, VALGRIND_FRAMES frames, a VMAF model and whatever `qgpu
+# --list-features` lists (new metrics are covered automatically); three
+# runs (libqgpu's binary cache empty, then filled, then the device lost at
+# the second frame: exit 4 expected). PoCL's kernel cache is first
+# warmed natively for the CPU valgrind presents (VALGRIND_WARM=no: don't;
+# then every kernel compiles under memcheck, 39 min here). Passed through:
+# VALGRIND, VALGRIND_FLAGS (replaces the memcheck options), POCL_CACHE_DIR.
 VALGRIND ?= valgrind
 VALGRIND_FRAMES ?= 2
+VALGRIND_WARM ?= yes
 VALGRIND_REF ?= $(S)/fate/refs/nf_sparks_480x270_10b_5f.mkv
 VALGRIND_DIST ?= $(S)/fate/pairs/nf_sparks_480x270_10b_nfdis/dis.mkv
-VALGRIND_FLAGS ?= --leak-check=full --show-leak-kinds=definite,indirect,possible \
-    --errors-for-leak-kinds=definite,indirect,possible --num-callers=40 \
-    --error-exitcode=99 --suppressions=$(S)/tests/valgrind.supp
 
 check-valgrind: $(BUILD)/qgpu
-	@command -v $(VALGRIND) >/dev/null || { echo "valgrind not installed (apt-get install valgrind)"; exit 1; }
 	@if [ "$(SANITIZERS)" = yes ]; then echo "check-valgrind needs a build without --enable-sanitizers"; exit 1; fi
-	@set -e; feats=$$($(BUILD)/qgpu --list-features | \
-	    awk '/^features/{f=1;next} /^built-in/{f=0} f{printf "--feature %s ", $$1}'); \
-	out=$$(mktemp -d); \
-	echo "valgrind: qgpu --model version=vmaf_v0.6.1 $$feats($(VALGRIND_FRAMES) frames)"; \
-	if $(VALGRIND) $(VALGRIND_FLAGS) --log-file=$$out/valgrind.log \
-	    $(BUILD)/qgpu -q -r $(VALGRIND_REF) -d $(VALGRIND_DIST) --model version=vmaf_v0.6.1 \
-	    $$feats --frame-cnt $(VALGRIND_FRAMES) -o $$out/log.json; then \
-	    grep -E 'ERROR SUMMARY|definitely lost|indirectly lost|possibly lost' $$out/valgrind.log; \
-	    grep -q '"vmaf"' $$out/log.json || { echo "valgrind: no vmaf score in the log"; exit 1; }; \
-	    rm -rf $$out; echo "valgrind: clean"; \
-	else \
-	    cat $$out/valgrind.log; echo "valgrind: FAILED (log above, kept in $$out)"; exit 1; \
-	fi
+	VALGRIND='$(VALGRIND)' VALGRIND_WARM='$(VALGRIND_WARM)' $(S)/tests/check-valgrind.sh \
+	    $(BUILD)/qgpu $(VALGRIND_REF) $(VALGRIND_DIST) $(VALGRIND_FRAMES) $(S)/tests/valgrind.supp
 
 # ---- libFuzzer ----
 # The harnesses need no device. The library is rebuilt with clang,
@@ -96,27 +90,48 @@ $(FUZZ_BUILD)/fuzz_%: $(S)/fuzz/fuzz_%.c $(S)/fuzz/fuzz_common.h $(FUZZ_BUILD)/l
 fuzz-build: $(FUZZ_BINS)
 
 # Each harness runs FUZZ_SECONDS on a copy of its corpus (new inputs go to
-# $(FUZZ_BUILD)/corpus-<name>, the committed fuzz/corpus/ is only read);
-# a crash leaves crash-* in $(FUZZ_BUILD) and fails the target.
+# $(FUZZ_BUILD)/corpus-<name>, the committed fuzz/corpus/ is only read),
+# after fuzz-regress. A finding (crash, sanitizer report, leak, timeout over
+# 10 s, RSS over 2 GiB) fails the target once every harness has run: the
+# input is kept as $(FUZZ_BUILD)/findings/<name>-<kind>-<sha1>, and the
+# target prints its path and the command that replays it. Once fixed, copy
+# it to fuzz/corpus/<name>/regress-<what>: fuzz-regress replays it ever
+# after. `make fuzz-ci` is the CI run: FUZZ_CI_SECONDS each.
+FUZZ_CI_SECONDS ?= 40
+
 fuzz: fuzz-regress
-	@set -e; for h in $(FUZZ_HARNESSES); do \
+	@mkdir -p $(FUZZ_BUILD)/findings; failed=""; for h in $(FUZZ_HARNESSES); do \
 	    mkdir -p $(FUZZ_BUILD)/corpus-$$h; \
 	    echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
-	    ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) \
+	    if ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) \
 	        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-	        -artifact_prefix=$(FUZZ_BUILD)/fuzz_$$h- \
-	        $(FUZZ_BUILD)/corpus-$$h $(S)/fuzz/corpus/$$h 2>$(FUZZ_BUILD)/fuzz_$$h.log || \
-	        { tail -n 60 $(FUZZ_BUILD)/fuzz_$$h.log; exit 1; }; \
-	    grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' $(FUZZ_BUILD)/fuzz_$$h.log | tail -n 2; \
-	done
+	        -artifact_prefix=$(abspath $(FUZZ_BUILD))/findings/$$h- \
+	        $(FUZZ_BUILD)/corpus-$$h $(S)/fuzz/corpus/$$h >$(FUZZ_BUILD)/fuzz_$$h.log 2>&1; then \
+	        grep -E 'stat::number_of_executed_units|stat::new_units_added' $(FUZZ_BUILD)/fuzz_$$h.log | \
+	            sed "s/^/    /"; \
+	    else \
+	        tail -n 60 $(FUZZ_BUILD)/fuzz_$$h.log; \
+	        unit=$$(sed -n 's/.*Test unit written to \(.*\)$$/\1/p' $(FUZZ_BUILD)/fuzz_$$h.log | tail -n 1); \
+	        echo "fuzz_$$h: FINDING, input kept as $${unit:-(none written: see $(FUZZ_BUILD)/fuzz_$$h.log)}"; \
+	        [ -n "$$unit" ] && echo "fuzz_$$h: replay with: $(abspath $(FUZZ_BUILD))/fuzz_$$h $$unit"; \
+	        failed="$$failed fuzz_$$h"; \
+	    fi; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: FAILED:$$failed"; exit 1; fi; echo "fuzz: no finding"
+
+fuzz-ci: FUZZ_SECONDS = $(FUZZ_CI_SECONDS)
+fuzz-ci: fuzz
 
 # Every committed corpus file (earlier findings included) through its
 # harness once: the regression test of the fuzzers' finds.
 fuzz-regress: $(FUZZ_BINS)
-	@set -e; for h in $(FUZZ_HARNESSES); do \
-	    ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_$$h -runs=0 $(S)/fuzz/corpus/$$h \
+	@set -e; mkdir -p $(FUZZ_BUILD)/findings; for h in $(FUZZ_HARNESSES); do \
+	    ASAN_OPTIONS=detect_leaks=1 $(FUZZ_BUILD)/fuzz_$$h -runs=0 \
+	        -artifact_prefix=$(abspath $(FUZZ_BUILD))/findings/regress-$$h- $(S)/fuzz/corpus/$$h \
 	        >$(FUZZ_BUILD)/fuzz_$$h-regress.log 2>&1 || \
-	        { tail -n 40 $(FUZZ_BUILD)/fuzz_$$h-regress.log; exit 1; }; \
+	        { tail -n 40 $(FUZZ_BUILD)/fuzz_$$h-regress.log; \
+	          echo "fuzz_$$h: a fuzz/corpus/$$h input fails (log: $(FUZZ_BUILD)/fuzz_$$h-regress.log)"; \
+	          exit 1; }; \
 	    echo "fuzz_$$h: $$(ls $(S)/fuzz/corpus/$$h | wc -l) corpus inputs ok"; \
 	done
 
@@ -133,4 +148,4 @@ $(SOAK_BIN): $(S)/tests/soak.c $(BUILD)/tests/test_util.o $(BUILD)/libqgpu.a
 soak: $(SOAK_BIN)
 	QGPU_SOAK_FRAMES=$(SOAK_FRAMES) $(SOAK_BIN)
 
-.PHONY: check-asan check-valgrind fuzz fuzz-build fuzz-regress soak
+.PHONY: check-asan check-valgrind fuzz fuzz-ci fuzz-build fuzz-regress soak

@@ -4,16 +4,23 @@
  * after flush), pictures the device cannot hold (device out of memory must
  * come back as an error, the context must close cleanly and the device stay
  * usable), and two contexts used from two threads at once giving the same
- * scores as one thread alone. Use after close is undefined behaviour in C
- * (the pointer is freed and set to NULL) and is not tested. */
+ * scores as one thread alone. A device lost mid-run (libqgpu/src/fault.c's
+ * hook): a clear error, the frames before it kept, everything freed, in the
+ * library and in the qgpu tool (exit status, complete log). Use after close
+ * is undefined behaviour in C (the pointer is freed and set to NULL) and is
+ * not tested. */
+#include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "internal.h"
 #include "test_util.h"
 
@@ -264,6 +271,297 @@ static void test_device_out_of_memory(void)
     }
 }
 
+/* ---- a device lost mid-run (libqgpu/src/fault.c's hook) ---- */
+
+enum { LOST_FRAMES = 10 };
+
+typedef struct LostRun {
+    int err;            /* the first error, 0 if none */
+    const char *where;  /* "submit", "collect" or "flush" */
+    unsigned delivered; /* frames handed out by collect before it */
+} LostRun;
+
+/* Scores LOST_FRAMES frames of a noisy pair with psnr, float_ssim and
+ * motion (which keeps a frame of look-ahead), with collect_each a blocking
+ * collect after every submit, else none before flush; stops at the first
+ * error. The context is left open. */
+static void lost_run(QgpuContext *ctx, const TestPicture *ref, const TestPicture *dist,
+                     int collect_each, LostRun *run)
+{
+    unsigned frame;
+    int ret;
+    run->err = 0;
+    run->where = "";
+    run->delivered = 0;
+    for (int i = 0; i < LOST_FRAMES; i++) {
+        if ((ret = qgpu_submit(ctx, &ref->pic, &dist->pic))) {
+            run->err = ret;
+            run->where = "submit";
+            return;
+        }
+        while (collect_each && (ret = qgpu_collect(ctx, &frame, 1)) == 1)
+            run->delivered++;
+        if (collect_each && ret < 0) {
+            run->err = ret;
+            run->where = "collect";
+            return;
+        }
+    }
+    if ((ret = qgpu_flush(ctx))) {
+        run->err = ret;
+        run->where = "flush";
+        return;
+    }
+    while ((ret = qgpu_collect(ctx, &frame, 1)) == 1)
+        run->delivered++;
+    if (ret < 0) {
+        run->err = ret;
+        run->where = "collect";
+    }
+}
+
+static QgpuContext *lost_open(int depth)
+{
+    QgpuContext *ctx = test_open(depth);
+    if (ctx && (qgpu_enable_feature(ctx, "psnr") || qgpu_enable_feature(ctx, "float_ssim") ||
+                qgpu_enable_feature(ctx, "motion"))) {
+        CHECK(0, "enable: %s", qgpu_last_error(ctx));
+        qgpu_close(&ctx);
+    }
+    return ctx;
+}
+
+/* The JSON log of a failed context: it parses and holds `frames` frames. */
+static void check_lost_log(QgpuContext *ctx, unsigned frames)
+{
+    char path[] = "/tmp/qgpu-lost-XXXXXX";
+    int fd = mkstemp(path);
+    json_object *root, *list;
+    if (!CHECK(fd >= 0, "temporary log file"))
+        return;
+    close(fd);
+    CHECK(qgpu_write_log(ctx, path, QGPU_LOG_FORMAT_JSON, 0) == 0,
+          "log of a failed context: %s", qgpu_last_error(ctx));
+    root = json_object_from_file(path);
+    CHECK(root != NULL, "the log is valid JSON");
+    if (root && CHECK(json_object_object_get_ex(root, "frames", &list), "log has frames"))
+        CHECK(json_object_array_length(list) == frames, "log has %u frames (%zu)", frames,
+              json_object_array_length(list));
+    json_object_put(root);
+    unlink(path);
+}
+
+/* The device reports CL_DEVICE_NOT_AVAILABLE at the Nth frame readback
+ * (as a lost GPU does): the call that meets it returns QGPU_ERR_OPENCL with
+ * the status in the message; the frames finished before it keep their
+ * exact scores and can be logged; every later call gets QGPU_ERR_STATE;
+ * close frees everything (frames still in flight included: ASan/valgrind
+ * runs check that); once the device is back a new context scores. The
+ * failure is met in collect, in submit (all slots busy) and in flush. */
+static void test_device_lost(void)
+{
+    static const char *const names[3] = {"psnr_y", "float_ssim", "integer_motion2"};
+    static const struct {
+        int fail_at, depth, collect_each;
+        const char *where;
+    } cases[] = {
+        {4, 3, 1, "collect"}, /* collect waits for frame 3 */
+        {1, 2, 0, "submit"},  /* the third submit waits for frame 0 */
+        {7, 4, 0, "flush"},   /* nothing collected before flush */
+    };
+    TestPicture ref, dist;
+    double clean[LOST_FRAMES][3];
+    QgpuContext *ctx;
+    LostRun run;
+    unsigned frame;
+
+    test_seed(77);
+    test_picture_alloc(&ref, 72, 40, QGPU_LAYOUT_420, 8, 1);
+    test_picture_alloc(&dist, 72, 40, QGPU_LAYOUT_420, 8, 0);
+    test_picture_random(&ref);
+    test_picture_noisy_copy(&dist, &ref, 9);
+
+    /* the reference run, hook off */
+    qgpu_fault_fail_after(0);
+    ctx = lost_open(3);
+    if (!ctx)
+        goto done;
+    lost_run(ctx, &ref, &dist, 1, &run);
+    CHECK(run.err == 0 && run.delivered == LOST_FRAMES, "clean run: %s", qgpu_last_error(ctx));
+    for (int i = 0; i < LOST_FRAMES; i++)
+        for (int k = 0; k < 3; k++)
+            clean[i][k] = NAN;
+    for (unsigned i = 0; i < qgpu_frame_count(ctx) && i < LOST_FRAMES; i++)
+        for (int k = 0; k < 3; k++)
+            qgpu_get_score(ctx, i, names[k], &clean[i][k]);
+    qgpu_close(&ctx);
+
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        unsigned final;
+        int same = 1;
+        ctx = lost_open(cases[c].depth);
+        if (!ctx)
+            break;
+        qgpu_fault_fail_after(cases[c].fail_at);
+        lost_run(ctx, &ref, &dist, cases[c].collect_each, &run);
+        CHECK(run.err == QGPU_ERR_OPENCL, "lost at wait %d: QGPU_ERR_OPENCL (%d)",
+              cases[c].fail_at, run.err);
+        CHECK(!strcmp(run.where, cases[c].where), "lost at wait %d: met in %s (%s)",
+              cases[c].fail_at, cases[c].where, run.where);
+        CHECK(strstr(qgpu_last_error(ctx), "CL_DEVICE_NOT_AVAILABLE") != NULL,
+              "message names the status: %s", qgpu_last_error(ctx));
+        /* frames final before the loss: at most those waited for, minus the
+         * look-ahead; each with the clean run's exact scores */
+        final = qgpu_frame_count(ctx);
+        CHECK(final < (unsigned)cases[c].fail_at, "%u final frames before wait %d", final,
+              cases[c].fail_at);
+        CHECK(final >= run.delivered, "delivered frames are final");
+        for (unsigned i = 0; i < final; i++)
+            for (int k = 0; k < 3; k++) {
+                double v = NAN;
+                if (qgpu_get_score(ctx, i, names[k], &v) || v != clean[i][k])
+                    same = 0;
+            }
+        CHECK(same, "frames finished before the loss keep their scores");
+        check_lost_log(ctx, final);
+        CHECK(qgpu_submit(ctx, &ref.pic, &dist.pic) == QGPU_ERR_STATE, "submit after loss");
+        CHECK(qgpu_collect(ctx, &frame, 1) == QGPU_ERR_STATE, "collect after loss");
+        CHECK(qgpu_flush(ctx) == QGPU_ERR_STATE, "flush after loss");
+        CHECK(strstr(qgpu_last_error(ctx), "failed earlier") != NULL, "says why: %s",
+              qgpu_last_error(ctx));
+        qgpu_close(&ctx);
+        CHECK(ctx == NULL, "closed");
+        qgpu_fault_fail_after(0);
+    }
+
+    /* the device is back: a new context scores as before */
+    ctx = lost_open(2);
+    if (ctx) {
+        double v = NAN;
+        lost_run(ctx, &ref, &dist, 0, &run);
+        CHECK(run.err == 0 && run.delivered == LOST_FRAMES, "after the loss: %s",
+              qgpu_last_error(ctx));
+        CHECK(qgpu_get_score(ctx, LOST_FRAMES - 1, "psnr_y", &v) == 0 &&
+                  v == clean[LOST_FRAMES - 1][0], "same score after the loss");
+        qgpu_close(&ctx);
+    }
+done:
+    qgpu_fault_fail_after(0);
+    test_picture_free(&ref);
+    test_picture_free(&dist);
+}
+
+/* ---- the qgpu tool when the device is lost ---- */
+
+/* $QGPU_BUILD/qgpu, else the qgpu next to this test's directory. */
+static int find_tool(const char *argv0, char *tool, size_t len)
+{
+    const char *build = getenv("QGPU_BUILD");
+    char tmp[1024];
+    if (build && *build) {
+        snprintf(tool, len, "%s/qgpu", build);
+        return access(tool, X_OK) == 0;
+    }
+    snprintf(tmp, sizeof(tmp), "%s", argv0);
+    snprintf(tool, len, "%s/../qgpu", dirname(tmp));
+    if (access(tool, X_OK) != 0 || !realpath(tool, tmp))
+        return 0;
+    snprintf(tool, len, "%s", tmp);
+    return 1;
+}
+
+static int read_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    if (f) {
+        n = fread(buf, 1, len - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    return f != NULL;
+}
+
+/* Every line of the --log-stream file is a complete JSON object, frames
+ * 0, 1, ... in order; returns the number of lines, -1 on a bad one. */
+static int stream_lines(const char *path)
+{
+    char line[8192];
+    int n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f)) {
+        json_object *obj = json_tokener_parse(line), *num;
+        int ok = obj && json_object_object_get_ex(obj, "frameNum", &num) &&
+                 json_object_get_int(num) == n;
+        json_object_put(obj);
+        if (!ok) {
+            n = -1;
+            break;
+        }
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* QGPU_TEST_FAIL_AFTER=N: the tool exits with its device status (4), says
+ * what failed, and leaves a complete -o log of the frames finished before
+ * the loss (none and no file when the first frame is lost) and a
+ * --log-stream of whole lines. Skipped when the tool is not built. */
+static void test_tool_device_lost(const char *argv0)
+{
+    char tool[1024], ref[1024], dist[1024], dir[] = "/tmp/qgpu-lost-XXXXXX";
+    char cmd[8192], path[1100], err[4096];
+    static const int fail_at[2] = {3, 1};
+
+    if (!find_tool(argv0, tool, sizeof(tool))) {
+        printf("qgpu tool not built (%s): its device-lost runs skipped\n", tool);
+        return;
+    }
+    test_src_path("fate/refs/nf_sparks_480x270_10b_5f.mkv", ref, sizeof(ref));
+    test_src_path("fate/pairs/nf_sparks_480x270_10b_nfdis/dis.mkv", dist, sizeof(dist));
+    if (!CHECK(access(ref, R_OK) == 0 && access(dist, R_OK) == 0, "fate pair %s (QGPU_SRC)",
+               ref) ||
+        !CHECK(mkdtemp(dir) != NULL, "temporary directory"))
+        return;
+    for (int i = 0; i < 2; i++) {
+        json_object *root = NULL, *frames = NULL;
+        int st, lines;
+        snprintf(cmd, sizeof(cmd),
+                 "cd %s && rm -f log.json stream.jsonl && QGPU_TEST_FAIL_AFTER=%d %s -q -r %s "
+                 "-d %s --feature psnr --feature float_ssim --feature motion -o log.json "
+                 "--log-stream stream.jsonl 2>stderr.txt",
+                 dir, fail_at[i], tool, ref, dist);
+        st = system(cmd);
+        snprintf(path, sizeof(path), "%s/stderr.txt", dir);
+        read_text(path, err, sizeof(err));
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 4, "tool, lost at wait %d: exit 4 (%d): %s",
+              fail_at[i], WIFEXITED(st) ? WEXITSTATUS(st) : -1, err);
+        CHECK(strstr(err, "CL_DEVICE_NOT_AVAILABLE") != NULL, "tool says why: %s", err);
+        snprintf(path, sizeof(path), "%s/stream.jsonl", dir);
+        lines = stream_lines(path);
+        CHECK(lines >= 0 && lines < fail_at[i], "--log-stream: %d whole lines", lines);
+        snprintf(path, sizeof(path), "%s/log.json", dir);
+        if (fail_at[i] == 1) {
+            CHECK(access(path, F_OK) != 0, "no frame finished: no -o log");
+            continue;
+        }
+        root = json_object_from_file(path);
+        CHECK(root && json_object_object_get_ex(root, "frames", &frames), "-o log is valid JSON");
+        if (frames)
+            CHECK((int)json_object_array_length(frames) >= lines &&
+                      (int)json_object_array_length(frames) < fail_at[i],
+                  "-o log: %zu frames finished before the loss (stream %d)",
+                  json_object_array_length(frames), lines);
+        json_object_put(root);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", dir);
+}
+
 /* ---- two contexts, two threads ---- */
 
 enum { THREAD_FRAMES = 12 };
@@ -392,11 +690,14 @@ static void test_open_close_threads(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
     test_null_arguments();
     test_call_order();
     test_device_out_of_memory();
+    test_device_lost();
+    test_tool_device_lost(argv[0]);
     test_two_threads();
     test_open_close_threads();
     return test_finish();
