@@ -568,18 +568,20 @@ static int drain(AVFilterContext *ctx, int wait)
     return 0;
 }
 
+/* Planes the library reads: luma only for gray formats. */
+static int nb_planes(const QgpuFilterContext *s)
+{
+    return s->layout == QGPU_LAYOUT_400 ? 1 : 3;
+}
+
 #if CONFIG_OPENCL
 /* Points a QgpuCLPicture at an OpenCL frame's plane images. */
 static void fill_cl_picture(QgpuFilterContext *s, QgpuCLPicture *p, const AVFrame *f)
 {
     int i;
-    memset(p, 0, sizeof(*p));
-    p->width = f->width;
-    p->height = f->height;
-    p->layout = s->layout;
-    p->bitdepth = s->bitdepth;
-    p->shift = s->shift;
-    for (i = 0; i < (s->layout == QGPU_LAYOUT_400 ? 1 : 3); i++)
+    *p = (QgpuCLPicture){ .width = f->width, .height = f->height, .layout = s->layout,
+                          .bitdepth = s->bitdepth, .shift = s->shift };
+    for (i = 0; i < nb_planes(s); i++)
         p->plane[i] = (cl_mem)f->data[i];
 }
 #endif
@@ -588,12 +590,9 @@ static void fill_cl_picture(QgpuFilterContext *s, QgpuCLPicture *p, const AVFram
 static void fill_picture(QgpuFilterContext *s, QgpuPicture *p, const AVFrame *f)
 {
     int i;
-    memset(p, 0, sizeof(*p));
-    p->width = f->width;
-    p->height = f->height;
-    p->layout = s->layout;
-    p->bitdepth = s->bitdepth;
-    for (i = 0; i < (s->layout == QGPU_LAYOUT_400 ? 1 : 3); i++) {
+    *p = (QgpuPicture){ .width = f->width, .height = f->height, .layout = s->layout,
+                        .bitdepth = s->bitdepth };
+    for (i = 0; i < nb_planes(s); i++) {
         p->data[i] = f->data[i];
         p->stride[i] = f->linesize[i];
     }

@@ -10,22 +10,21 @@ fail=0
 public=$(sed -e '/^[[:space:]]*\/\?\*/d' "$@" | grep -o 'qgpu_[a-z0-9_]*(' | tr -d '(' | sort -u)
 exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TtDdBbRrWwVv]$/ {print $3}' |
            sed 's/@.*//' | grep -v '^QGPU_0$' | sort -u)
-for n in $public; do
-    if echo "$exported" | grep -qx "$n"; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL: $n is declared in the public headers but not exported by $so"
-        fail=$((fail + 1))
-    fi
-done
-for n in $exported; do
-    if echo "$public" | grep -qx "$n"; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL: $so exports $n, which no public header declares"
-        fail=$((fail + 1))
-    fi
-done
+
+# each_in NAMES LIST MESSAGE: every name of NAMES must be in LIST; MESSAGE
+# (with %s for the name) says what is wrong when one is not.
+each_in() {
+    for n in $1; do
+        if echo "$2" | grep -qx "$n"; then
+            pass=$((pass + 1))
+        else
+            printf "FAIL: $3\n" "$n"
+            fail=$((fail + 1))
+        fi
+    done
+}
+each_in "$public" "$exported" "%s is declared in the public headers but not exported by $so"
+each_in "$exported" "$public" "$so exports %s, which no public header declares"
 [ -n "$public" ] || { echo "FAIL: no public functions found"; fail=$((fail + 1)); }
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -12,7 +12,6 @@
 #include <json-c/json.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
-#include <libgen.h>
 #include <math.h>
 #include <poll.h>
 #include <pty.h>
@@ -26,6 +25,7 @@
 
 #include "pairing.h"
 #include "test_util.h"
+#include "tool_run.h"
 
 /* ---------------------------------------------------------------- pairing */
 
@@ -352,14 +352,6 @@ static char tool[1024];
 static char dir[] = "/tmp/qgpu_test_tool.XXXXXX";
 static char out_err[65536];
 
-/* Sample of synthetic content number c (distinct per c, smooth enough to
- * encode well). */
-static uint8_t content(int c, int plane, int x, int y)
-{
-    double v = 128 + 90 * sin(x * 0.21 + c * 1.3 + plane) * cos(y * 0.17 - c * 0.7);
-    return (uint8_t)lrint(v);
-}
-
 static void fill_frame(uint8_t *buf, int w, int h, int c, int noise, unsigned *seed)
 {
     int cw = (w + 1) / 2, ch = (h + 1) / 2;
@@ -368,7 +360,7 @@ static void fill_frame(uint8_t *buf, int w, int h, int c, int noise, unsigned *s
         int pw = plane ? cw : w, ph = plane ? ch : h;
         for (int y = 0; y < ph; y++)
             for (int x = 0; x < pw; x++) {
-                int v = content(c, plane, x, y);
+                int v = tool_content(c, plane, x, y);
                 if (noise) {
                     *seed = *seed * 1103515245u + 12345u;
                     v += (int)((*seed >> 16) % (2 * noise + 1)) - noise;
@@ -379,6 +371,22 @@ static void fill_frame(uint8_t *buf, int w, int h, int c, int noise, unsigned *s
     }
 }
 
+typedef struct RawFrames {
+    int w, h;
+    const int *contents;
+    const double *times;
+    unsigned seed;
+} RawFrames;
+
+/* Packet i of write_nut(): the picture and its time, a keyframe. */
+static void raw_frame(void *opaque, int i, AVPacket *pkt, const AVStream *st)
+{
+    RawFrames *r = opaque;
+    fill_frame(pkt->data, r->w, r->h, r->contents[i], 0, &r->seed);
+    pkt->pts = pkt->dts = llrint(r->times[i] / av_q2d(st->time_base));
+    pkt->flags |= AV_PKT_FLAG_KEY;
+}
+
 /* Writes a NUT file of raw yuv420p frames: frame i shows content contents[i],
  * at time start + pts[i] seconds (time base tb). */
 static int write_nut(const char *path, int w, int h, const int *contents, const double *times,
@@ -386,8 +394,7 @@ static int write_nut(const char *path, int w, int h, const int *contents, const 
 {
     AVFormatContext *oc = NULL;
     AVStream *st;
-    int size = w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2), ret;
-    unsigned seed = 1;
+    RawFrames r = {w, h, contents, times, 1};
     if (avformat_alloc_output_context2(&oc, NULL, "nut", path) < 0)
         return -1;
     st = avformat_new_stream(oc, NULL);
@@ -399,27 +406,8 @@ static int write_nut(const char *path, int w, int h, const int *contents, const 
     st->codecpar->height = h;
     st->time_base = tb;
     st->avg_frame_rate = st->r_frame_rate = av_d2q(fps, 1000000);
-    ret = avio_open(&oc->pb, path, AVIO_FLAG_WRITE);
-    if (ret >= 0)
-        ret = avformat_write_header(oc, NULL);
-    for (int i = 0; ret >= 0 && i < n; i++) {
-        AVPacket *pkt = av_packet_alloc();
-        if (!pkt || av_new_packet(pkt, size) < 0) {
-            av_packet_free(&pkt);
-            ret = -1;
-            break;
-        }
-        fill_frame(pkt->data, w, h, contents[i], 0, &seed);
-        pkt->pts = pkt->dts = llrint(times[i] / av_q2d(st->time_base));
-        pkt->flags |= AV_PKT_FLAG_KEY;
-        ret = av_interleaved_write_frame(oc, pkt);
-        av_packet_free(&pkt);
-    }
-    if (ret >= 0)
-        ret = av_write_trailer(oc);
-    avio_closep(&oc->pb);
-    avformat_free_context(oc);
-    return ret < 0 ? -1 : 0;
+    return tool_write_packets(oc, path, n, w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2), raw_frame,
+                              &r);
 }
 
 /* Encodes frames of content i with MPEG-2 and 2 B-frames (so decode order
@@ -428,11 +416,6 @@ static int write_bframes(const char *path, int w, int h, int n, double start)
 {
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MPEG2VIDEO);
     AVCodecContext *enc;
-    AVFormatContext *oc = NULL;
-    AVStream *st;
-    AVFrame *frame;
-    AVPacket *pkt;
-    unsigned seed = 1;
     int ret;
     if (!codec)
         return 1; /* not built in: skipped */
@@ -449,73 +432,15 @@ static int write_bframes(const char *path, int w, int h, int n, double start)
         avcodec_free_context(&enc);
         return 1;
     }
-    avformat_alloc_output_context2(&oc, NULL, "nut", path);
-    st = avformat_new_stream(oc, NULL);
-    avcodec_parameters_from_context(st->codecpar, enc);
-    st->time_base = (AVRational){1, 90000};
-    st->avg_frame_rate = st->r_frame_rate = enc->framerate;
-    ret = avio_open(&oc->pb, path, AVIO_FLAG_WRITE);
-    if (ret >= 0)
-        ret = avformat_write_header(oc, NULL);
-    frame = av_frame_alloc();
-    pkt = av_packet_alloc();
-    frame->format = AV_PIX_FMT_YUV420P;
-    frame->width = w;
-    frame->height = h;
-    av_frame_get_buffer(frame, 0);
-    for (int i = 0; ret >= 0 && i <= n; i++) {
-        if (i < n) {
-            uint8_t *tmp = malloc((size_t)w * h * 2);
-            fill_frame(tmp, w, h, i, 0, &seed);
-            av_frame_make_writable(frame);
-            for (int y = 0; y < h; y++)
-                memcpy(frame->data[0] + y * frame->linesize[0], tmp + y * w, w);
-            for (int p = 1; p < 3; p++)
-                for (int y = 0; y < h / 2; y++)
-                    memcpy(frame->data[p] + y * frame->linesize[p],
-                           tmp + w * h + (p - 1) * (w / 2) * (h / 2) + y * (w / 2), w / 2);
-            free(tmp);
-            frame->pts = i;
-        }
-        ret = avcodec_send_frame(enc, i < n ? frame : NULL);
-        while (ret >= 0 && (ret = avcodec_receive_packet(enc, pkt)) >= 0) {
-            av_packet_rescale_ts(pkt, enc->time_base, st->time_base);
-            int64_t shift = llrint(start / av_q2d(st->time_base));
-            pkt->pts += shift;
-            pkt->dts += shift;
-            pkt->stream_index = 0;
-            ret = av_interleaved_write_frame(oc, pkt);
-        }
-        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
-            ret = 0;
-    }
-    if (ret >= 0)
-        ret = av_write_trailer(oc);
-    av_packet_free(&pkt);
-    av_frame_free(&frame);
+    ret = tool_encode_nut(path, enc, (AVRational){1, 90000}, n, start, -1, -1);
     avcodec_free_context(&enc);
-    avio_closep(&oc->pb);
-    avformat_free_context(oc);
-    return ret < 0 ? -1 : 0;
+    return ret;
 }
 
 /* Runs the tool with args; stderr goes to out_err. Returns its exit status. */
 static int run_tool(const char *args)
 {
-    char cmd[4096], path[1100];
-    FILE *f;
-    size_t n;
-    int st;
-    snprintf(path, sizeof(path), "%s/stderr.txt", dir);
-    snprintf(cmd, sizeof(cmd), "cd %s && %s %s 2>%s >%s/stdout.txt", dir, tool, args, path, dir);
-    st = system(cmd);
-    out_err[0] = 0;
-    if ((f = fopen(path, "r"))) {
-        n = fread(out_err, 1, sizeof(out_err) - 1, f);
-        out_err[n] = 0;
-        fclose(f);
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return tool_run(tool, dir, NULL, 0, args, out_err, sizeof(out_err));
 }
 
 /* Runs the tool with args on a terminal (a pty, stdout and stderr both);
@@ -600,32 +525,6 @@ static int all_at_least(const double *v, int n, double min)
         if (!(v[i] >= min))
             return 0;
     return n > 0;
-}
-
-static int find_tool(const char *argv0)
-{
-    const char *b = getenv("QGPU_BUILD");
-    char tmp[1024];
-    if (b && *b) {
-        snprintf(tool, sizeof(tool), "%s/qgpu", b);
-        if (access(tool, X_OK) == 0)
-            return 1;
-    }
-    snprintf(tmp, sizeof(tmp), "%s", argv0);
-    snprintf(tool, sizeof(tool), "%s/../qgpu", dirname(tmp));
-    if (access(tool, X_OK) == 0) {
-        char *real = realpath(tool, NULL);
-        if (real) {
-            snprintf(tool, sizeof(tool), "%s", real);
-            free(real);
-        }
-        return 1;
-    }
-    if (realpath("build/qgpu", tmp) && access(tmp, X_OK) == 0) {
-        snprintf(tool, sizeof(tool), "%s", tmp);
-        return 1;
-    }
-    return 0;
 }
 
 #define N 12
@@ -908,7 +807,7 @@ int main(int argc, char **argv)
     char cmd[256];
     (void)argc;
     test_pairing();
-    if (!CHECK(find_tool(argv[0]), "the qgpu binary (set QGPU_BUILD)"))
+    if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))
         return test_finish();
     if (!CHECK(mkdtemp(dir) != NULL, "temporary directory"))
         return test_finish();

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "tool_run.h"
 
 #define LIMIT_SECONDS 60
 #define REF_Y4M "refs/nf_src01_160x90_48f.y4m"
@@ -46,21 +47,15 @@ static int have_mjpeg;
 
 /* ------------------------------------------------------------ helpers */
 
+/* The tool (tool_find()) and the hook next to it: BUILD/tests/. */
 static int find_binaries(const char *argv0)
 {
-    const char *b = getenv("QGPU_BUILD");
-    char tmp[1100], base[1024];
-    if (b && *b)
-        snprintf(base, sizeof(base), "%s", b);
-    else {
-        snprintf(tmp, sizeof(tmp), "%s", argv0);
-        snprintf(base, sizeof(base), "%s/..", dirname(tmp));
-    }
-    snprintf(tmp, sizeof(tmp), "%s/qgpu", base);
-    if (!realpath(tmp, tool) || access(tool, X_OK))
+    char tmp[1024];
+    if (!tool_find(argv0, tool, sizeof(tool)))
         return 0;
-    snprintf(tmp, sizeof(tmp), "%s/tests/tool_oom_hook.so", base);
-    if (!realpath(tmp, hook))
+    snprintf(tmp, sizeof(tmp), "%s", tool);
+    snprintf(hook, sizeof(hook), "%s/tests/tool_oom_hook.so", dirname(tmp));
+    if (access(hook, R_OK))
         hook[0] = 0;
     return 1;
 }
@@ -122,13 +117,19 @@ static int write_y4m_inputs(void)
     return ret;
 }
 
+/* Packet i of the WAV: 400 samples of silence. */
+static void silence(void *opaque, int i, AVPacket *pkt, const AVStream *st)
+{
+    memset(pkt->data, 0, (size_t)pkt->size);
+    pkt->pts = pkt->dts = i * 400;
+}
+
 /* An audio-only WAV: 0.2 s of 8 kHz 16-bit silence. */
 static int write_wav(const char *name)
 {
     AVFormatContext *oc = NULL;
     AVStream *st;
     char path[1200];
-    int ret;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     if (avformat_alloc_output_context2(&oc, NULL, "wav", path) < 0)
         return -1;
@@ -140,26 +141,7 @@ static int write_wav(const char *name)
     st->codecpar->bits_per_coded_sample = 16;
     st->codecpar->block_align = 2;
     st->time_base = (AVRational){1, 8000};
-    ret = avio_open(&oc->pb, path, AVIO_FLAG_WRITE);
-    if (ret >= 0)
-        ret = avformat_write_header(oc, NULL);
-    for (int i = 0; ret >= 0 && i < 4; i++) {
-        AVPacket *pkt = av_packet_alloc();
-        if (!pkt || av_new_packet(pkt, 800) < 0) {
-            av_packet_free(&pkt);
-            ret = -1;
-            break;
-        }
-        memset(pkt->data, 0, 800);
-        pkt->pts = pkt->dts = i * 400;
-        ret = av_interleaved_write_frame(oc, pkt);
-        av_packet_free(&pkt);
-    }
-    if (ret >= 0)
-        ret = av_write_trailer(oc);
-    avio_closep(&oc->pb);
-    avformat_free_context(oc);
-    return ret < 0 ? -1 : 0;
+    return tool_write_packets(oc, path, 4, 800, silence, NULL);
 }
 
 /* A copy of a fate clip whose 6th video packet (in file order; not a
@@ -197,12 +179,6 @@ static int write_corrupt_copy(const char *rel, const char *name)
     return ret;
 }
 
-/* Distinct smooth content per frame. */
-static uint8_t content(int c, int plane, int x, int y)
-{
-    return (uint8_t)lrint(128 + 90 * sin(x * 0.21 + c * 1.3 + plane) * cos(y * 0.17 - c * 0.7));
-}
-
 /* n frames of MJPEG (intra only: a damaged frame harms no other) at 25 fps
  * in NUT; the packets of frames bad_from..bad_to are replaced by bytes no
  * decoder takes for a JPEG image. Returns 1 when there is no MJPEG
@@ -211,17 +187,13 @@ static int write_mjpeg(const char *name, int n, int bad_from, int bad_to)
 {
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG);
     AVCodecContext *enc;
-    AVFormatContext *oc = NULL;
-    AVStream *st;
-    AVFrame *frame;
-    AVPacket *pkt;
     char path[1200];
-    int ret, w = 64, h = 48;
+    int ret;
     if (!codec)
         return 1;
     enc = avcodec_alloc_context3(codec);
-    enc->width = w;
-    enc->height = h;
+    enc->width = 64;
+    enc->height = 48;
     enc->pix_fmt = AV_PIX_FMT_YUVJ420P;
     enc->time_base = (AVRational){1, 25};
     enc->flags |= AV_CODEC_FLAG_QSCALE;
@@ -231,48 +203,9 @@ static int write_mjpeg(const char *name, int n, int bad_from, int bad_to)
         return 1;
     }
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    avformat_alloc_output_context2(&oc, NULL, "nut", path);
-    st = avformat_new_stream(oc, NULL);
-    avcodec_parameters_from_context(st->codecpar, enc);
-    st->time_base = enc->time_base;
-    st->avg_frame_rate = st->r_frame_rate = (AVRational){25, 1};
-    ret = avio_open(&oc->pb, path, AVIO_FLAG_WRITE);
-    if (ret >= 0)
-        ret = avformat_write_header(oc, NULL);
-    frame = av_frame_alloc();
-    pkt = av_packet_alloc();
-    frame->format = enc->pix_fmt;
-    frame->width = w;
-    frame->height = h;
-    av_frame_get_buffer(frame, 0);
-    for (int i = 0; ret >= 0 && i <= n; i++) {
-        if (i < n) {
-            av_frame_make_writable(frame);
-            for (int p = 0; p < 3; p++)
-                for (int y = 0; y < (p ? h / 2 : h); y++)
-                    for (int x = 0; x < (p ? w / 2 : w); x++)
-                        frame->data[p][y * frame->linesize[p] + x] = content(i % 50, p, x, y);
-            frame->pts = i;
-        }
-        ret = avcodec_send_frame(enc, i < n ? frame : NULL);
-        while (ret >= 0 && (ret = avcodec_receive_packet(enc, pkt)) >= 0) {
-            if (pkt->pts >= bad_from && pkt->pts <= bad_to)
-                memset(pkt->data, 0xAA, (size_t)pkt->size);
-            av_packet_rescale_ts(pkt, enc->time_base, st->time_base);
-            pkt->stream_index = 0;
-            ret = av_interleaved_write_frame(oc, pkt);
-        }
-        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF)
-            ret = 0;
-    }
-    if (ret >= 0)
-        ret = av_write_trailer(oc);
-    av_packet_free(&pkt);
-    av_frame_free(&frame);
+    ret = tool_encode_nut(path, enc, enc->time_base, n, 0.0, bad_from, bad_to);
     avcodec_free_context(&enc);
-    avio_closep(&oc->pb);
-    avformat_free_context(oc);
-    return ret < 0 ? -1 : 0;
+    return ret;
 }
 
 static void write_inputs(void)
@@ -387,27 +320,14 @@ static int parse_row(char *line, Row *row)
     return 0;
 }
 
-/* Runs `qgpu -q ARGS` in dir with env prepended; stderr in out_err.
- * Returns the exit status, or 1000 + signal when it died of one. */
+/* Runs `qgpu -q ARGS` in dir with env prepended, under the time limit;
+ * stderr in out_err. Returns the exit status, or 1000 + signal when it
+ * died of one. */
 static int run_tool(const char *env, const char *args)
 {
-    char cmd[8192], path[1200];
-    FILE *f;
-    size_t n;
-    int st;
-    snprintf(path, sizeof(path), "%s/stderr.txt", dir);
-    snprintf(cmd, sizeof(cmd), "cd %s && env %s timeout -k 5 %d %s -q %s 2>%s >%s/stdout.txt",
-             dir, env, LIMIT_SECONDS, tool, args, path, dir);
-    st = system(cmd);
-    out_err[0] = 0;
-    if ((f = fopen(path, "r"))) {
-        n = fread(out_err, 1, sizeof(out_err) - 1, f);
-        out_err[n] = 0;
-        fclose(f);
-    }
-    if (WIFSIGNALED(st))
-        return 1000 + WTERMSIG(st);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char quiet[4096];
+    snprintf(quiet, sizeof(quiet), "-q %s", args);
+    return tool_run(tool, dir, env, LIMIT_SECONDS, quiet, out_err, sizeof(out_err));
 }
 
 /* Checks stderr as the table's header says. */

@@ -1,18 +1,21 @@
 # The tool's tests: tests/test_tool.c (unit tests of tool/pairing.c and runs
 # of the built qgpu binary on inputs it writes with libavformat) and
 # tests/test_tool_errors.c (the bad-input table tests/tool_bad_inputs.txt,
-# with tests/tool_oom_hook.so preloaded for the device out-of-memory row).
-# They link the tool's objects and FFmpeg, so they exist only when the tool
-# is built. Also installs the man page doc/qgpu.1.
+# with tests/tool_oom_hook.so preloaded for the device out-of-memory row),
+# both with tests/tool_run.c (finding and running the binary, writing
+# encoded clips). They link FFmpeg (test_tool also the tool's objects), so
+# they exist only when the tool is built. Also installs the man page doc/qgpu.1.
 ifeq ($(BUILD_TOOL),yes)
-$(BUILD)/tests/test_tool: $(BUILD)/tests/test_tool.o $(TEST_SUPPORT_OBJS) $(TOOL_LIB_OBJS) \
+TOOL_TEST_OBJS = $(BUILD)/tests/tool_run.o $(TEST_SUPPORT_OBJS)
+
+$(BUILD)/tests/test_tool: $(BUILD)/tests/test_tool.o $(TOOL_TEST_OBJS) $(TOOL_LIB_OBJS) \
                           $(BUILD)/libqgpu.a $(BUILD)/qgpu
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(TOOL_LIB_OBJS) $(BUILD)/libqgpu.a \
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(TOOL_LIB_OBJS) $(BUILD)/libqgpu.a \
 	      $(AV_LIBS) $(TEST_LIBS)
 
-$(BUILD)/tests/test_tool_errors: $(BUILD)/tests/test_tool_errors.o $(TEST_SUPPORT_OBJS) \
+$(BUILD)/tests/test_tool_errors: $(BUILD)/tests/test_tool_errors.o $(TOOL_TEST_OBJS) \
                                  $(BUILD)/libqgpu.a $(BUILD)/qgpu $(BUILD)/tests/tool_oom_hook.so
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
 
 # Preloaded into the tool: built without sanitizers, which want their
 # runtime first in the process.

@@ -3,28 +3,23 @@
  *
  * At 1080p and above one memcpy thread (about 10-13 GB/s) is slower than the
  * pinned host-to-device copy (about 54 GB/s on an H100/H200), so qgpu_submit
- * would be bound by its own memcpy. A few persistent threads split the rows
- * of every plane between them and the calling thread.
+ * would be bound by its own memcpy. A few persistent threads (a task pool,
+ * task_pool.c, given one task per helper for every job) split the rows of
+ * every plane between them and the calling thread.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "copy_pool.h"
+#include "task_pool.h"
 
 #define ROWS_PER_CHUNK 16
 
 struct QgpuCopyPool {
-    pthread_t *threads;
-    int nb_threads;
-    pthread_mutex_t lock;
-    pthread_cond_t start;
-    pthread_cond_t done;
-    unsigned generation;     /* bumped for every job */
-    int busy;                /* workers still on the current job */
-    int quit;
+    QgpuTaskPool *threads;  /* NULL: copies in the calling thread */
+    int nb_helpers;
+    QgpuTask *helpers;      /* one per helper thread, queued for every job */
     /* the current job */
     const QgpuCopyTask *tasks;
     int nb_tasks;
@@ -58,25 +53,9 @@ static void work(QgpuCopyPool *pool)
     }
 }
 
-static void *worker(void *opaque)
+static void work_task(void *opaque)
 {
-    QgpuCopyPool *pool = opaque;
-    unsigned seen = 0;
-    pthread_mutex_lock(&pool->lock);
-    for (;;) {
-        while (!pool->quit && pool->generation == seen)
-            pthread_cond_wait(&pool->start, &pool->lock);
-        if (pool->quit)
-            break;
-        seen = pool->generation;
-        pthread_mutex_unlock(&pool->lock);
-        work(pool);
-        pthread_mutex_lock(&pool->lock);
-        if (--pool->busy == 0)
-            pthread_cond_signal(&pool->done);
-    }
-    pthread_mutex_unlock(&pool->lock);
-    return NULL;
+    work(opaque);
 }
 
 int qgpu_copy_pool_create(QgpuCopyPool **out, int nb_threads)
@@ -86,20 +65,18 @@ int qgpu_copy_pool_create(QgpuCopyPool **out, int nb_threads)
     if (nb_threads <= 0)
         return 0; /* no pool: copies run in the calling thread */
     pool = calloc(1, sizeof(*pool));
-    if (!pool)
-        return -1;
-    pool->threads = calloc(nb_threads, sizeof(*pool->threads));
-    if (!pool->threads || pthread_mutex_init(&pool->lock, NULL)) {
-        free(pool->threads);
+    if (pool)
+        pool->helpers = calloc(nb_threads, sizeof(*pool->helpers));
+    if (!pool || !pool->helpers) {
         free(pool);
         return -1;
     }
-    pthread_cond_init(&pool->start, NULL);
-    pthread_cond_init(&pool->done, NULL);
-    for (int i = 0; i < nb_threads; i++) {
-        if (pthread_create(&pool->threads[i], NULL, worker, pool))
-            break;
-        pool->nb_threads++;
+    /* no thread could start: the pool copies in the calling thread */
+    if (qgpu_task_pool_create(&pool->threads, nb_threads) == 0)
+        pool->nb_helpers = qgpu_task_pool_threads(pool->threads);
+    for (int i = 0; i < pool->nb_helpers; i++) {
+        pool->helpers[i].run = work_task;
+        pool->helpers[i].arg = pool;
     }
     *out = pool;
     return 0;
@@ -110,16 +87,8 @@ void qgpu_copy_pool_destroy(QgpuCopyPool **ppool)
     QgpuCopyPool *pool = *ppool;
     if (!pool)
         return;
-    pthread_mutex_lock(&pool->lock);
-    pool->quit = 1;
-    pthread_cond_broadcast(&pool->start);
-    pthread_mutex_unlock(&pool->lock);
-    for (int i = 0; i < pool->nb_threads; i++)
-        pthread_join(pool->threads[i], NULL);
-    pthread_cond_destroy(&pool->start);
-    pthread_cond_destroy(&pool->done);
-    pthread_mutex_destroy(&pool->lock);
-    free(pool->threads);
+    qgpu_task_pool_destroy(&pool->threads);
+    free(pool->helpers);
     free(pool);
     *ppool = NULL;
 }
@@ -129,8 +98,8 @@ void qgpu_copy_pool_run(QgpuCopyPool *pool, const QgpuCopyTask *tasks, int nb_ta
     QgpuCopyPool inline_pool;
     if (nb_tasks > QGPU_COPY_MAX_TASKS)
         nb_tasks = QGPU_COPY_MAX_TASKS;
-    if (!pool || pool->nb_threads == 0) {
-        /* no worker: same chunking, all in this thread */
+    if (!pool || pool->nb_helpers == 0) {
+        /* no helper: same chunking, all in this thread */
         memset(&inline_pool, 0, sizeof(inline_pool));
         pool = &inline_pool;
     }
@@ -142,32 +111,17 @@ void qgpu_copy_pool_run(QgpuCopyPool *pool, const QgpuCopyTask *tasks, int nb_ta
         pool->total_chunks += pool->chunks_per_task[t];
     }
     atomic_store(&pool->next_chunk, 0);
-    if (pool == &inline_pool) {
-        work(pool);
-        return;
-    }
-    pthread_mutex_lock(&pool->lock);
-    pool->busy = pool->nb_threads;
-    pool->generation++;
-    pthread_cond_broadcast(&pool->start);
-    pthread_mutex_unlock(&pool->lock);
-    work(pool); /* the caller copies too */
-    pthread_mutex_lock(&pool->lock);
-    while (pool->busy > 0)
-        pthread_cond_wait(&pool->done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    /* every helper takes chunks from the same counter, the caller too */
+    qgpu_task_pool_submit_all(pool->threads, pool->helpers, pool->nb_helpers);
+    work(pool);
+    for (int i = 0; i < pool->nb_helpers; i++)
+        qgpu_task_pool_wait(pool->threads, &pool->helpers[i]);
 }
 
 int qgpu_copy_pool_default_threads(void)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *env = getenv("QGPU_COPY_THREADS");
-    if (env && *env)
-        return atoi(env);
     /* helpers besides the caller: half the cores, at most 6. Measured on a
      * 16-core H200 machine, psnr 1080p 8-bit, depth 4 (doc/performance.md):
      * 3 helpers 5108 fps, 5: 5639, 7: 5829. */
-    if (cpus <= 2)
-        return 0;
-    return cpus / 2 - 1 < 6 ? (int)(cpus / 2 - 1) : 6;
+    return qgpu_pool_threads_setting("QGPU_COPY_THREADS", 0, 6);
 }

@@ -196,6 +196,28 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return qgpu_results_reserve(ctx, 3 * sizeof(float), &s->offset);
 }
 
+/* The first arguments of psnr_hvs_ulps and psnr_hvs_walk (the same for
+ * both): the terms, the planes' block and chunk ranges, the binade tops,
+ * the ulp tables and the flags. Returns the OR of the statuses. */
+static cl_int set_chunk_args(cl_kernel k, const PsnrHvsState *s, cl_uint *parg)
+{
+    cl_int start1 = s->start[1], start2 = s->start[2], total = s->start[3];
+    cl_int cstart1 = s->cstart[1], cstart2 = s->cstart[2];
+    cl_uint arg = *parg;
+    cl_int status = 0;
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart1);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart2);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->ulps_buf);
+    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->flags);
+    *parg = arg;
+    return status;
+}
+
 static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     PsnrHvsState *s = f->priv;
@@ -230,7 +252,6 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
         return err;
 
     /* the terms' binade range, the per-chunk ulp tables, the walk */
-    cl_int cstart1 = s->cstart[1], cstart2 = s->cstart[2];
     k = s->total;
     arg = 0;
     status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->block_sums);
@@ -248,15 +269,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
 
     k = s->ulps;
     arg = 0;
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->ulps_buf);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->flags);
+    status |= set_chunk_args(k, s, &arg);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (ulps)");
     global = (size_t)s->cstart[3] * WALK_WG;
@@ -266,15 +279,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
 
     k = s->walk;
     arg = 0;
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->ulps_buf);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->flags);
+    status |= set_chunk_args(k, s, &arg);
     status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
     status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
     if (status != CL_SUCCESS)

@@ -412,6 +412,27 @@ static int all_finite(const float *x, int n)
     return 1;
 }
 
+/* t = row i of H x for H = I - 2 v v^T, x's rows padded to QR_W floats:
+ * h[c] = -2 v[i] v[c] (+ 1 on the diagonal) for c >= k, and
+ * t[j] = sum over c = k .. n-1, in c order, of h[c] x[c][j]. The terms
+ * c < k are left out (qr_decompose_fast() says why that gives the same
+ * floats). */
+static inline void reflect_row(float *restrict t, const float *v, int i, int k, int n,
+                               const float (*x)[QR_W])
+{
+    float h[SPEED_N];
+    for (int c = k; c < n; c++)
+        h[c] = -2 * v[i] * v[c];
+    h[i] += 1;
+    for (int j = 0; j < QR_W; j++)
+        t[j] = 0;
+    for (int c = k; c < n; c++) {
+        const float hc = h[c];
+        for (int j = 0; j < QR_W; j++)
+            t[j] += hc * x[c][j];
+    }
+}
+
 /* The same floats as qr_decompose() with the products that are exactly
  * zero left out. In step k, v[i] = +0 for i < k (the minor's column k), so
  * H's rows and columns before k are the identity's (entries +-0, diagonal
@@ -432,7 +453,7 @@ static int qr_decompose_fast(const float *a, float *qt_out, float *r, int n)
 {
     /* rows padded to QR_W floats: fixed-length inner loops vectorise; the
      * padding columns stay 0 and nothing reads them */
-    float z[SPEED_N][QR_W], qt[SPEED_N][QR_W], t[SPEED_N][QR_W], h[SPEED_N], v[SPEED_N];
+    float z[SPEED_N][QR_W], qt[SPEED_N][QR_W], t[SPEED_N][QR_W], v[SPEED_N];
     if (n > SPEED_N)
         return -1;
     memset(z, 0, sizeof(z));
@@ -452,36 +473,15 @@ static int qr_decompose_fast(const float *a, float *qt_out, float *r, int n)
             return -1;
         for (int i = k; i < n; i++)
             v[i] = v[i] / vn;
-        /* z = H z on rows i > k (row i of H: h[c] = -2 v[i] v[c], + 1 on
-         * the diagonal; c >= k). Columns <= k are computed too (fixed-length
-         * rows) and never read. */
-        for (int i = k + 1; i < n; i++) {
-            for (int c = k; c < n; c++)
-                h[c] = -2 * v[i] * v[c];
-            h[i] += 1;
-            for (int j = 0; j < QR_W; j++)
-                t[i][j] = 0;
-            for (int c = k; c < n; c++) {
-                const float hc = h[c];
-                for (int j = 0; j < QR_W; j++)
-                    t[i][j] += hc * z[c][j];
-            }
-        }
+        /* z = H z on rows i > k. Columns <= k are computed too
+         * (fixed-length rows) and never read. */
+        for (int i = k + 1; i < n; i++)
+            reflect_row(t[i], v, i, k, n, z);
         for (int i = k + 1; i < n; i++)
             memcpy(z[i], t[i], sizeof(z[i]));
         /* Q^T = H Q^T: rows i >= k, then +0 + q on the rows before k */
-        for (int i = k; i < n; i++) {
-            for (int c = k; c < n; c++)
-                h[c] = -2 * v[i] * v[c];
-            h[i] += 1;
-            for (int j = 0; j < QR_W; j++)
-                t[i][j] = 0;
-            for (int c = k; c < n; c++) {
-                const float hc = h[c];
-                for (int j = 0; j < QR_W; j++)
-                    t[i][j] += hc * qt[c][j];
-            }
-        }
+        for (int i = k; i < n; i++)
+            reflect_row(t[i], v, i, k, n, qt);
         for (int i = 0; i < k; i++)
             for (int j = 0; j < QR_W; j++)
                 qt[i][j] = 0.0f + qt[i][j];

@@ -111,20 +111,33 @@ void qgpu_task_pool_destroy(QgpuTaskPool **ppool)
 
 void qgpu_task_pool_submit(QgpuTaskPool *pool, QgpuTask *task)
 {
-    task->done = 0;
-    task->next = NULL;
-    if (!pool) {
-        task->run(task->arg);
-        task->done = 1;
-        return;
+    qgpu_task_pool_submit_all(pool, task, 1);
+}
+
+void qgpu_task_pool_submit_all(QgpuTaskPool *pool, QgpuTask *tasks, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tasks[i].done = 0;
+        tasks[i].next = NULL;
+        if (!pool) {
+            tasks[i].run(tasks[i].arg);
+            tasks[i].done = 1;
+        }
     }
+    if (!pool || n <= 0)
+        return;
     pthread_mutex_lock(&pool->lock);
-    if (pool->tail)
-        pool->tail->next = task;
+    for (int i = 0; i < n; i++) {
+        if (pool->tail)
+            pool->tail->next = &tasks[i];
+        else
+            pool->head = &tasks[i];
+        pool->tail = &tasks[i];
+    }
+    if (n == 1)
+        pthread_cond_signal(&pool->queued);
     else
-        pool->head = task;
-    pool->tail = task;
-    pthread_cond_signal(&pool->queued);
+        pthread_cond_broadcast(&pool->queued);
     pthread_mutex_unlock(&pool->lock);
 }
 
@@ -143,13 +156,23 @@ void qgpu_task_pool_wait(QgpuTaskPool *pool, QgpuTask *task)
     pthread_mutex_unlock(&pool->lock);
 }
 
-int qgpu_task_pool_default_threads(const char *env_name, int max)
+int qgpu_task_pool_threads(const QgpuTaskPool *pool)
+{
+    return pool ? pool->nb_threads : 0;
+}
+
+int qgpu_pool_threads_setting(const char *env_name, int min, int max)
 {
     const char *env = env_name ? getenv(env_name) : NULL;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int n;
     if (env && *env)
         return atoi(env);
-    n = cpus > 0 ? (int)(cpus / 2 - 1) : 1;
-    return n < 1 ? 1 : n > max ? max : n;
+    n = cpus > 0 ? (int)(cpus / 2 - 1) : min;
+    return n < min ? min : n > max ? max : n;
+}
+
+int qgpu_task_pool_default_threads(const char *env_name, int max)
+{
+    return qgpu_pool_threads_setting(env_name, 1, max);
 }

@@ -56,7 +56,9 @@ static float vec_norm(const float *v, int n)
 }
 
 /* Q^T (accumulated reflector product, "Q before its transpose") and R,
- * with full n x n products. */
+ * with full n x n products. Kept apart from the library's qr_decompose()
+ * on purpose: an independent plain form, so a change there cannot move
+ * both sides of test_speed's bit-exact comparison. */
 static void qr_decompose(const float *a, float *qt, float *r, int n)
 {
     float z[SPEED_N * SPEED_N], h[SPEED_N * SPEED_N], t[SPEED_N * SPEED_N], v[SPEED_N];
