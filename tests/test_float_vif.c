@@ -12,62 +12,6 @@
 #include "float_vif_ref.h"
 #include "test_util.h"
 
-static void fill_structured(TestPicture *t, int kind)
-{
-    const QgpuPicture *p = &t->pic;
-    unsigned maxv = (1u << p->bitdepth) - 1;
-    for (int y = 0; y < p->height; y++) {
-        for (int x = 0; x < p->width; x++) {
-            unsigned v;
-            int block = ((x / 13) + (y / 11) * 3 + kind) % 5;
-            if (kind == 3)
-                v = ((x + y) & 1) ? maxv : 0;
-            else if (block == 0)
-                v = maxv / 3;
-            else if (block == 1)
-                v = (unsigned)((double)maxv * (x + 2 * y) / (p->width + 2 * p->height));
-            else {
-                v = test_rand() % (maxv + 1);
-                if (block == 2)
-                    v = maxv / 2 + (v % ((maxv >> 4) + 1));
-            }
-            test_set_sample(t, 0, x, y, v);
-        }
-    }
-}
-
-static void make_dist(TestPicture *d, const TestPicture *r, int mode)
-{
-    const QgpuPicture *p = &r->pic;
-    int maxv = (1 << p->bitdepth) - 1;
-    for (int y = 0; y < p->height; y++) {
-        for (int x = 0; x < p->width; x++) {
-            int v = (int)test_sample(p, 0, x, y);
-            if (mode == 1)
-                v += (int)(test_rand() % 9) - 4;
-            else if (mode == 2)
-                v = 2 * (v - maxv / 2) + maxv / 2 + (int)(test_rand() % 3) - 1;
-            else if (mode == 3)
-                v = (v + (int)test_sample(p, 0, x > 0 ? x - 1 : x, y)) / 2;
-            v = v < 0 ? 0 : v > maxv ? maxv : v;
-            test_set_sample(d, 0, x, y, (unsigned)v);
-        }
-    }
-}
-
-/* Luma of a picture as a packed buffer for the reference. */
-static void *luma_copy(const QgpuPicture *p)
-{
-    int bps = p->bitdepth > 8 ? 2 : 1;
-    unsigned char *out = malloc((size_t)p->width * p->height * bps);
-    if (!out)
-        return NULL;
-    for (int y = 0; y < p->height; y++)
-        memcpy(out + (size_t)y * p->width * bps,
-               (const unsigned char *)p->data[0] + y * p->stride[0], (size_t)p->width * bps);
-    return out;
-}
-
 typedef struct Case {
     int w, h, layout, bitdepth, depth, frames, stride_pad;
     double egl, snsq;
@@ -94,8 +38,8 @@ static void run_case(const Case *c)
         if (i % 2)
             test_picture_random(&ref[i]);
         else
-            fill_structured(&ref[i], i % 4);
-        make_dist(&dist[i], &ref[i], i % 4);
+            test_picture_structured(&ref[i], i % 4);
+        test_picture_distort(&dist[i], &ref[i], i % 4);
         CHECK(qgpu_submit(ctx, &ref[i].pic, &dist[i].pic) == 0, "submit %dx%d: %s", c->w, c->h,
               qgpu_last_error(ctx));
         while (qgpu_collect(ctx, &frame, 0) == 1)
@@ -107,7 +51,7 @@ static void run_case(const Case *c)
     CHECK(got == (unsigned)c->frames, "collected %u of %d", got, c->frames);
     for (int i = 0; i < c->frames; i++) {
         FloatVifRefResult r;
-        void *a = luma_copy(&ref[i].pic), *b = luma_copy(&dist[i].pic);
+        void *a = test_luma_copy(&ref[i].pic), *b = test_luma_copy(&dist[i].pic);
         if (!a || !b || float_vif_ref_compute(a, b, c->w, c->h, c->w, c->bitdepth, c->egl,
                                               c->snsq, &r)) {
             CHECK(0, "out of memory");

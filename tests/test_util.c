@@ -146,3 +146,58 @@ const char *test_src_path(const char *relative, char *buf, size_t len)
     snprintf(buf, len, "%s/%s", root && *root ? root : ".", relative);
     return buf;
 }
+
+void test_picture_structured(TestPicture *t, int kind)
+{
+    const QgpuPicture *p = &t->pic;
+    unsigned maxv = (1u << p->bitdepth) - 1;
+    for (int y = 0; y < p->height; y++) {
+        for (int x = 0; x < p->width; x++) {
+            unsigned v;
+            int block = ((x / 13) + (y / 11) * 3 + kind) % 5;
+            if (kind == 3) {
+                v = ((x + y) & 1) ? maxv : 0; /* extreme checkerboard */
+            } else if (block == 0) {
+                v = maxv / 3; /* flat */
+            } else if (block == 1) {
+                v = (unsigned)((double)maxv * (x + 2 * y) / (p->width + 2 * p->height));
+            } else {
+                v = test_rand() % (maxv + 1);
+                if (block == 2)
+                    v = maxv / 2 + (v % ((maxv >> 4) + 1)); /* low contrast texture */
+            }
+            test_set_sample(t, 0, x, y, v);
+        }
+    }
+}
+
+void test_picture_distort(TestPicture *d, const TestPicture *r, int mode)
+{
+    const QgpuPicture *p = &r->pic;
+    int maxv = (1 << p->bitdepth) - 1;
+    for (int y = 0; y < p->height; y++) {
+        for (int x = 0; x < p->width; x++) {
+            int v = (int)test_sample(p, 0, x, y);
+            if (mode == 1)
+                v += (int)(test_rand() % 9) - 4;
+            else if (mode == 2)
+                v = 2 * (v - maxv / 2) + maxv / 2 + (int)(test_rand() % 3) - 1;
+            else if (mode == 3)
+                v = (v + (int)test_sample(p, 0, x > 0 ? x - 1 : x, y)) / 2;
+            v = v < 0 ? 0 : v > maxv ? maxv : v;
+            test_set_sample(d, 0, x, y, (unsigned)v);
+        }
+    }
+}
+
+void *test_luma_copy(const QgpuPicture *p)
+{
+    int bps = p->bitdepth > 8 ? 2 : 1;
+    unsigned char *out = malloc((size_t)p->width * p->height * bps);
+    if (!out)
+        return NULL;
+    for (int y = 0; y < p->height; y++)
+        memcpy(out + (size_t)y * p->width * bps,
+               (const unsigned char *)p->data[0] + y * p->stride[0], (size_t)p->width * bps);
+    return out;
+}

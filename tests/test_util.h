@@ -36,6 +36,14 @@ void test_picture_free(TestPicture *t);
 void test_picture_random(TestPicture *t);
 /* Copies a with random noise of amplitude amp added (clamped). */
 void test_picture_noisy_copy(TestPicture *dst, const TestPicture *src, int amp);
+/* Luma only, for the VIF/ADM tests: a structured picture (kind 0..2: flat,
+ * ramp, texture and noise blocks; kind 3: an extreme checkerboard), and a
+ * distorted copy of it (mode 0: same, 1: noise, 2: contrast stretch,
+ * 3: horizontal blur); both draw from test_rand(). */
+void test_picture_structured(TestPicture *t, int kind);
+void test_picture_distort(TestPicture *dst, const TestPicture *src, int mode);
+/* The luma plane packed without stride (malloc'ed; NULL when out of memory). */
+void *test_luma_copy(const QgpuPicture *p);
 /* Plane geometry helpers (ceil chroma as stored). */
 int test_plane_w(const QgpuPicture *p, int plane);
 int test_plane_h(const QgpuPicture *p, int plane);

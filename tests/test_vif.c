@@ -9,52 +9,6 @@
 #include "test_util.h"
 #include "vif_ref.h"
 
-/* A picture with flat areas, gradients and textured blocks, so that both
- * branches of the statistic (sigma1^2 below and above 2) are taken. */
-static void fill_structured(TestPicture *t, int kind)
-{
-    const QgpuPicture *p = &t->pic;
-    unsigned maxv = (1u << p->bitdepth) - 1;
-    for (int y = 0; y < p->height; y++) {
-        for (int x = 0; x < p->width; x++) {
-            unsigned v;
-            int block = ((x / 13) + (y / 11) * 3 + kind) % 5;
-            if (kind == 3) {
-                v = ((x + y) & 1) ? maxv : 0; /* extreme checkerboard */
-            } else if (block == 0) {
-                v = maxv / 3; /* flat */
-            } else if (block == 1) {
-                v = (unsigned)((double)maxv * (x + 2 * y) / (p->width + 2 * p->height));
-            } else {
-                v = test_rand() % (maxv + 1);
-                if (block == 2)
-                    v = maxv / 2 + (v % ((maxv >> 4) + 1)); /* low contrast texture */
-            }
-            test_set_sample(t, 0, x, y, v);
-        }
-    }
-}
-
-/* Distorted version: noise, contrast gain (g > 1), or an exact copy. */
-static void make_dist(TestPicture *d, const TestPicture *r, int mode)
-{
-    const QgpuPicture *p = &r->pic;
-    int maxv = (1 << p->bitdepth) - 1;
-    for (int y = 0; y < p->height; y++) {
-        for (int x = 0; x < p->width; x++) {
-            int v = (int)test_sample(p, 0, x, y);
-            if (mode == 1)
-                v += (int)(test_rand() % 9) - 4;
-            else if (mode == 2)
-                v = 2 * (v - maxv / 2) + maxv / 2 + (int)(test_rand() % 3) - 1;
-            else if (mode == 3)
-                v = (v + (int)test_sample(p, 0, x > 0 ? x - 1 : x, y)) / 2;
-            v = v < 0 ? 0 : v > maxv ? maxv : v;
-            test_set_sample(d, 0, x, y, (unsigned)v);
-        }
-    }
-}
-
 typedef struct Case {
     int w, h, layout, bitdepth, depth, frames, stride_pad;
     double egl;
@@ -99,8 +53,8 @@ static void run_case(const Case *c)
         if (n % 3 == 2)
             test_picture_random(&ref[n]);
         else
-            fill_structured(&ref[n], (n + c->w) % 4);
-        make_dist(&dist[n], &ref[n], (n + c->h) % 4);
+            test_picture_structured(&ref[n], (n + c->w) % 4);
+        test_picture_distort(&dist[n], &ref[n], (n + c->h) % 4);
         int err = qgpu_submit(ctx, &ref[n].pic, &dist[n].pic);
         if (!CHECK(err == 0, "submit %dx%d: %s", c->w, c->h, qgpu_last_error(ctx))) {
             n++;
@@ -220,7 +174,7 @@ static void test_identical(void)
     if (!ctx)
         return;
     test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_420, 8, 0);
-    fill_structured(&a, 1);
+    test_picture_structured(&a, 1);
     CHECK(qgpu_enable_feature(ctx, "vif") == 0, "enable");
     CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
     CHECK(qgpu_flush(ctx) == 0, "flush");
