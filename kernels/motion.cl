@@ -13,6 +13,16 @@
  * reads what another one writes). With do_sad = 0 (first frame) it only
  * copies. Each work-group writes one ulong partial sum.
  *
+ * motion_sad_legacy is the SAD of libvmaf before that rewrite (releases up
+ * to v3.0.0 and git master until 2026, e.g. 2b2cf9c, the libvmaf in FFmpeg
+ * 8.0 static builds; doc/metrics/motion.md): each reference frame is blurred
+ * on its own, vertical pass (sum + 2^(bpc-1)) >> bpc, horizontal pass
+ * (sum + 32768) >> 16, both on non-negative sums, borders mirrored without
+ * repeating the edge at the top/left (-k -> k) but repeating it at the
+ * bottom/right (n-1+k -> n-k); the blurred frame (16-bit) is kept, and the SAD
+ * is sum |blur(prev) - blur(cur)|. Same tiles; `store` then holds the blurred
+ * frame and `prev` the previous blurred frame.
+ *
  * Build options: -DMOTION_IN8=1 for 8-bit samples (else 16-bit words),
  * -DMOTION_WG=<work-group size> (a power of two).
  */
@@ -103,6 +113,80 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
                 a += (long)motion_taps[k] * v[ry * IW + rx + k];
             long r = floor_shift(a + 32768, 16);
             acc += (ulong)(r < 0 ? -r : r);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    red[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = MOTION_WG / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        results[partial_index + get_group_id(0)] = red[0];
+}
+
+/* libvmaf before the 2026 rewrite: -k -> k, n-1+k -> n-k */
+static inline int mirror_idx_legacy(int i, int n)
+{
+    if (i < 0)
+        i = -i;
+    if (i >= n)
+        i = 2 * n - 1 - i;
+    return clamp(i, 0, n - 1);
+}
+
+__kernel void motion_sad_legacy(__global const PIX *cur, int cur_offset,
+                                __global const ushort *prev, __global ushort *store, int w,
+                                int h, int bpc, int do_sad, __global ulong *results,
+                                int partial_index)
+{
+    __local uint d[IH * IW];
+    __local uint v[TH * IW];
+    __local ulong red[MOTION_WG];
+
+    const int lid = get_local_id(0);
+    const int tiles_x = (w + TW - 1) / TW, tiles_y = (h + TH - 1) / TH;
+    const int ntiles = tiles_x * tiles_y;
+    const uint vrnd = 1u << (bpc - 1);
+    ulong acc = 0;
+
+    cur += cur_offset;
+    for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
+
+        for (int i = lid; i < IH * IW; i += MOTION_WG) {
+            int ry = i / IW, rx = i - ry * IW;
+            int y = y0 - R + ry, x = x0 - R + rx;
+            d[i] = cur[(size_t)mirror_idx_legacy(y, h) * w + mirror_idx_legacy(x, w)];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* vertical pass: at most 65535 * 65536, within 32 bits */
+        for (int i = lid; i < TH * IW; i += MOTION_WG) {
+            int ry = i / IW, rx = i - ry * IW;
+            uint a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (uint)motion_taps[k] * d[(ry + k) * IW + rx];
+            v[i] = (a + vrnd) >> bpc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        for (int i = lid; i < TH * TW; i += MOTION_WG) {
+            int ry = i / TW, rx = i - ry * TW;
+            int y = y0 + ry, x = x0 + rx;
+            if (y >= h || x >= w)
+                continue;
+            ulong a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (ulong)motion_taps[k] * v[ry * IW + rx + k];
+            int b = (int)((a + 32768) >> 16);
+            size_t o = (size_t)y * w + x;
+            if (do_sad)
+                acc += (ulong)abs(b - (int)prev[o]);
+            store[o] = (ushort)b;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -162,6 +162,31 @@ static void test_options(void)
     c = make_case(40, 24, 10, 5, "motion_five_frame_window=true", "_mffw");
     c.ref.five_frame_window = 1;
     run_case(&c);
+
+    /* motion_legacy: full-range 8- and 16-bit content (the 32-bit sums of the
+     * blur at their largest), large motion, with the other options */
+    c = make_case(150, 70, 8, 6, "motion_legacy=true:debug=true", "");
+    c.ref.legacy = 1;
+    c.debug = 1;
+    c.speed = 7;
+    run_case(&c);
+    c = make_case(67, 45, 16, 4, "motion_legacy=true", "");
+    c.ref.legacy = 1;
+    c.speed = 11;
+    run_case(&c);
+    c = make_case(3, 3, 10, 3, "motion_legacy=true", "");
+    c.ref.legacy = 1;
+    c.layout = QGPU_LAYOUT_444;
+    run_case(&c);
+    c = make_case(70, 40, 10, 5,
+                  "motion_legacy=true:motion_max_val=18:motion_five_frame_window=true:"
+                  "motion_moving_average=true",
+                  "_mffw_mmxv_18_mma");
+    c.ref.legacy = 1;
+    c.ref.max_val = 18;
+    c.ref.five_frame_window = 1;
+    c.ref.moving_average = 1;
+    run_case(&c);
 }
 
 static void test_sizes(void)
@@ -174,6 +199,18 @@ static void test_sizes(void)
         c.layout = i % 4;
         c.depth = 1 + i % 4;
         c.stride_pad = test_rand_range(0, 30);
+        c.speed = 1 + i % 3;
+        run_case(&c);
+    }
+    /* libvmaf <= v3.0.0 arithmetic (motion_legacy): same names, other SAD */
+    test_seed(4242);
+    for (int i = 0; i < 8; i++) {
+        Case c = make_case(test_rand_range(3, 260), test_rand_range(3, 130), depths[i % 4],
+                           1 + i % 5, "motion_legacy=true", "");
+        c.ref.legacy = 1;
+        c.layout = i % 4;
+        c.depth = 1 + i % 4;
+        c.stride_pad = test_rand_range(0, 20);
         c.speed = 1 + i % 3;
         run_case(&c);
     }

@@ -19,6 +19,16 @@
  * Frame i is final once frame i+1 is in (i+2 for frames 0 and 1 with the
  * five-frame window), or at flush.
  *
+ * motion_legacy=true computes the SAD as libvmaf did before its 2026 motion
+ * rewrite (releases up to v3.0.0 and git master until then, e.g. 2b2cf9c,
+ * the libvmaf in FFmpeg 8.0 static builds): each frame blurred on its own,
+ * the bottom/right borders mirrored repeating the edge sample, and
+ *   sad[i] = (float)(SAD / 256.) / (float)(w*h)
+ * in single precision (integer_motion.c's normalize_and_scale_sad at those
+ * commits). Those libvmaf versions differ from 3.2.0 by up to ~3e-4 in
+ * motion2 (doc/metrics/motion.md says how that was found); they have no
+ * motion3 or options other than motion_force_zero, which here still apply.
+ *
  * One launch per frame. The previous reference luma stays on the device in
  * feature-owned ping-pong buffers that the kernel itself fills.
  */
@@ -43,6 +53,7 @@ typedef struct MotionState {
     double max_val;
     bool five_frame_window;
     bool moving_average;
+    bool legacy;
     bool debug;
     /* state */
     cl_kernel kernel;
@@ -76,6 +87,8 @@ static const QgpuOptionDef motion_options[] = {
      "compare frame i with i-2 (five-frame window)"},
     {"motion_moving_average", "mma", QGPU_OPT_BOOL, offsetof(MotionState, moving_average), 0,
      NULL, 0, 1, QGPU_OPT_PARAM, "average motion3 with the previous frame's"},
+    {"motion_legacy", NULL, QGPU_OPT_BOOL, offsetof(MotionState, legacy), 0, NULL, 0, 1, 0,
+     "libvmaf <= v3.0.0 / git 2b2cf9c arithmetic (blur each frame, float score)"},
     {NULL},
 };
 
@@ -95,6 +108,7 @@ static int register_name(QgpuFeature *f, const char *base, int *id)
 
 static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
 {
+    const char *name = s->legacy ? "motion_sad_legacy" : "motion_sad";
     QgpuContext *ctx = f->ctx;
     for (int wg = 256; wg >= 32; wg /= 2) {
         char opts[64];
@@ -107,7 +121,7 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
         if (s->kernel)
             clReleaseKernel(s->kernel);
         s->kernel = NULL;
-        err = qgpu_kernel_create(ctx, program, "motion_sad", &s->kernel);
+        err = qgpu_kernel_create(ctx, program, name, &s->kernel);
         if (err)
             return err;
         if (clGetKernelWorkGroupInfo(s->kernel, qgpu_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE,
@@ -160,9 +174,9 @@ static int motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     size_t per_group = (tiles + cap - 1) / cap;
     s->groups = (int)((tiles + per_group - 1) / per_group);
     s->nstore = (int)s->gap + 1;
-    for (int i = 0; i < s->nstore; i++) {
-        err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * fmt->bytes_per_sample,
-                                 &s->store[i]);
+    for (int i = 0; i < s->nstore; i++) { /* legacy: blurred frames, 16-bit */
+        size_t bytes = s->legacy ? sizeof(uint16_t) : (size_t)fmt->bytes_per_sample;
+        err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * bytes, &s->store[i]);
         if (err)
             return err;
     }
@@ -252,8 +266,11 @@ static int motion_collect(QgpuFeature *f, const QgpuSlot *slot)
         uint64_t sad = 0;
         for (int g = 0; g < s->groups; g++)
             sad += partial[g];
-        /* integer_motion.c: (double)sad / 256. / (w * h), unsigned w * h */
-        score = min_d((double)sad / 256. / (unsigned)(s->w * s->h) * s->fps_weight, s->max_val);
+        /* integer_motion.c: (double)sad / 256. / (w * h), unsigned w * h;
+         * legacy: (float)(sad / 256.) / (w * h), a float division */
+        double raw = s->legacy ? (double)((float)(sad / 256.) / (float)(unsigned)(s->w * s->h))
+                               : (double)sad / 256. / (unsigned)(s->w * s->h);
+        score = min_d(raw * s->fps_weight, s->max_val);
     }
     s->sad[n % HIST] = score;
     s->collected = n + 1;

@@ -9,6 +9,11 @@
  * - sad score = min(SAD / 256 / (w*h) * fps_weight, max_val); frame 0 (and
  *   frame 1 with the five-frame window, which compares frame i with i-2) 0.
  * - motion2/motion3 at flush: see motion_ref_clip().
+ * - motion_legacy (libvmaf <= v3.0.0, git 2b2cf9c, integer_motion.c of those
+ *   commits): blur(prev) and blur(cur) each on their own, same filter and
+ *   shifts on non-negative sums, the bottom/right borders mirrored repeating
+ *   the edge (n-1+k -> n-k); SAD = sum |blur(prev) - blur(cur)|; score
+ *   (float)(SAD / 256.) / (w*h) in single precision.
  */
 #include "motion_ref.h"
 
@@ -58,6 +63,53 @@ uint64_t motion_ref_sad(const void *prev, const void *cur, int w, int h, ptrdiff
     return sad;
 }
 
+static int mirror_legacy(int i, int n)
+{
+    if (i < 0)
+        return -i;
+    if (i >= n)
+        return 2 * n - 1 - i;
+    return i;
+}
+
+/* One frame blurred as libvmaf <= v3.0.0 did: 16-bit results. */
+static uint16_t *blur_legacy(const void *pic, int w, int h, ptrdiff_t stride, int bpc)
+{
+    uint32_t *tmp = malloc((size_t)w * h * sizeof(uint32_t));
+    uint16_t *out = malloc((size_t)w * h * sizeof(uint16_t));
+    if (!tmp || !out)
+        abort();
+    for (int i = 0; i < h; i++)
+        for (int j = 0; j < w; j++) {
+            uint64_t a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (uint64_t)motion_taps[k] *
+                     (uint64_t)sample(pic, (ptrdiff_t)mirror_legacy(i - 2 + k, h) * stride + j, bpc);
+            tmp[(size_t)i * w + j] = (uint32_t)((a + (1u << (bpc - 1))) >> bpc);
+        }
+    for (int i = 0; i < h; i++)
+        for (int j = 0; j < w; j++) {
+            uint64_t a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (uint64_t)motion_taps[k] * tmp[(size_t)i * w + mirror_legacy(j - 2 + k, w)];
+            out[(size_t)i * w + j] = (uint16_t)((a + 32768) >> 16);
+        }
+    free(tmp);
+    return out;
+}
+
+uint64_t motion_ref_sad_legacy(const void *prev, const void *cur, int w, int h,
+                               ptrdiff_t stride, int bpc)
+{
+    uint16_t *a = blur_legacy(prev, w, h, stride, bpc), *b = blur_legacy(cur, w, h, stride, bpc);
+    uint64_t sad = 0;
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        sad += (uint64_t)abs((int)a[i] - (int)b[i]);
+    free(a);
+    free(b);
+    return sad;
+}
+
 void motion_ref_default_options(MotionRefOptions *o)
 {
     o->force_zero = 0;
@@ -67,6 +119,7 @@ void motion_ref_default_options(MotionRefOptions *o)
     o->max_val = 10000.0;
     o->five_frame_window = 0;
     o->moving_average = 0;
+    o->legacy = 0;
 }
 
 static double min_d(double a, double b)
@@ -89,8 +142,16 @@ void motion_ref_clip(const void *const *frames, unsigned n, int w, int h, ptrdif
         sad[i] = 0.0;
         if (o->force_zero || i < gap)
             continue;
-        uint64_t s = motion_ref_sad(frames[i - gap], frames[i], w, h, stride, bpc);
-        sad[i] = min_d((double)s / 256. / (unsigned)(w * h) * o->fps_weight, o->max_val);
+        double raw;
+        if (o->legacy) {
+            uint64_t s = motion_ref_sad_legacy(frames[i - gap], frames[i], w, h, stride, bpc);
+            float scaled = (float)(s / 256.);
+            raw = scaled / (float)(unsigned)(w * h);
+        } else {
+            uint64_t s = motion_ref_sad(frames[i - gap], frames[i], w, h, stride, bpc);
+            raw = (double)s / 256. / (unsigned)(w * h);
+        }
+        sad[i] = min_d(raw * o->fps_weight, o->max_val);
     }
     /* motion2[i]: smaller of the SADs around frame i (i+1, and i with the
      * three-frame window or i-1 with the five-frame one, when that is a real

@@ -15,6 +15,12 @@
 uint64_t motion_ref_sad(const void *prev, const void *cur, int w, int h, ptrdiff_t stride,
                         int bpc);
 
+/* libvmaf before its 2026 motion rewrite (<= v3.0.0, git 2b2cf9c): each
+ * frame blurred on its own (non-negative sums, bottom/right borders mirrored
+ * repeating the edge), SAD = sum |blur(prev) - blur(cur)|. */
+uint64_t motion_ref_sad_legacy(const void *prev, const void *cur, int w, int h,
+                               ptrdiff_t stride, int bpc);
+
 typedef struct MotionRefOptions {
     int force_zero;
     double blend_factor;  /* motion_blend_factor */
@@ -23,6 +29,7 @@ typedef struct MotionRefOptions {
     double max_val;       /* motion_max_val */
     int five_frame_window;
     int moving_average;
+    int legacy;           /* motion_legacy: motion_ref_sad_legacy, float score */
 } MotionRefOptions;
 
 void motion_ref_default_options(MotionRefOptions *o);
