@@ -21,7 +21,21 @@
  * (one instruction on GPUs), 0 to accumulate their 16-bit halves in 32-bit
  * sums (much faster on CPU devices, whose vectorisers handle 64-bit
  * multiplies poorly). Both are exact.
+ *
+ * -DVIF_FP64=1 (devices with cl_khr_fp64): the gain and what follows are
+ * computed in IEEE double like libvmaf, a handful of correctly rounded
+ * operations (OpenCL requires 0-ulp double +, *, /; contraction into fma is
+ * switched off below), in place of the integer emulation. Same bits.
  */
+
+#ifndef VIF_FP64
+#define VIF_FP64 0
+#endif
+#if VIF_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+/* libvmaf's double expressions are separate roundings: no fma contraction */
+#pragma OPENCL FP_CONTRACT OFF
 
 #ifndef VIF_WG
 #define VIF_WG 256
@@ -242,6 +256,22 @@ static inline void vif_pixel(uint mu1, uint mu2, uint xx, uint yy, uint xy,
     acc->den_log += log2_32(lut, (uint)SIGMA_NSQ + (uint)s1) - 2048 * 17;
     if (s12 <= 0 || s2 <= 0)
         return;
+
+#if VIF_FP64
+    /* integer_vif.c: g = sigma12 / (sigma1_sq + eps);
+     * sv_sq = max((int32)(sigma2_sq - g * sigma12), 0); g = min(g, egl);
+     * numer1_tmp = (int64)(g * g * sigma1_sq) + numer1 */
+    const double eps_d = ldexp((double)eps_m, eps_e), egl_d = ldexp((double)egl.m, egl.e);
+    double gd = (double)s12 / ((double)s1 + eps_d);
+    double rest = (double)s2 - gd * (double)s12;
+    uint sv64 = rest > 0.0 ? (uint)rest : 0u;
+    if (gd > egl_d)
+        gd = egl_d;
+    double td = gd * gd * (double)s1;
+    uint numer1_64 = sv64 + SIGMA_NSQ;
+    acc->num_log += log2_64(lut, (ulong)((long)td + numer1_64)) - log2_64(lut, numer1_64);
+    return;
+#endif
 
     /* D = (double)s1 + eps: s1 (17..31 bits) plus eps rounded to the ulp of
      * s1's binade (no carry out of the binade: eps < 1). */

@@ -215,7 +215,13 @@ int main(void)
 {
     test_errors();
     test_identical();
-    test_edge_cases();
-    test_random_cases();
+    /* both statistic paths of kernels/vif.cl: the integer emulation of
+     * libvmaf's doubles and, where the device has fp64, native doubles */
+    for (int fp64 = 0; fp64 <= 1; fp64++) {
+        setenv("QGPU_VIF_FP64", fp64 ? "1" : "0", 1);
+        test_edge_cases();
+        test_random_cases();
+    }
+    unsetenv("QGPU_VIF_FP64");
     return test_finish();
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -103,12 +104,22 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
     /* see kernels/vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs */
     int wide = !(type & CL_DEVICE_TYPE_CPU);
+    /* the gain in IEEE double where the device has it (same bits, far fewer
+     * instructions than the integer emulation); QGPU_VIF_FP64=0/1 forces
+     * one path (tests, measurements) */
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
+    int use_fp64 = fp64 != 0;
+    const char *force = getenv("QGPU_VIF_FP64");
+    if (force && (*force == '0' || *force == '1'))
+        use_fp64 = *force == '1' && fp64 != 0;
     for (int wg = 256; wg >= 64; wg /= 2) {
-        char opts[96], name[16];
+        char opts[128], name[16];
         cl_program program;
         size_t max_wg = 0;
         int err, fits = 1;
-        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d", in8, wg, wide);
+        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d", in8,
+                 wg, wide, use_fp64);
         err = qgpu_program_get(ctx, "vif", opts, &program);
         if (err)
             return err;
