@@ -18,6 +18,15 @@
  * Every intermediate is truncated to the type libvmaf gives it (int16 at
  * scale 0, int32 above); wrap-arounds go through unsigned arithmetic.
  */
+#ifndef ADM_FP64
+#define ADM_FP64 0    /* 1: the double expressions in IEEE double (cl_khr_fp64) */
+#endif
+#if ADM_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+/* libvmaf's double expressions are separate roundings: no fma contraction */
+#pragma OPENCL FP_CONTRACT OFF
+
 #define ADM_T 16      /* DWT output tile */
 #define ADM_SRC 34    /* 2 * ADM_T + 2 source rows/columns */
 #ifndef ADM_CW
@@ -252,6 +261,14 @@ static int angle_flag(long ot, long o, long t, ulong cos_m)
         return 1;
     if (ot == 0)
         return 0;
+#if ADM_FP64
+    /* the same comparison in double: lhs exact, rhs one rounding (the first
+     * product has 48 bits) */
+    double a = (double)(convert_float_rte(ot) / 4096.0f);
+    double rhs = (double)cos_m * 0x1p-24 * (double)(convert_float_rte(o) / 4096.0f) *
+                 (double)(convert_float_rte(t) / 4096.0f);
+    return a * a >= rhs;
+#endif
     ulong m1, m2, m3;
     int e1, e2, e3;
     float_parts(ot, &m1, &e1);
@@ -279,6 +296,9 @@ static int angle_flag(long ot, long o, long t, ulong cos_m)
  * in double, truncated to an integer; egl = n * 2^-s exactly. */
 static long gain_trunc(long v, ulong n, int s)
 {
+#if ADM_FP64
+    return (long)((double)v * ldexp((double)n, -s));
+#endif
     ulong a = (ulong)(v < 0 ? -v : v);
     ulong lo = a * n, hi = mul_hi(a, n);
     if (lo == 0 && hi == 0)

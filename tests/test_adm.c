@@ -304,8 +304,14 @@ static void test_errors(void)
 
 int main(void)
 {
-    test_random_default();
-    test_options();
+    /* both paths of kernels/adm.cl's double expressions: the integer
+     * emulation and, where the device has fp64, native doubles */
+    for (int fp64 = 0; fp64 <= 1; fp64++) {
+        setenv("QGPU_ADM_FP64", fp64 ? "1" : "0", 1);
+        test_random_default();
+        test_options();
+    }
+    unsetenv("QGPU_ADM_FP64");
     test_flat();
     test_errors();
     return test_finish();

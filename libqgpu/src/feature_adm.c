@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -250,10 +251,20 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                         &dev_max, NULL);
         s->cw = dev_max >= ADM_CW_WIDE * ADM_RS ? ADM_CW_WIDE : ADM_CW_NARROW;
     }
+    /* libvmaf's few double expressions in IEEE double where the device has
+     * it (same bits as the integer emulation, fewer instructions);
+     * QGPU_ADM_FP64=0/1 forces a path (tests, measurements) */
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
+    int use_fp64 = fp64 != 0;
+    const char *force = getenv("QGPU_ADM_FP64");
+    if (force && (*force == '0' || *force == '1'))
+        use_fp64 = *force == '1' && fp64 != 0;
     for (;;) {
-        char opts[64];
+        char opts[96];
         size_t kmax = 0;
-        snprintf(opts, sizeof(opts), "-DADM_CW=%d -DADM_RS=%d", s->cw, ADM_RS);
+        snprintf(opts, sizeof(opts), "-DADM_CW=%d -DADM_RS=%d -DADM_FP64=%d", s->cw, ADM_RS,
+                 use_fp64);
         err = qgpu_program_get(ctx, "adm", opts, &program);
         if (!err)
             err = qgpu_kernel_create(ctx, program, "adm_score", &s->k_score);
