@@ -57,6 +57,22 @@ static inline int mirror_idx(int i, int n)
     return clamp(i, 0, n - 1);
 }
 
+/* The work-group's sum of acc into results[partial_index + group]. */
+static void write_group_sum(__local ulong *red, ulong acc, __global ulong *results,
+                            int partial_index)
+{
+    const int lid = get_local_id(0);
+    red[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = MOTION_WG / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        results[partial_index + get_group_id(0)] = red[0];
+}
+
 /* floor(a / 2^s) without relying on the sign behaviour of >> */
 static inline long floor_shift(long a, int s)
 {
@@ -117,15 +133,7 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    red[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = MOTION_WG / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0)
-        results[partial_index + get_group_id(0)] = red[0];
+    write_group_sum(red, acc, results, partial_index);
 }
 
 /* libvmaf before the 2026 rewrite: -k -> k, n-1+k -> n-k */
@@ -191,13 +199,5 @@ __kernel void motion_sad_legacy(__global const PIX *cur, int cur_offset,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 
-    red[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = MOTION_WG / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0)
-        results[partial_index + get_group_id(0)] = red[0];
+    write_group_sum(red, acc, results, partial_index);
 }
