@@ -562,20 +562,7 @@ void cambi_sum(__global const float *cval, int o0, int o1, int o2, int o3, int o
     int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : s == 3 ? o4 : o5;
     uint t = state[s * 4 + 3];
     long acc = 0;
-    const int stride = groups_per_scale * SUM_WG;
-    int i = lo + gi * SUM_WG + lid;
-    /* 8 loads in flight per work-item (exact integer sums: any order) */
-    for (; i + 7 * stride < hi; i += 8 * stride) {
-        float c[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            c[k] = cval[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            if (as_uint(c[k]) > t)
-                acc += convert_long(c[k] * 16777216.0f);
-    }
-    for (; i < hi; i += stride) {
+    for (int i = lo + gi * SUM_WG + lid; i < hi; i += groups_per_scale * SUM_WG) {
         float c = cval[i];
         if (as_uint(c) > t)
             acc += convert_long(c * 16777216.0f);
