@@ -184,22 +184,7 @@ __kernel void fansnr_rows(__global const float *sig, __global const float *noise
     if (y >= h)
         return;
     float s = 0.0f, n = 0.0f;
-    int x = 0;
-    /* 16 columns' loads in flight at a time, added in the same order */
-    for (; x + 16 <= w; x += 16) {
-        float vs[16], vn[16];
-#pragma unroll
-        for (int k = 0; k < 16; k++) {
-            vs[k] = sig[(size_t)(x + k) * h + y];
-            vn[k] = noise[(size_t)(x + k) * h + y];
-        }
-#pragma unroll
-        for (int k = 0; k < 16; k++) {
-            s += vs[k];
-            n += vn[k];
-        }
-    }
-    for (; x < w; x++) {
+    for (int x = 0; x < w; x++) {
         s += sig[(size_t)x * h + y];
         n += noise[(size_t)x * h + y];
     }

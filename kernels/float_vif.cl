@@ -217,23 +217,7 @@ __kernel void fvif_rowsum(__global const float *terms, int4 rows, int4 toff, int
     int y = g - first;
     __global const float *num = terms + off, *den = terms + off + w * h;
     float an = 0.0f, ad = 0.0f;
-    int x = 0;
-    /* 16 columns' loads in flight at a time (few work-items per compute
-     * unit: nothing else hides the latency), added in the same order */
-    for (; x + 16 <= w; x += 16) {
-        float vn[16], vd[16];
-#pragma unroll
-        for (int k = 0; k < 16; k++) {
-            vn[k] = num[(x + k) * h + y];
-            vd[k] = den[(x + k) * h + y];
-        }
-#pragma unroll
-        for (int k = 0; k < 16; k++) {
-            an += vn[k];
-            ad += vd[k];
-        }
-    }
-    for (; x < w; x++) {
+    for (int x = 0; x < w; x++) {
         an += num[x * h + y];
         ad += den[x * h + y];
     }
