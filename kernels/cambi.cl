@@ -426,33 +426,20 @@ void cambi_select(__global uint *hist, int nbins, int pass,
 {
     __local uint sums[SEL_WG];
     __local uint before[SEL_WG];
-    __local uint bins[SEL_WG * 4];
     __local uint total;
-    __local int cross;
     int s = get_group_id(0), lid = get_local_id(0);
     __global uint *hs = hist + (size_t)s * nbins;
     __global uint *st = state + s * 4;
-    int chunk = nbins / SEL_WG;              /* a multiple of 4 */
+    int chunk = nbins / SEL_WG;
     int top = nbins - lid * chunk;           /* chunk = bins [top - chunk, top) */
 
     uint k = pass == 1 ? kvals[k_off + s] : st[1];
     int skip = pass == 2 && st[2];
 
-    /* the chunk's sum, 16 bytes per load and 8 loads in flight (one wait
-     * per 32 bins, not one per bin) */
     uint sum = 0;
-    for (int b = top - chunk; b < top; b += 32) {
-        uint4 v[8];
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            v[i] = vload4(0, hs + b + 4 * i);
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            sum += (v[i].x + v[i].y) + (v[i].z + v[i].w);
-    }
+    for (int b = top - 1; b >= top - chunk; b--)
+        sum += hs[b];
     sums[lid] = sum;
-    if (lid == 0)
-        cross = -1;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         uint acc = 0;
@@ -471,21 +458,10 @@ void cambi_select(__global uint *hist, int nbins, int pass,
         st[2] = 1;
         st[3] = 0;
     }
-    if (!skip && total >= k && before[lid] < k && before[lid] + sums[lid] >= k)
-        cross = lid; /* one work-item: the K-th largest is in its chunk */
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int cw = cross;
-    if (cw >= 0 && chunk <= SEL_WG * 4) {
-        /* that chunk into __local memory by the whole work-group, coalesced */
-        const int ctop = nbins - cw * chunk;
-        for (int i = lid; i < chunk; i += SEL_WG)
-            bins[i] = hs[ctop - chunk + i];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == cw) {
+    if (!skip && total >= k && before[lid] < k && before[lid] + sums[lid] >= k) {
         uint acc = before[lid];
         for (int b = top - 1; b >= top - chunk; b--) {
-            uint c = chunk <= SEL_WG * 4 ? bins[b - (top - chunk)] : hs[b];
+            uint c = hs[b];
             if (acc + c >= k) {
                 uint rem = k - acc;
                 if (pass == 1) {
@@ -509,10 +485,8 @@ void cambi_select(__global uint *hist, int nbins, int pass,
         out[out_off + s * 2 + 0] = 0;
         out[out_off + s * 2 + 1] = 0;
     }
-    /* zero the bins for the next frame (after every read above) */
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    for (int b = top - chunk; b < top; b += 4)
-        vstore4((uint4)(0), 0, hs + b);
+    for (int b = top - 1; b >= top - chunk; b--)
+        hs[b] = 0;
 }
 
 /* o1..o4: start of scales 1..4 in cval (scale 0 starts at 0); total: end.
