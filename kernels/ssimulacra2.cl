@@ -302,31 +302,6 @@ static inline float quantity(int q, float a, float b)
 #define HB_T 32      /* output columns per tile */
 #define HB_MAXR 8    /* largest radius the tiles allow */
 #define HB_IN (HB_T + 2 * HB_MAXR)
-#define HB_WG (HB_ROWS * 5)
-/* window samples per chunk (both pictures) and per work-item */
-#define HB_NLD (2 * HB_ROWS * HB_IN)
-#define HB_LD ((HB_NLD + HB_WG - 1) / HB_WG)
-
-/* Loads one chunk's windows (rows y0.., columns ws.., both pictures) into
- * registers: every load is issued before any is used, so a work-group waits
- * for global memory once per chunk, not once per load (with one or two
- * work-groups per compute unit nothing else hides that latency). Slots
- * j >= win are never read. */
-static inline void hb_fetch(float pre[HB_LD], int lid, __global const float *in1,
-                            __global const float *in2, int ws, int win, int y0, int w, int h)
-{
-#pragma unroll
-    for (int k = 0; k < HB_LD; k++) {
-        const int idx = lid + k * HB_WG;
-        const int img = idx / (HB_ROWS * HB_IN), rem = idx - img * (HB_ROWS * HB_IN);
-        const int rr = rem / HB_IN, j = rem - rr * HB_IN;
-        const int x = ws + j, y = y0 + rr;
-        float v = 0.0f;
-        if (idx < HB_NLD && j < win && x >= 0 && x < w && y < h)
-            v = (img ? in2 : in1)[(size_t)y * w + x];
-        pre[k] = v;
-    }
-}
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
@@ -342,7 +317,7 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __local float tin[2][HB_IN][HB_ROWS + 1];
     __local float tout[5][HB_T][HB_ROWS + 1];
     const int r = get_local_id(0), q = get_local_id(1);
-    const int lid = q * HB_ROWS + r, nthreads = HB_WG;
+    const int lid = q * HB_ROWS + r, nthreads = HB_ROWS * 5;
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
@@ -354,24 +329,21 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     const int N = radius, win = HB_T + 2 * N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
-    float pre[HB_LD];
 
-    /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1;
-     * the next chunk's window is loaded while this one is filtered */
-    hb_fetch(pre, lid, in1, in2, -2 * N, win, y0, w, h);
+    /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1 */
     for (int base = -N + 1; base < w; base += HB_T) {
+        const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-        for (int k = 0; k < HB_LD; k++) {
-            const int idx = lid + k * HB_WG;
-            const int img = idx / (HB_ROWS * HB_IN), rem = idx - img * (HB_ROWS * HB_IN);
-            const int rr = rem / HB_IN, j = rem - rr * HB_IN;
-            if (idx < HB_NLD)
-                tin[img][j][rr] = pre[k];
+        for (int idx = lid; idx < 2 * HB_ROWS * win; idx += nthreads) {
+            int img = idx / (HB_ROWS * win), rem = idx - img * HB_ROWS * win;
+            int rr = rem / win, j = rem - rr * win;
+            int x = ws + j, y = y0 + rr;
+            float v = 0.0f;
+            if (x >= 0 && x < w && y < h)
+                v = (img ? in2 : in1)[(size_t)y * w + x];
+            tin[img][j][rr] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (base + HB_T < w)
-            hb_fetch(pre, lid, in1, in2, base + HB_T - N - 1, win, y0, w, h);
         for (int t = 0; t < HB_T; t++) {
             float lv = quantity(q, tin[0][t][r], tin[1][t][r]);
             float rv = quantity(q, tin[0][t + 2 * N][r], tin[1][t + 2 * N][r]);
@@ -455,39 +427,6 @@ static inline float2 ff_sq2(float2 x)
 #define VB_COLS 32
 #define VB_T 16
 #define VB_WG (VB_COLS * 5)
-#define VB_IN (VB_T + 2 * HB_MAXR)
-/* per chunk: the 5 quantities' windows, then x1 and x2 of the chunk's rows */
-#define VB_NQ (5 * VB_IN * VB_COLS)
-#define VB_NLD (VB_NQ + 2 * VB_T * VB_COLS)
-#define VB_LD ((VB_NLD + VB_WG - 1) / VB_WG)
-
-/* One chunk's loads into registers, all issued before any is used (see
- * hb_fetch). Rows ws.. of the 5 horizontal-pass planes (slots rr >= win
- * are never read), then rows base.. of x1 and x2. */
-static inline void vb_fetch(float pre[VB_LD], int lid, __global const float *hin,
-                            __global const float *p1, __global const float *p2, int c,
-                            size_t plane, int base, int ws, int win, int x0, int w, int h)
-{
-#pragma unroll
-    for (int k = 0; k < VB_LD; k++) {
-        const int idx = lid + k * VB_WG;
-        float v = 0.0f;
-        if (idx < VB_NQ) {
-            const int qq = idx / (VB_IN * VB_COLS), rem = idx - qq * (VB_IN * VB_COLS);
-            const int rr = rem / VB_COLS, j = rem - rr * VB_COLS;
-            const int y = ws + rr, x = x0 + j;
-            if (rr < win && y >= 0 && y < h && x < w)
-                v = hin[(size_t)(qq * 3 + c) * plane + (size_t)y * w + x];
-        } else if (idx < VB_NLD) {
-            const int e = idx - VB_NQ, im = e / (VB_T * VB_COLS), rem = e - im * (VB_T * VB_COLS);
-            const int t = rem / VB_COLS, j = rem - t * VB_COLS;
-            const int n = base + t, x = x0 + j;
-            if (n >= 0 && n < h && x < w)
-                v = (im ? p2 : p1)[(size_t)n * w + x];
-        }
-        pre[k] = v;
-    }
-}
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
                             float x2, float2 acc[6])
@@ -527,8 +466,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
                     int radius, float4 n2v, float4 d1v, __global float2 *partials)
 {
-    __local float tin[5][VB_IN][VB_COLS + 1];
-    __local float tx[2][VB_T][VB_COLS + 1];
+    __local float tin[5][VB_T + 2 * HB_MAXR][VB_COLS + 1];
     __local float tout[5][VB_T][VB_COLS + 1];
     __local float2 red[6][VB_WG];
     const int col = get_local_id(0), q = get_local_id(1);
@@ -548,40 +486,31 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     for (int k = 0; k < 6; k++)
         acc[k] = (float2)(0.0f, 0.0f);
 
-    float pre[VB_LD];
-
-    /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
-     * the next chunk's rows are loaded while this one is filtered */
-    vb_fetch(pre, lid, hin, p1, p2, c, plane, -N + 1, -2 * N, win, x0, w, h);
+    /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1 */
     for (int base = -N + 1; base < h; base += VB_T) {
+        const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-        for (int k = 0; k < VB_LD; k++) {
-            const int idx = lid + k * VB_WG;
-            if (idx < VB_NQ) {
-                const int qq = idx / (VB_IN * VB_COLS), rem = idx - qq * (VB_IN * VB_COLS);
-                const int rr = rem / VB_COLS, j = rem - rr * VB_COLS;
-                tin[qq][rr][j] = pre[k];
-            } else if (idx < VB_NLD) {
-                const int e = idx - VB_NQ, im = e / (VB_T * VB_COLS);
-                const int rem = e - im * (VB_T * VB_COLS);
-                const int t = rem / VB_COLS, j = rem - t * VB_COLS;
-                tx[im][t][j] = pre[k];
-            }
+        for (int idx = lid; idx < 5 * win * VB_COLS; idx += VB_WG) {
+            int qq = idx / (win * VB_COLS), rem = idx - qq * win * VB_COLS;
+            int rr = rem / VB_COLS, j = rem - rr * VB_COLS;
+            int y = ws + rr, x = x0 + j;
+            float v = 0.0f;
+            if (y >= 0 && y < h && x < w)
+                v = hin[(size_t)(qq * 3 + c) * plane + (size_t)y * w + x];
+            tin[qq][rr][j] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (base + VB_T < h)
-            vb_fetch(pre, lid, hin, p1, p2, c, plane, base + VB_T, base + VB_T - N - 1, win, x0,
-                     w, h);
         for (int t = 0; t < VB_T; t++)
             tout[q][t][col] = iir_step(&st, tin[q][t][col] + tin[q][t + 2 * N][col], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int idx = lid; idx < VB_T * VB_COLS; idx += VB_WG) {
             int t = idx / VB_COLS, j = idx - t * VB_COLS;
             int n = base + t, x = x0 + j;
-            if (n >= 0 && n < h && x < w)
+            if (n >= 0 && n < h && x < w) {
+                size_t i = (size_t)n * w + x;
                 ss2_maps(tout[0][t][j], tout[1][t][j], tout[2][t][j], tout[3][t][j],
-                         tout[4][t][j], tx[0][t][j], tx[1][t][j], acc);
+                         tout[4][t][j], p1[i], p2[i], acc);
+            }
         }
     }
     for (int k = 0; k < 6; k++)
