@@ -19,7 +19,9 @@ VERSION := 0.1.0
 # (for building while someone else's new file is half-written).
 SKIP_FILES := $(foreach n,$(SKIP),$(S)/libqgpu/src/$(n).c $(S)/tests/test_$(n).c $(S)/tests/ref/$(n)_ref.c)
 LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c)))
-KERNELS := $(sort $(wildcard $(S)/kernels/*.cl))
+# OpenCL kernels sit beside the C that launches them: the pipeline's in
+# libqgpu/src, each metric's in libqgpu/src/feature.
+KERNELS := $(sort $(wildcard $(S)/libqgpu/src/*.cl $(S)/libqgpu/src/feature/*.cl))
 LIB_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/kernels_embedded.o
 LIB_CFLAGS := $(CFLAGS) -I$(S)/libqgpu/include -I$(S)/libqgpu/src -I$(BUILD) \
               $(OPENCL_CFLAGS) $(JSON_CFLAGS) -fvisibility=default

@@ -145,7 +145,7 @@ static int build_log_error(QgpuContext *ctx, cl_program program, const char *nam
         log = calloc(1, len + 1);
     if (log)
         clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL);
-    qgpu_error(ctx, QGPU_ERR_BUILD, "building kernels/%s.cl for %s failed (%s):\n%s", name,
+    qgpu_error(ctx, QGPU_ERR_BUILD, "building %s.cl for %s failed (%s):\n%s", name,
                ctx->device_name, qgpu_cl_status_name(status), log ? log : "(no build log)");
     free(log);
     return QGPU_ERR_BUILD;
@@ -236,7 +236,7 @@ int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
     }
     source = qgpu_kernel_source(name);
     if (!source)
-        return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source kernels/%s.cl", name);
+        return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source %s.cl", name);
     programs = realloc(ctx->programs, (ctx->nb_programs + 1) * sizeof(*programs));
     if (!programs)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
