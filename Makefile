@@ -17,8 +17,9 @@ VERSION := 0.1.0
 
 # SKIP="a b": leave libqgpu/src/a.c, b.c and tests/test_a.c, test_b.c out
 # (for building while someone else's new file is half-written).
-SKIP_FILES := $(foreach n,$(SKIP),$(S)/libqgpu/src/$(n).c $(S)/tests/test_$(n).c $(S)/tests/ref/$(n)_ref.c)
-LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c)))
+SKIP_FILES := $(foreach n,$(SKIP),$(S)/libqgpu/src/$(n).c $(S)/libqgpu/src/feature/$(n).c \
+                $(S)/tests/test_$(n).c $(S)/tests/ref/$(n)_ref.c)
+LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c $(S)/libqgpu/src/feature/*.c)))
 # OpenCL kernels sit beside the C that launches them: the pipeline's in
 # libqgpu/src, each metric's in libqgpu/src/feature.
 KERNELS := $(sort $(wildcard $(S)/libqgpu/src/*.cl $(S)/libqgpu/src/feature/*.cl))
@@ -48,7 +49,8 @@ TEST_BINS := $(patsubst $(S)/tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_SUPPORT_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/tests/ref/*.c))) \
                      $(S)/tests/test_util.c
 TEST_SUPPORT_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRCS))
-TEST_CFLAGS := $(LIB_CFLAGS) -I$(S)/tests -I$(S)/tests/ref -I$(S)/tool $(AV_CFLAGS)
+TEST_CFLAGS := $(LIB_CFLAGS) -I$(S)/libqgpu/src/feature -I$(S)/tests -I$(S)/tests/ref -I$(S)/tool \
+               $(AV_CFLAGS)
 TEST_LIBS := $(STATIC_LIB_LIBS)
 -include $(S)/tool/tool.mak
 
@@ -70,7 +72,7 @@ $(BUILD)/gen/kernels_embedded.c: $(KERNELS) $(S)/build-aux/embed.sh
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/libqgpu/%.o: $(S)/libqgpu/%.c $(wildcard $(S)/libqgpu/src/*.h) \
+$(BUILD)/libqgpu/%.o: $(S)/libqgpu/%.c $(wildcard $(S)/libqgpu/src/*.h $(S)/libqgpu/src/feature/*.h) \
                       $(wildcard $(S)/libqgpu/include/qgpu/*.h) config.mak
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
@@ -104,7 +106,8 @@ $(BUILD)/qgpu: $(BUILD)/tool/qgpu.o $(TOOL_LIB_OBJS) $(BUILD)/libqgpu.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(AV_LIBS) $(LIB_LIBS)
 
 $(BUILD)/tests/%.o: $(S)/tests/%.c $(wildcard $(S)/tests/*.h $(S)/tests/ref/*.h) \
-                    $(wildcard $(S)/libqgpu/src/*.h) $(S)/libqgpu/include/qgpu/qgpu.h config.mak
+                    $(wildcard $(S)/libqgpu/src/*.h $(S)/libqgpu/src/feature/*.h) \
+                    $(S)/libqgpu/include/qgpu/qgpu.h config.mak
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 

@@ -387,7 +387,7 @@ static inline int csf_centre(int scale0, int c, int vec)
 
 /* ------------------------------------------------------------ score */
 
-/* Parameter table, ADM_NP ints per scale (feature_adm.c fills it). */
+/* Parameter table, ADM_NP ints per scale (adm.c fills it). */
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
     P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE

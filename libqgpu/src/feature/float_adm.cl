@@ -4,7 +4,7 @@
  *
  * Build options: -DFADM_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
- * Per frame (feature_float_adm.c enqueues them):
+ * Per frame (float_adm.c enqueues them):
  *   fadm_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
  *   fadm_dwt      one per scale: db2 DWT of ref and dis (vertical pass,
  *                 then horizontal, as adm_dwt2_s), band a kept for the next

@@ -4,7 +4,7 @@
  *
  * Build options: -DFVIF_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
- * Per frame (feature_float_vif.c enqueues them):
+ * Per frame (float_vif.c enqueues them):
  *   fvif_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
  *   fvif_stat     one per scale: the five separable filters (mu1, mu2,
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the

@@ -20,7 +20,7 @@
 #include "adm_csf_tables.h"
 #include "internal.h"
 
-#define ADM_T 16  /* as in kernels/adm.cl */
+#define ADM_T 16  /* as in adm.cl */
 /* Score kernel geometry, passed to the kernel build (-DADM_CW -DADM_RS):
  * cw columns x ADM_RS rows per work-group, cw a power of 2. 128 x 4 where the
  * device and the compiled kernel allow 512 work-items, else 64 x 4. */

@@ -2,7 +2,7 @@
  * vif: libvmaf's integer VIF extractor (libvmaf 3.2.0,
  * libvmaf/src/feature/integer_vif.c), bit-exact.
  *
- * Four launches per frame, one per scale (kernels/vif.cl): each computes its
+ * Four launches per frame, one per scale (vif.cl): each computes its
  * scale's statistic sums per work-group and writes the next scale's
  * low-passed, decimated ref/dis into feature-owned buffers. The host adds the
  * int64 partial sums and finishes as libvmaf does:
@@ -18,7 +18,7 @@
 
 #include "internal.h"
 
-#define VIF_TW 64 /* tile of kernels/vif.cl */
+#define VIF_TW 64 /* tile of vif.cl */
 #define VIF_TH 16
 #define VIF_MIN_SIZE 16 /* scale 3 needs >= 2 samples for its 3-tap mirror */
 
@@ -101,7 +101,7 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     cl_device_id dev = qgpu_cl_device(ctx);
     cl_device_type type = CL_DEVICE_TYPE_GPU;
     clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-    /* see kernels/vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs */
+    /* see vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs */
     int wide = !(type & CL_DEVICE_TYPE_CPU);
     for (int wg = 256; wg >= 64; wg /= 2) {
         char opts[96], name[16];

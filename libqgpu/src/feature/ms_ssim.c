@@ -1,7 +1,7 @@
 /*
  * float_ms_ssim: libvmaf's float MS-SSIM (Wang et al. 2003): SSIM's l, c,
  * s means at 5 scales, each scale the previous one low-passed with the 9x9
- * 9/7 biorthogonal filter and decimated by 2. Host side of kernels/ssim.cl;
+ * 9/7 biorthogonal filter and decimated by 2. Host side of ssim.cl;
  * see doc/metrics/ssim.md.
  *
  * Per frame, 6 launches: SSIM of scale 0 from the uploaded samples; four

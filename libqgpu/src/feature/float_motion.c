@@ -4,7 +4,7 @@
  * reference clip only, luma:
  *
  *   m[i]     = SAD(blur(ref[i-1]), blur(ref[i])) / (w*h), in float
- *              (kernels/float_motion.cl); m[0] = 0
+ *              (float_motion.cl); m[0] = 0
  *   motion   = min(m[i] * fps_weight, max_val)            (debug, default on)
  *   motion2  = 0 for frame 0; min(min(m[i], m[i+1]) * fps_weight, max_val);
  *              last frame: min(m[last] * fps_weight, max_val)
@@ -32,7 +32,7 @@
 
 #include "internal.h"
 
-#define FM_TW 64 /* tile of kernels/float_motion.cl */
+#define FM_TW 64 /* tile of float_motion.cl */
 #define FM_TH 16
 
 typedef struct FloatMotionState {

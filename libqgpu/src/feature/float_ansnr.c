@@ -10,7 +10,7 @@
  *   float_anpsnr = min(10 log10(peak^2 w h / max(noise, 1e-10)), psnr_max)
  *   peak/psnr_max 255/60, 255.75/72, 255.9375/84, 255.99609375/108
  *
- * Two launches per frame (kernels/float_misc.cl): fansnr_filter (tiles
+ * Two launches per frame (float_misc.cl): fansnr_filter (tiles
  * staged in __local memory; per-pixel r^2 and (r-d)^2 into two feature
  * buffers), fansnr_rows (row sums in order, one work-item per row). The
  * host adds the rows in float, as ansnr_mse_s does.
@@ -20,7 +20,7 @@
 
 #include "internal.h"
 
-#define AN_TW 32 /* tile of kernels/float_misc.cl */
+#define AN_TW 32 /* tile of float_misc.cl */
 #define AN_TH 16
 
 typedef struct FloatAnsnrState {

@@ -18,7 +18,7 @@
 
 #include "internal.h"
 
-#define PSNR_WG 256   /* as in kernels/psnr.cl */
+#define PSNR_WG 256   /* as in psnr.cl */
 #define PSNR_ROWS 4
 
 typedef struct PsnrState {

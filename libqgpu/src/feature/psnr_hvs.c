@@ -13,7 +13,7 @@
  *   psnr_hvs           = -10 log10(0.8 mse_y + 0.1 (mse_cb + mse_cr))
  *
  * The device reproduces the float running sum bit for bit (see
- * kernels/psnr_hvs.cl: block terms, per-chunk ulp tables on every compute
+ * psnr_hvs.cl: block terms, per-chunk ulp tables on every compute
  * unit, then one work-group per plane walks the chunks); the two float
  * divisions are done here in float.
  */
@@ -26,7 +26,7 @@
 
 #include "internal.h"
 
-#define HVS_WG 64 /* as in kernels/psnr_hvs.cl */
+#define HVS_WG 64 /* as in psnr_hvs.cl */
 #define WALK_WG 256
 #define HVS_CHUNK 1024
 #define HVS_WIN 16

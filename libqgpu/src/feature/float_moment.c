@@ -8,7 +8,7 @@
  *
  * libvmaf's double sums of these values are exact, so the device adds the
  * integers (and the float-rounded integer squares) in 64 bits
- * (kernels/float_misc.cl, fmoment_sums, one launch per frame) and the host
+ * (float_misc.cl, fmoment_sums, one launch per frame) and the host
  * scales: same value to the last bit.
  */
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*
  * float_ssim: libvmaf's float SSIM (11x11 Gaussian, K1 0.01, K2 0.03,
  * L 255) on luma, after libvmaf's automatic box decimation. Host side of
- * kernels/ssim.cl; see doc/metrics/ssim.md.
+ * ssim.cl; see doc/metrics/ssim.md.
  *
  * Per frame: one launch without decimation (SSIM straight from the
  * uploaded samples), two with it (box decimation, then SSIM of the floats).

@@ -5,7 +5,7 @@
  *
  * with limited-range BT.709 Y'CbCr -> Lab for every input and libvmaf's
  * weights kL = 0.65, kC = 1, kH = 4. Per-pixel work in float on the device
- * (kernels/ciede.cl), per-work-group float sums, total in double here.
+ * (ciede.cl), per-work-group float sums, total in double here.
  *
  * Option libvmaf_422_compat (default false): by default chroma is read at
  * its correct nearest-neighbour position. libvmaf reads subsampled chroma
@@ -23,7 +23,7 @@
 
 #include "internal.h"
 
-#define CIEDE_TW 64 /* as in kernels/ciede.cl */
+#define CIEDE_TW 64 /* as in ciede.cl */
 #define CIEDE_TH 4
 #define CIEDE_ROWS 4
 

@@ -1,7 +1,7 @@
 /*
  * cambi: libvmaf's banding metric (libvmaf/src/feature/cambi.c and
  * luminance_tools.c, libvmaf 3.2.0), every stage on the device
- * (kernels/cambi.cl). The host only derives the per-geometry constants
+ * (cambi.cl). The host only derives the per-geometry constants
  * (visibility thresholds, window, mask threshold, resize maps, top-k ranks)
  * and, per frame, adds the pooled partial sums of the five scales.
  *
@@ -25,7 +25,7 @@
 #include "internal.h"
 
 #define CAMBI_SCALES 5
-#define CAMBI_TILE 16       /* CT / MT in kernels/cambi.cl */
+#define CAMBI_TILE 16       /* CT / MT in cambi.cl */
 #define CAMBI_SX 64         /* SX, SY, R of cambi_cvalues_slide */
 #define CAMBI_SY 32
 #define CAMBI_R 128

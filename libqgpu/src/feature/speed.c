@@ -2,7 +2,7 @@
  * speed_chroma: libvmaf's SpEED-QA on the chroma planes (speed.c, libvmaf
  * 3.2). doc/metrics/speed.md describes options, outputs and limits.
  *
- * Split: kernels/speed.cl does the per-pixel work (prescale, 9-tap
+ * Split: speed.cl does the per-pixel work (prescale, 9-tap
  * anti-alias Gaussian at the decimated positions, decimation by 16, 3-tap
  * local mean removal) for U/V x ref/dis in two launches per frame and
  * writes the band-pass images (a few thousand floats) into the slot's

@@ -1,7 +1,7 @@
 /*
  * float_adm: libvmaf 3.2.0's float ADM extractor (libvmaf/src/feature/
  * float_adm.c, adm.c, adm_tools.c), luma only, fp32 kernels
- * (kernels/float_adm.cl).
+ * (float_adm.cl).
  *
  * Launches per frame: 1 conversion + 4 DWT/decouple (one per scale) + 4 row
  * kernels = 9. The results hold 9 floats per row of every scale's scored

@@ -1,4 +1,4 @@
-/* The luma-sum kernels of kernels/float_misc.cl (float_psnr's SSE,
+/* The luma-sum kernels of float_misc.cl (float_psnr's SSE,
  * float_moment's four moments) share one signature and one launch shape:
  * (ref, dist, luma offset, bytes per sample, w, h, results, index), one
  * FLOAT_SUMS_WG-wide work-group per group of rows. */
@@ -9,7 +9,7 @@
 
 #include "feature.h"
 
-#define FLOAT_SUMS_WG 256 /* as FM_WG in kernels/float_misc.cl */
+#define FLOAT_SUMS_WG 256 /* as FM_WG in float_misc.cl */
 
 /* Sets the arguments and enqueues `kernel` over `groups` work-groups,
  * writing at byte `offset` of the slot's results. `what` names it in errors

@@ -4,7 +4,7 @@
  * 5x5-block positions, its eigenvalues, K^-1 y per block, entropies), plus
  * the score of a ref/dis pair. All of it in libvmaf's float arithmetic and
  * operation order (the covariance sums in double), so that the result is
- * the same float libvmaf computes. Shared by feature_speed.c and the test
+ * the same float libvmaf computes. Shared by speed.c and the test
  * reference.
  */
 #ifndef QGPU_SPEED_LINALG_H

@@ -3,7 +3,7 @@
  * libvmaf/src/feature/integer_motion.c, the pipelined variant, and
  * motion_blend_tools.h), bit-exact.
  *
- *   SAD[i]   = sum |blur(ref[i-gap] - ref[i])| (kernels/motion.cl), gap = 1,
+ *   SAD[i]   = sum |blur(ref[i-gap] - ref[i])| (motion.cl), gap = 1,
  *              or 2 with motion_five_frame_window
  *   sad[i]   = min(SAD / 256 / (w*h) * fps_weight, max_val); 0 for i < gap
  *              (VMAF_integer_feature_motion_sad_score; debug: integer_motion)
@@ -30,7 +30,7 @@
 
 #include "internal.h"
 
-#define MOTION_TW 64 /* tile of kernels/motion.cl */
+#define MOTION_TW 64 /* tile of motion.cl */
 #define MOTION_TH 16
 #define HIST 4       /* sad history ring (frames i-2 .. i+1) */
 

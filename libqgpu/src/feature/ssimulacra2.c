@@ -5,7 +5,7 @@
  * 6-scale pyramid, recursive Gaussian (sigma 1.5), SSIM and edge-difference
  * maps, 108 weighted L1/L4 norms, polynomial + power transform.
  *
- * Everything per pixel runs on the device (kernels/ssimulacra2.cl); the
+ * Everything per pixel runs on the device (ssimulacra2.cl); the
  * host only turns the 108 sums into norms and the score, in double.
  */
 #include <math.h>
@@ -18,7 +18,7 @@
 #define SS2_SCALES 6
 #define SS2_MIN_SIZE 8   /* the reference stops at a scale smaller than 8x8 */
 #define SS2_SUMS 108     /* 6 scales x 3 channels x 6 sums */
-/* as in kernels/ssimulacra2.cl */
+/* as in ssimulacra2.cl */
 #define HB_ROWS 32
 #define HB_MAXR 8
 #define VB_COLS 32

@@ -1,7 +1,7 @@
 /*
  * float_vif: libvmaf 3.2.0's float VIF extractor (libvmaf/src/feature/
  * float_vif.c, vif.c, vif_tools.c), luma only, fp32 kernels
- * (kernels/float_vif.cl).
+ * (float_vif.cl).
  *
  * Launches per frame: 1 conversion + 4 statistic (one per scale) + 3
  * decimation + 1 row-sum = 9. The results hold one (num, den) float pair per

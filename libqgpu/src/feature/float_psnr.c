@@ -8,7 +8,7 @@
  *           peak/psnr_max 255/60, 255.75/72, 255.9375/84, 255.99609375/108
  *
  * libvmaf's double sums of float squares are exact, so the device adds the
- * (float-rounded) integer squares in 64 bits (kernels/float_misc.cl,
+ * (float-rounded) integer squares in 64 bits (float_misc.cl,
  * fpsnr_sse, one launch per frame) and the host scales: same value to the
  * last bit.
  */
