@@ -104,7 +104,7 @@ struct QgpuFeature {
     char *name_suffix;     /* libvmaf's output-name suffix, "" or "_egl_1" */
 };
 
-/* ---- services the pipeline offers to features (context.c, scores.c, ...) */
+/* ---- services the pipeline offers to features (errors.c, device.c, ...) */
 
 /* Records a detailed message for the context and returns err. */
 int qgpu_error(QgpuContext *ctx, int err, const char *fmt, ...)
@@ -118,7 +118,6 @@ void qgpu_log(QgpuContext *ctx, int level, const char *fmt, ...)
 cl_context qgpu_cl_context(QgpuContext *ctx);
 cl_device_id qgpu_cl_device(QgpuContext *ctx);
 cl_command_queue qgpu_compute_queue(QgpuContext *ctx);
-int qgpu_slot_count(const QgpuContext *ctx);
 
 /* Builds (or loads from the cache) the program of kernels/<name>.cl with
  * build options `options` (may be NULL). Programs are shared by the

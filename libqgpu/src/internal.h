@@ -9,6 +9,7 @@
 
 #include "feature.h"
 #include "ocl.h"
+#include "stats.h"
 
 #define QGPU_MAX_SLOTS 16
 #define QGPU_ERROR_MAX 8192
@@ -18,13 +19,6 @@ typedef struct QgpuProgram {
     char *key;             /* kernel file name + build options */
     cl_program program;
 } QgpuProgram;
-
-/* Device time of one kernel label, summed over frames (QGPU_PROFILE=1). */
-typedef struct QgpuProfileEntry {
-    char name[96];
-    double total_ms;
-    unsigned long long count;
-} QgpuProfileEntry;
 
 /* Scores of all frames: values[frame * capacity_names + id]. */
 typedef struct QgpuScoreStore {

@@ -1,6 +1,6 @@
 /* Per-kernel device times (QGPU_PROFILE=1): each kernel's event is kept
  * with its slot and read when the slot's frame is collected, so profiling
- * adds no wait inside a frame. */
+ * adds no wait inside a frame. Also the context's counters (stats.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,4 +75,15 @@ void qgpu_profile_free(QgpuContext *ctx)
         free(ctx->prof_names[s]);
     }
     free(ctx->profile);
+}
+
+void qgpu_stats_get(const QgpuContext *ctx, QgpuStats *stats)
+{
+    stats->launches = ctx->launches;
+    stats->upload_bytes = ctx->upload_bytes;
+    stats->profiling = ctx->profiling;
+    stats->nb_profile = ctx->nb_profile;
+    stats->profile = ctx->profile;
+    stats->cl = ctx->cl;
+    stats->device = ctx->device;
 }
