@@ -178,10 +178,6 @@ void qgpu_close(QgpuContext **pctx)
     free(ctx->hooks);
     qgpu_pipeline_release(ctx);
     qgpu_copy_pool_destroy(&ctx->copy_pool);
-    if (ctx->widen)
-        clReleaseKernel(ctx->widen);
-    if (ctx->shift_down)
-        clReleaseKernel(ctx->shift_down);
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);
     qgpu_profile_free(ctx);

@@ -322,7 +322,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "adm: clSetKernelArg adm_dwt0");
         size_t global[3] = {round_up(bw, ADM_T), round_up(bh, ADM_T), 2};
-        err = qgpu_kernel_run(ctx, k, 3, global, local, "adm: enqueue adm_dwt0");
+        err = qgpu_kernel_run(ctx, slot, k, 3, global, local, "adm: enqueue adm_dwt0");
         if (err)
             return err;
     }
@@ -345,7 +345,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "adm: clSetKernelArg adm_dwt123");
         size_t global[3] = {round_up(bw, ADM_T), round_up(bh, ADM_T), 2};
-        err = qgpu_kernel_run(ctx, k, 3, global, local, "adm: enqueue adm_dwt123");
+        err = qgpu_kernel_run(ctx, slot, k, 3, global, local, "adm: enqueue adm_dwt123");
         if (err)
             return err;
     }
@@ -368,7 +368,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         if (s->total_groups == 0)
             return 0;
         size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
-        return qgpu_kernel_run(ctx, k, 1, &global, &lsz, "adm: enqueue adm_score");
+        return qgpu_kernel_run(ctx, slot, k, 1, &global, &lsz, "adm: enqueue adm_score");
     }
 }
 

@@ -542,7 +542,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (prep)");
     global2[0] = round_up(p->w, CAMBI_TILE);
     global2[1] = round_up(p->h, CAMBI_TILE);
-    err = qgpu_kernel_run(ctx, s->k_prep, 2, global2, local2, "cambi: enqueue cambi_prep");
+    err = qgpu_kernel_run(ctx, slot, s->k_prep, 2, global2, local2, "cambi: enqueue cambi_prep");
     if (err)
         return err;
 
@@ -556,7 +556,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     SET(s->k_mask, cl_mem, s->mask);
     if (st != CL_SUCCESS)
         return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (mask)");
-    err = qgpu_kernel_run(ctx, s->k_mask, 2, global2, local2, "cambi: enqueue cambi_mask");
+    err = qgpu_kernel_run(ctx, slot, s->k_mask, 2, global2, local2, "cambi: enqueue cambi_mask");
     if (err)
         return err;
 
@@ -581,7 +581,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         SET(s->k_filter, cl_int, p->sh[i]);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (filter)");
-        err = qgpu_kernel_run(ctx, s->k_filter, 2, global2, local2,
+        err = qgpu_kernel_run(ctx, slot, s->k_filter, 2, global2, local2,
                               "cambi: enqueue cambi_filter");
         if (err)
             return err;
@@ -615,9 +615,9 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             size_t lc[2] = {CAMBI_SX, 1};
             size_t gc[2] = {round_up(p->sw[i], CAMBI_SX),
                             (size_t)(p->sh[i] + CAMBI_SY - 1) / CAMBI_SY};
-            err = qgpu_kernel_run(ctx, kc, 2, gc, lc, "cambi: enqueue cambi_cvalues_slide");
+            err = qgpu_kernel_run(ctx, slot, kc, 2, gc, lc, "cambi: enqueue cambi_cvalues_slide");
         } else {
-            err = qgpu_kernel_run(ctx, kc, 2, global2, local2, "cambi: enqueue cambi_cvalues");
+            err = qgpu_kernel_run(ctx, slot, kc, 2, global2, local2, "cambi: enqueue cambi_cvalues");
         }
         if (err)
             return err;
@@ -642,7 +642,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             SET(s->k_hist2, cl_mem, s->hist2);
             if (st != CL_SUCCESS)
                 return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (hist2)");
-            err = qgpu_kernel_run(ctx, s->k_hist2, 1, &hg, &hl, "cambi: enqueue cambi_hist2");
+            err = qgpu_kernel_run(ctx, slot, s->k_hist2, 1, &hg, &hl, "cambi: enqueue cambi_hist2");
             if (err)
                 return err;
         }
@@ -657,7 +657,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         SET(s->k_select, cl_int, res_u32);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (select)");
-        err = qgpu_kernel_run(ctx, s->k_select, 1, &sel_global, &sel_local,
+        err = qgpu_kernel_run(ctx, slot, s->k_select, 1, &sel_global, &sel_local,
                               "cambi: enqueue cambi_select");
         if (err)
             return err;
@@ -674,7 +674,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     SET(s->k_sum, cl_int, res_i64);
     if (st != CL_SUCCESS)
         return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (sum)");
-    return qgpu_kernel_run(ctx, s->k_sum, 1, &sum_global, &sum_local, "cambi: enqueue cambi_sum");
+    return qgpu_kernel_run(ctx, slot, s->k_sum, 1, &sum_global, &sum_local, "cambi: enqueue cambi_sum");
 }
 #undef SET
 

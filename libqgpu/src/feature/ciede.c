@@ -115,7 +115,7 @@ static int ciede_enqueue(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "ciede: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, k, 2, global, local, "ciede: enqueue ciede_tiles");
+    return qgpu_kernel_run(f->ctx, slot, k, 2, global, local, "ciede: enqueue ciede_tiles");
 }
 
 static int ciede_collect(QgpuFeature *f, const QgpuSlot *slot)

@@ -235,7 +235,7 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &s->img);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "float_adm: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, s->k_convert, 1, &global, &local, "float_adm: convert")))
+        if ((err = qgpu_kernel_run(ctx, slot, s->k_convert, 1, &global, &local, "float_adm: convert")))
             return err;
     }
     static const char *const what_dwt[4] = {"float_adm: DWT 0", "float_adm: DWT 1",
@@ -274,7 +274,7 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_float), &egl_lo);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "float_adm: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, s->k_dwt, 2, global, local, what_dwt[sc])))
+        if ((err = qgpu_kernel_run(ctx, slot, s->k_dwt, 2, global, local, what_dwt[sc])))
             return err;
 
         cl_int left = s->left[sc], top = s->top[sc], right = s->right[sc];
@@ -304,7 +304,7 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &index);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "float_adm: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, s->k_rows, 2, rglobal, rlocal, what_rows[sc])))
+        if ((err = qgpu_kernel_run(ctx, slot, s->k_rows, 2, rglobal, rlocal, what_rows[sc])))
             return err;
     }
     return 0;

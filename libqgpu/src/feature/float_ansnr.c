@@ -113,13 +113,13 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
         size_t local[2] = {128, 1};
         size_t global[2] = {(size_t)((s->w + AN_TW - 1) / AN_TW) * 128,
                             (size_t)((s->h + AN_TH - 1) / AN_TH)};
-        err = qgpu_kernel_run(f->ctx, s->k_filter, 2, global, local, "float_ansnr: filter");
+        err = qgpu_kernel_run(f->ctx, slot, s->k_filter, 2, global, local, "float_ansnr: filter");
         if (err)
             return err;
     }
     {
         size_t local = 64, global = (size_t)(s->h + 63) / 64 * 64;
-        return qgpu_kernel_run(f->ctx, s->k_rows, 1, &global, &local, "float_ansnr: rows");
+        return qgpu_kernel_run(f->ctx, slot, s->k_rows, 1, &global, &local, "float_ansnr: rows");
     }
 }
 

@@ -200,7 +200,7 @@ static int enqueue_rows(QgpuFeature *f, QgpuSlot *slot, cl_mem diff, cl_int w, c
     status |= clSetKernelArg(s->k_sad, arg++, sizeof(cl_uint), &index);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "float_motion: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, s->k_sad, 1, &global, &local, "float_motion: sad");
+    return qgpu_kernel_run(f->ctx, slot, s->k_sad, 1, &global, &local, "float_motion: sad");
 }
 
 static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
@@ -225,7 +225,7 @@ static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_mem), &s->diff_s1);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "float_motion: clSetKernelArg");
-    err = qgpu_kernel_run(f->ctx, s->k_scale1, 2, global, local, "float_motion: scale1");
+    err = qgpu_kernel_run(f->ctx, slot, s->k_scale1, 2, global, local, "float_motion: scale1");
     if (err)
         return err;
     return enqueue_rows(f, slot, s->diff_s1, sw, sh, s->row_index_s1);
@@ -259,7 +259,7 @@ static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
         size_t local[2] = {128, 1};
         size_t global[2] = {(size_t)((w + FM_TW - 1) / FM_TW) * 128,
                             (size_t)((h + FM_TH - 1) / FM_TH)};
-        err = qgpu_kernel_run(f->ctx, s->k_blur, 2, global, local, "float_motion: blur");
+        err = qgpu_kernel_run(f->ctx, slot, s->k_blur, 2, global, local, "float_motion: blur");
         if (err)
             return err;
     }

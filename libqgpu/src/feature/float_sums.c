@@ -24,5 +24,5 @@ int qgpu_float_sums_run(QgpuFeature *f, QgpuSlot *slot, cl_kernel k, int w, int 
     status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &index);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, what);
-    return qgpu_kernel_run(f->ctx, k, 1, &global, &local, what);
+    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, what);
 }

@@ -246,7 +246,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &s->img[0][1]);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, s->k_convert, 1, &global, &local, "float_vif: convert")))
+        if ((err = qgpu_kernel_run(ctx, slot, s->k_convert, 1, &global, &local, "float_vif: convert")))
             return err;
     }
     static const char *const what_stat[4] = {"float_vif: scale 0", "float_vif: scale 1",
@@ -274,7 +274,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_int), &h);
             if (st != CL_SUCCESS)
                 return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-            if ((err = qgpu_kernel_run(ctx, s->k_dec, 2, global, local, what_dec[i])))
+            if ((err = qgpu_kernel_run(ctx, slot, s->k_dec, 2, global, local, what_dec[i])))
                 return err;
         }
         size_t local[2] = {FVIF_T, FVIF_T};
@@ -298,7 +298,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_int), &toff);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, s->k_stat, 2, global, local, what_stat[i])))
+        if ((err = qgpu_kernel_run(ctx, slot, s->k_stat, 2, global, local, what_stat[i])))
             return err;
     }
     {
@@ -324,7 +324,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_int), &index);
         if (st != CL_SUCCESS)
             return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, s->k_rowsum, 1, &global, &local, "float_vif: row sums")))
+        if ((err = qgpu_kernel_run(ctx, slot, s->k_rowsum, 1, &global, &local, "float_vif: row sums")))
             return err;
     }
     return 0;

@@ -200,7 +200,7 @@ static int motion_enqueue(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(k, arg++, sizeof(cl_int), &index);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "motion: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, k, 1, &global, &local, "motion: sad");
+    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "motion: sad");
 }
 
 static double min_d(double a, double b)

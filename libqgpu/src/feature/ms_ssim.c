@@ -183,7 +183,7 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
         SET_ARG(p->k_ssim_raw, 6, tx);
         SET_ARG(p->k_ssim_raw, 7, slot->results);
         SET_ARG(p->k_ssim_raw, 8, part0);
-        if ((err = qgpu_kernel_run(ctx, p->k_ssim_raw, 2, g, local, "float_ms_ssim scale 0")))
+        if ((err = qgpu_kernel_run(ctx, slot, p->k_ssim_raw, 2, g, local, "float_ms_ssim scale 0")))
             return err;
     }
 
@@ -214,7 +214,7 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
         SET_ARG(k, a++, dst);
         SET_ARG(k, a++, sw);
         SET_ARG(k, a++, sh);
-        if ((err = qgpu_kernel_run(ctx, k, 2, g, local, "float_ms_ssim decimate")))
+        if ((err = qgpu_kernel_run(ctx, slot, k, 2, g, local, "float_ms_ssim decimate")))
             return err;
     }
 
@@ -230,7 +230,7 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
         SET_ARG(p->k_ssim_float, 3, count);
         SET_ARG(p->k_ssim_float, 4, slot->results);
         SET_ARG(p->k_ssim_float, 5, part);
-        return qgpu_kernel_run(ctx, p->k_ssim_float, 2, g, local, "float_ms_ssim scales 1-4");
+        return qgpu_kernel_run(ctx, slot, p->k_ssim_float, 2, g, local, "float_ms_ssim scales 1-4");
     }
 }
 

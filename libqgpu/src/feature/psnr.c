@@ -147,7 +147,7 @@ static int psnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr: enqueue psnr_sse");
+    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr: enqueue psnr_sse");
 }
 
 static int psnr_collect(QgpuFeature *f, const QgpuSlot *slot)

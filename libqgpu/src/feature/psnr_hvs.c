@@ -247,7 +247,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->block_sums);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (blocks)");
-    err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_blocks");
+    err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_blocks");
     if (err)
         return err;
 
@@ -263,7 +263,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (total)");
     local = WALK_WG;
     global = 3 * WALK_WG;
-    err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_total");
+    err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_total");
     if (err)
         return err;
 
@@ -273,7 +273,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (ulps)");
     global = (size_t)s->cstart[3] * WALK_WG;
-    err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_ulps");
+    err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_ulps");
     if (err)
         return err;
 
@@ -285,7 +285,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (status != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (walk)");
     global = 3 * WALK_WG;
-    return qgpu_kernel_run(f->ctx, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_walk");
+    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_walk");
 }
 
 static double hvs_db(double mse)

@@ -310,7 +310,7 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (st != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, st, "speed_chroma: clSetKernelArg");
     size_t g1[3] = {(size_t)dw, (size_t)dh, 4};
-    int err = qgpu_kernel_run(f->ctx, k, 3, g1, NULL, "speed_chroma: enqueue speed_decimate");
+    int err = qgpu_kernel_run(f->ctx, slot, k, 3, g1, NULL, "speed_chroma: enqueue speed_decimate");
     if (err)
         return err;
 
@@ -328,7 +328,7 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (st != CL_SUCCESS)
         return qgpu_cl_error(f->ctx, st, "speed_chroma: clSetKernelArg");
     size_t g2[3] = {(size_t)tw, (size_t)th, 4};
-    return qgpu_kernel_run(f->ctx, k, 3, g2, NULL, "speed_chroma: enqueue speed_bandpass");
+    return qgpu_kernel_run(f->ctx, slot, k, 3, g2, NULL, "speed_chroma: enqueue speed_bandpass");
 }
 
 /* Waits for the oldest started frame's statistics and sets its scores. */

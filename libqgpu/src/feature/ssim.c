@@ -177,7 +177,7 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
         SET_ARG(p->k_ssim, 6, tx);
         SET_ARG(p->k_ssim, 7, slot->results);
         SET_ARG(p->k_ssim, 8, part_off);
-        return qgpu_kernel_run(ctx, p->k_ssim, 2, gssim, local, "float_ssim");
+        return qgpu_kernel_run(ctx, slot, p->k_ssim, 2, gssim, local, "float_ssim");
     }
 
     cl_int off = p->src_off, w = p->w, h = p->h, fac = p->factor, sw = p->sw, sh = p->sh;
@@ -197,7 +197,7 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
     SET_ARG(p->k_dec, 9, p->ddis);
     SET_ARG(p->k_dec, 10, sw);
     SET_ARG(p->k_dec, 11, sh);
-    if ((err = qgpu_kernel_run(ctx, p->k_dec, 2, gdec, local, "float_ssim decimate")))
+    if ((err = qgpu_kernel_run(ctx, slot, p->k_dec, 2, gdec, local, "float_ssim decimate")))
         return err;
 
     cl_int count = 1;
@@ -207,7 +207,7 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
     SET_ARG(p->k_ssim, 3, count);
     SET_ARG(p->k_ssim, 4, slot->results);
     SET_ARG(p->k_ssim, 5, part_off);
-    return qgpu_kernel_run(ctx, p->k_ssim, 2, gssim, local, "float_ssim");
+    return qgpu_kernel_run(ctx, slot, p->k_ssim, 2, gssim, local, "float_ssim");
 }
 
 static int ssim_collect(QgpuFeature *f, const QgpuSlot *slot)

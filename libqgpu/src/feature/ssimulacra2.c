@@ -293,7 +293,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     size_t lp[2] = {PY_T / 2, PY_T / 2};
     size_t gp[2] = {(size_t)(fmt->width + PY_T - 1) / PY_T * (PY_T / 2),
                     (size_t)(fmt->height + PY_T - 1) / PY_T * (PY_T / 2)};
-    err = qgpu_kernel_run(ctx, k, 2, gp, lp, "ssimulacra2: enqueue ss2_pyramid");
+    err = qgpu_kernel_run(ctx, slot, k, 2, gp, lp, "ssimulacra2: enqueue ss2_pyramid");
     if (err)
         return err;
 
@@ -312,7 +312,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
         return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_hblur)");
     size_t lh[3] = {HB_ROWS, 5, 1};
     size_t gh[3] = {(size_t)s->hgroups * HB_ROWS, 5, 3};
-    err = qgpu_kernel_run(ctx, k, 3, gh, lh, "ssimulacra2: enqueue ss2_hblur");
+    err = qgpu_kernel_run(ctx, slot, k, 3, gh, lh, "ssimulacra2: enqueue ss2_hblur");
     if (err)
         return err;
 
@@ -332,7 +332,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
         return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_vblur_maps)");
     size_t lv[3] = {VB_COLS, 5, 1};
     size_t gv[3] = {(size_t)s->vgroups * VB_COLS, 5, 3};
-    err = qgpu_kernel_run(ctx, k, 3, gv, lv, "ssimulacra2: enqueue ss2_vblur_maps");
+    err = qgpu_kernel_run(ctx, slot, k, 3, gv, lv, "ssimulacra2: enqueue ss2_vblur_maps");
     if (err)
         return err;
 
@@ -346,7 +346,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_reduce)");
     size_t lr = RD_WG, gr = (size_t)RD_WG * SS2_SUMS;
-    return qgpu_kernel_run(ctx, k, 1, &gr, &lr, "ssimulacra2: enqueue ss2_reduce");
+    return qgpu_kernel_run(ctx, slot, k, 1, &gr, &lr, "ssimulacra2: enqueue ss2_reduce");
 }
 
 /* libjxl Msssim::Score(): weighted norms, then the fitted polynomial and

@@ -249,7 +249,7 @@ static int vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         status |= clSetKernelArg(k, arg++, sizeof(cl_int), &s->eps_e);
         if (status != CL_SUCCESS)
             return qgpu_cl_error(f->ctx, status, "vif: clSetKernelArg");
-        int err = qgpu_kernel_run(f->ctx, k, 1, &global, &local, what[i]);
+        int err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, what[i]);
         if (err)
             return err;
         index += s->groups[i] * 4;
