@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "qgpu/qgpu.h"
+
 #include "ocl.h"
 #include "options.h"
 
@@ -118,6 +120,7 @@ typedef struct QgpuFeatureClass {
 struct QgpuFeature {
     const QgpuFeatureClass *cls;
     QgpuContext *ctx;
+    const QgpuVideoFormat *fmt; /* the stream's format, from init() on */
     void *priv;            /* cls->priv_size bytes; options parsed into it */
     char *spec;            /* canonical "name=opt=val:..." (for de-duplication) */
     char *name_suffix;     /* libvmaf's output-name suffix, "" or "_egl_1" */

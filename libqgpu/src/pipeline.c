@@ -219,6 +219,7 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
     }
     for (int i = 0; i < ctx->nb_features; i++) {
         QgpuFeature *f = ctx->features[i];
+        f->fmt = &ctx->fmt;
         err = f->cls->init(f, &ctx->fmt);
         if (err)
             return err;

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define PSNR_WG 256   /* as in psnr.cl */
 #define PSNR_ROWS 4
@@ -118,36 +118,32 @@ static int psnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 
 static int psnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
+    static const char *const names[3][4] = {
+        {"w0", "h0", "pitch0", "off0"}, {"w1", "h1", "pitch1", "off1"}, {"w2", "h2", "pitch2", "off2"},
+    };
     PsnrState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_kernel k = s->kernel;
-    cl_int bps = fmt->bytes_per_sample;
-    cl_int g1 = s->groups[0], g2 = s->groups[0] + s->groups[1];
-    cl_int status = 0;
-    cl_uint arg = 0;
+    const QgpuVideoFormat *fmt = f->fmt;
     size_t local = PSNR_WG;
     size_t global = (size_t)PSNR_WG * (s->groups[0] + s->groups[1] + s->groups[2]);
-    cl_uint results_index = (cl_uint)(s->offset / sizeof(uint64_t));
+    QgpuArg args[21];
+    int n = 0;
 
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->dist);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &bps);
+    args[n++] = qgpu_arg_mem("ref", slot->ref);
+    args[n++] = qgpu_arg_mem("dist", slot->dist);
+    args[n++] = qgpu_arg_int("bps", fmt->bytes_per_sample);
     for (int p = 0; p < 3; p++) {
-        cl_int w = s->w[p], h = s->h[p], pitch = fmt->plane_w[p];
-        cl_uint off = (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &w);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &h);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &pitch);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &off);
+        args[n++] = qgpu_arg_int(names[p][0], s->w[p]);
+        args[n++] = qgpu_arg_int(names[p][1], s->h[p]);
+        args[n++] = qgpu_arg_int(names[p][2], fmt->plane_w[p]);
+        args[n++] = qgpu_arg_uint(names[p][3],
+                                  (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample));
     }
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &g1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &g2);
+    args[n++] = qgpu_arg_int("g1", s->groups[0]);
+    args[n++] = qgpu_arg_int("g2", s->groups[0] + s->groups[1]);
     /* partial sums go straight into this feature's part of the results */
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "psnr: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr: enqueue psnr_sse");
+    args[n++] = qgpu_arg_mem("results", slot->results);
+    args[n++] = qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(uint64_t)));
+    return qgpu_launch(f->ctx, slot, s->kernel, "psnr: psnr_sse", args, n, 1, &global, &local);
 }
 
 static int psnr_collect(QgpuFeature *f, const QgpuSlot *slot)
@@ -195,9 +191,7 @@ static int psnr_flush(QgpuFeature *f)
 static void psnr_uninit(QgpuFeature *f)
 {
     PsnrState *s = f->priv;
-    if (s->kernel)
-        clReleaseKernel(s->kernel);
-    s->kernel = NULL;
+    qgpu_kernel_release(&s->kernel);
 }
 
 const QgpuFeatureClass qgpu_feature_psnr = {

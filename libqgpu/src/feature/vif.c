@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define VIF_TW 64 /* tile of vif.cl */
 #define VIF_TH 16
@@ -113,9 +113,7 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
         if (err)
             return err;
         for (int i = 0; i < 4; i++) {
-            if (s->kernel[i])
-                clReleaseKernel(s->kernel[i]);
-            s->kernel[i] = NULL;
+            qgpu_kernel_release(&s->kernel[i]);
             snprintf(name, sizeof(name), "vif_s%d", i);
             err = qgpu_kernel_create(ctx, program, name, &s->kernel[i]);
             if (err)
@@ -150,7 +148,6 @@ static int vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     QgpuContext *ctx = f->ctx;
     cl_uint units = 1;
     size_t total_groups = 0;
-    cl_int status;
     int err;
 
     if (fmt->width < VIF_MIN_SIZE || fmt->height < VIF_MIN_SIZE)
@@ -196,13 +193,9 @@ static int vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     uint16_t table[32768];
     for (int i = 0; i < 32768; i++)
         table[i] = (uint16_t)round(log2f((float)(i + 32768)) * 2048);
-    err = qgpu_buffer_create(ctx, sizeof(table), &s->lut);
+    err = qgpu_buffer_upload(ctx, sizeof(table), table, &s->lut, "vif: log2 table");
     if (err)
         return err;
-    status = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), s->lut, CL_TRUE, 0, sizeof(table),
-                                  table, 0, NULL, NULL);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "vif: upload log2 table");
 
     split_double(s->egl, &s->egl_m, &s->egl_e);
     split_double(65536 * 1.0e-10, &s->eps_m, &s->eps_e); /* integer_vif.c's eps */
@@ -211,45 +204,34 @@ static int vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 
 static int vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
+    /* labels must outlive the frame: the profiler keeps the pointer */
+    static const char *const what[4] = {"vif: scale 0", "vif: scale 1", "vif: scale 2",
+                                        "vif: scale 3"};
     VifState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_int bpc = fmt->bitdepth;
     cl_int index = (cl_int)(s->offset / sizeof(int64_t));
     size_t local = (size_t)s->wg;
 
     for (int i = 0; i < 4; i++) {
-        cl_kernel k = s->kernel[i];
-        cl_mem src_r = i ? s->img[i][0] : slot->ref, src_d = i ? s->img[i][1] : slot->dist;
-        cl_mem nul = NULL;
-        const cl_mem *next_r = i < 3 ? &s->img[i + 1][0] : &nul;
-        const cl_mem *next_d = i < 3 ? &s->img[i + 1][1] : &nul;
-        cl_int w = s->w[i], h = s->h[i];
-        cl_int do_stat = !(i == 0 && s->skip_scale0);
-        cl_int status = 0;
-        cl_uint arg = 0;
         size_t global = local * s->groups[i];
-        /* labels must outlive the frame: the profiler keeps the pointer */
-        static const char *const what[4] = {"vif: scale 0", "vif: scale 1", "vif: scale 2",
-                                            "vif: scale 3"};
-
-        status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &src_r);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &src_d);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &w);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &h);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &bpc);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_mem), next_r);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_mem), next_d);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &do_stat);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &index);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->lut);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_ulong), &s->egl_m);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &s->egl_e);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_ulong), &s->eps_m);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &s->eps_e);
-        if (status != CL_SUCCESS)
-            return qgpu_cl_error(f->ctx, status, "vif: clSetKernelArg");
-        int err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, what[i]);
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", i ? s->img[i][0] : slot->ref),
+            qgpu_arg_mem("dis", i ? s->img[i][1] : slot->dist),
+            qgpu_arg_int("w", s->w[i]),
+            qgpu_arg_int("h", s->h[i]),
+            qgpu_arg_int("bpc", f->fmt->bitdepth),
+            qgpu_arg_mem("next_r", i < 3 ? s->img[i + 1][0] : NULL),
+            qgpu_arg_mem("next_d", i < 3 ? s->img[i + 1][1] : NULL),
+            qgpu_arg_int("do_stat", !(i == 0 && s->skip_scale0)),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_int("partial_index", index),
+            qgpu_arg_mem("lut", s->lut),
+            qgpu_arg_ulong("egl_m", s->egl_m),
+            qgpu_arg_int("egl_e", s->egl_e),
+            qgpu_arg_ulong("eps_m", s->eps_m),
+            qgpu_arg_int("eps_e", s->eps_e),
+        };
+        int err = qgpu_launch(f->ctx, slot, s->kernel[i], what[i], args, QGPU_ARRAY_SIZE(args),
+                              1, &global, &local);
         if (err)
             return err;
         index += s->groups[i] * 4;
@@ -303,18 +285,11 @@ static void vif_uninit(QgpuFeature *f)
 {
     VifState *s = f->priv;
     for (int i = 0; i < 4; i++) {
-        if (s->kernel[i])
-            clReleaseKernel(s->kernel[i]);
-        s->kernel[i] = NULL;
-        for (int j = 0; j < 2; j++) {
-            if (s->img[i][j])
-                clReleaseMemObject(s->img[i][j]);
-            s->img[i][j] = NULL;
-        }
+        qgpu_kernel_release(&s->kernel[i]);
+        qgpu_buffer_release(&s->img[i][0]);
+        qgpu_buffer_release(&s->img[i][1]);
     }
-    if (s->lut)
-        clReleaseMemObject(s->lut);
-    s->lut = NULL;
+    qgpu_buffer_release(&s->lut);
 }
 
 const QgpuFeatureClass qgpu_feature_vif = {
