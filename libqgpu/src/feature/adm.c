@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "adm_csf_tables.h"
-#include "internal.h"
+#include "feature.h"
 
 #define ADM_T 16  /* as in adm.cl */
 /* Score kernel geometry, passed to the kernel build (-DADM_CW -DADM_RS):
@@ -264,8 +264,7 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                  sizeof(kmax), &kmax, NULL);
         if (kmax >= (size_t)s->cw * ADM_RS || s->cw == ADM_CW_NARROW)
             break;
-        clReleaseKernel(s->k_score);
-        s->k_score = NULL;
+        qgpu_kernel_release(&s->k_score);
         s->cw = ADM_CW_NARROW;
     }
     if (!err)
@@ -277,98 +276,80 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                           (size_t)s->bw[sc] * s->bh[sc],
                                  &s->bands[sc]);
     if (!err)
-        err = qgpu_buffer_create(ctx, sizeof(s->params), &s->params_buf);
-    if (!err) {
-        cl_int st = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), s->params_buf, CL_TRUE, 0,
-                                         sizeof(s->params), s->params, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "adm: write parameters");
-    }
+        err = qgpu_buffer_upload(ctx, sizeof(s->params), s->params, &s->params_buf,
+                                 "adm: parameters");
     if (!err)
         err = qgpu_results_reserve(ctx, sizeof(cl_long) * 9 * (size_t)(s->total_groups + 1),
                                    &s->offset);
     return err;
 }
 
-static size_t round_up(size_t v, size_t m)
-{
-    return (v + m - 1) / m * m;
-}
-
 static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     AdmState *s = f->priv;
-    QgpuContext *ctx = f->ctx;
-    const QgpuVideoFormat *fmt = &ctx->fmt;
-    cl_int st = 0;
-    cl_uint arg = 0;
-    int err;
+    const QgpuVideoFormat *fmt = f->fmt;
     size_t local[3] = {ADM_T, ADM_T, 1};
+    int err;
 
     {
-        cl_kernel k = s->k_dwt0;
-        cl_int bps = fmt->bytes_per_sample, w = s->w, h = s->h, pitch = fmt->plane_w[0];
-        cl_int bpc = fmt->bitdepth, bw = s->bw[0], bh = s->bh[0];
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->ref);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->dist);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &bps);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &w);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &h);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &pitch);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &bpc);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->bands[0]);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &bw);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &bh);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "adm: clSetKernelArg adm_dwt0");
-        size_t global[3] = {round_up(bw, ADM_T), round_up(bh, ADM_T), 2};
-        err = qgpu_kernel_run(ctx, slot, k, 3, global, local, "adm: enqueue adm_dwt0");
+        size_t global[3] = {qgpu_round_up(s->bw[0], ADM_T), qgpu_round_up(s->bh[0], ADM_T), 2};
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dist", slot->dist),
+            qgpu_arg_int("bps", fmt->bytes_per_sample),
+            qgpu_arg_int("w", s->w),
+            qgpu_arg_int("h", s->h),
+            qgpu_arg_int("pitch", fmt->plane_w[0]),
+            qgpu_arg_int("bpc", fmt->bitdepth),
+            qgpu_arg_mem("bands", s->bands[0]),
+            qgpu_arg_int("bw", s->bw[0]),
+            qgpu_arg_int("bh", s->bh[0]),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_dwt0, "adm: adm_dwt0", args, QGPU_ARRAY_SIZE(args),
+                          3, global, local);
         if (err)
             return err;
     }
     for (int sc = 1; sc < 4; sc++) {
-        cl_kernel k = s->k_dwt123;
-        cl_int w = s->bw[sc - 1], h = s->bh[sc - 1], scale = sc, bw = s->bw[sc], bh = s->bh[sc];
-        cl_int from16 = sc == 1;
-        arg = 0;
+        size_t global[3] = {qgpu_round_up(s->bw[sc], ADM_T), qgpu_round_up(s->bh[sc], ADM_T),
+                            2};
         /* scale 1 reads the int16 planes of scale 0; the unused pointer
          * argument gets a valid buffer too */
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->bands[0]);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->bands[sc == 1 ? 1 : sc - 1]);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &from16);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &w);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &h);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &scale);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->bands[sc]);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &bw);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &bh);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "adm: clSetKernelArg adm_dwt123");
-        size_t global[3] = {round_up(bw, ADM_T), round_up(bh, ADM_T), 2};
-        err = qgpu_kernel_run(ctx, slot, k, 3, global, local, "adm: enqueue adm_dwt123");
+        const QgpuArg args[] = {
+            qgpu_arg_mem("prev16", s->bands[0]),
+            qgpu_arg_mem("prev", s->bands[sc == 1 ? 1 : sc - 1]),
+            qgpu_arg_int("from16", sc == 1),
+            qgpu_arg_int("w", s->bw[sc - 1]),
+            qgpu_arg_int("h", s->bh[sc - 1]),
+            qgpu_arg_int("scale", sc),
+            qgpu_arg_mem("bands", s->bands[sc]),
+            qgpu_arg_int("bw", s->bw[sc]),
+            qgpu_arg_int("bh", s->bh[sc]),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_dwt123, "adm: adm_dwt123", args,
+                          QGPU_ARRAY_SIZE(args), 3, global, local);
         if (err)
             return err;
     }
+    if (s->total_groups == 0)
+        return 0;
     {
-        cl_kernel k = s->k_score;
-        cl_int skip_aim = s->skip_aim;
-        cl_uint results_index = (cl_uint)(s->offset / sizeof(cl_long));
-        arg = 0;
-        for (int sc = 0; sc < 4; sc++)
-            st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->bands[sc]);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->params_buf);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_ulong), &s->cos_m);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_ulong), &s->egl_n);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &s->egl_s);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_int), &skip_aim);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
-        st |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "adm: clSetKernelArg adm_score");
-        if (s->total_groups == 0)
-            return 0;
         size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
-        return qgpu_kernel_run(ctx, slot, k, 1, &global, &lsz, "adm: enqueue adm_score");
+        const QgpuArg args[] = {
+            qgpu_arg_mem("b0", s->bands[0]),
+            qgpu_arg_mem("b1", s->bands[1]),
+            qgpu_arg_mem("b2", s->bands[2]),
+            qgpu_arg_mem("b3", s->bands[3]),
+            qgpu_arg_mem("params", s->params_buf),
+            qgpu_arg_ulong("cos_m", s->cos_m),
+            qgpu_arg_ulong("egl_n", s->egl_n),
+            qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_int("skip_aim", s->skip_aim),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(cl_long))),
+        };
+        return qgpu_launch(f->ctx, slot, s->k_score, "adm: adm_score", args,
+                           QGPU_ARRAY_SIZE(args), 1, &global, &lsz);
     }
 }
 
@@ -483,21 +464,12 @@ static int adm_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void adm_uninit(QgpuFeature *f)
 {
     AdmState *s = f->priv;
-    if (s->k_dwt0)
-        clReleaseKernel(s->k_dwt0);
-    if (s->k_dwt123)
-        clReleaseKernel(s->k_dwt123);
-    if (s->k_score)
-        clReleaseKernel(s->k_score);
-    s->k_dwt0 = s->k_dwt123 = s->k_score = NULL;
-    for (int i = 0; i < 4; i++) {
-        if (s->bands[i])
-            clReleaseMemObject(s->bands[i]);
-        s->bands[i] = NULL;
-    }
-    if (s->params_buf)
-        clReleaseMemObject(s->params_buf);
-    s->params_buf = NULL;
+    qgpu_kernel_release(&s->k_dwt0);
+    qgpu_kernel_release(&s->k_dwt123);
+    qgpu_kernel_release(&s->k_score);
+    for (int i = 0; i < 4; i++)
+        qgpu_buffer_release(&s->bands[i]);
+    qgpu_buffer_release(&s->params_buf);
 }
 
 const QgpuFeatureClass qgpu_feature_adm = {

@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define MOTION_TW 64 /* tile of motion.cl */
 #define MOTION_TH 16
@@ -104,9 +104,7 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
         int err = qgpu_program_get(ctx, "motion", opts, &program);
         if (err)
             return err;
-        if (s->kernel)
-            clReleaseKernel(s->kernel);
-        s->kernel = NULL;
+        qgpu_kernel_release(&s->kernel);
         err = qgpu_kernel_create(ctx, program, "motion_sad", &s->kernel);
         if (err)
             return err;
@@ -172,35 +170,26 @@ static int motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 static int motion_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     MotionState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_kernel k = s->kernel;
+    const QgpuVideoFormat *fmt = f->fmt;
     unsigned n = slot->frame_index;
-    cl_int do_sad = n >= s->gap;
-    cl_int cur_offset = (cl_int)(fmt->plane_offset[0] / fmt->bytes_per_sample);
-    cl_int w = s->w, h = s->h, bpc = fmt->bitdepth;
-    cl_int index = (cl_int)(s->offset / sizeof(uint64_t));
-    cl_mem prev, store;
     size_t local = (size_t)s->wg, global = local * s->groups;
-    cl_int status = 0;
-    cl_uint arg = 0;
 
     if (s->force_zero) /* no device work (and no history buffers) */
         return 0;
-    prev = s->store[(n + s->nstore - s->gap) % s->nstore];
-    store = s->store[n % s->nstore];
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cur_offset);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &prev);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &store);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &bpc);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &do_sad);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &index);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "motion: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "motion: sad");
+    const QgpuArg args[] = {
+        qgpu_arg_mem("cur", slot->ref),
+        qgpu_arg_int("cur_offset", (cl_int)(fmt->plane_offset[0] / fmt->bytes_per_sample)),
+        qgpu_arg_mem("prev", s->store[(n + s->nstore - s->gap) % s->nstore]),
+        qgpu_arg_mem("store", s->store[n % s->nstore]),
+        qgpu_arg_int("w", s->w),
+        qgpu_arg_int("h", s->h),
+        qgpu_arg_int("bpc", fmt->bitdepth),
+        qgpu_arg_int("do_sad", n >= s->gap),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_int("partial_index", (cl_int)(s->offset / sizeof(uint64_t))),
+    };
+    return qgpu_launch(f->ctx, slot, s->kernel, "motion: sad", args, QGPU_ARRAY_SIZE(args), 1,
+                       &global, &local);
 }
 
 static double min_d(double a, double b)
@@ -287,14 +276,9 @@ static int motion_flush(QgpuFeature *f)
 static void motion_uninit(QgpuFeature *f)
 {
     MotionState *s = f->priv;
-    if (s->kernel)
-        clReleaseKernel(s->kernel);
-    s->kernel = NULL;
-    for (int i = 0; i < 3; i++) {
-        if (s->store[i])
-            clReleaseMemObject(s->store[i]);
-        s->store[i] = NULL;
-    }
+    qgpu_kernel_release(&s->kernel);
+    for (int i = 0; i < 3; i++)
+        qgpu_buffer_release(&s->store[i]);
 }
 
 const QgpuFeatureClass qgpu_feature_motion = {
