@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define CIEDE_TW 64 /* as in ciede.cl */
 #define CIEDE_TH 4
@@ -79,49 +79,37 @@ static int ciede_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 static int ciede_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     CiedeState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_kernel k = s->kernel;
-    cl_int status = 0;
-    cl_uint arg = 0;
-    cl_int w = fmt->width, h = fmt->height, pitch0 = fmt->plane_w[0], cpitch = fmt->plane_w[1];
-    cl_uint off0 = (cl_uint)(fmt->plane_offset[0] / fmt->bytes_per_sample);
-    cl_uint off1 = (cl_uint)(fmt->plane_offset[1] / fmt->bytes_per_sample);
-    cl_uint off2 = (cl_uint)(fmt->plane_offset[2] / fmt->bytes_per_sample);
-    cl_int ssx = fmt->layout != QGPU_LAYOUT_444, ssy = fmt->layout == QGPU_LAYOUT_420;
-    /* 4:4:4 is read directly by libvmaf as well */
-    cl_int compat = s->libvmaf_422_compat && fmt->layout != QGPU_LAYOUT_444;
-    cl_int cw = fmt->vmaf_plane_w[1], ch = fmt->vmaf_plane_h[1];
-    cl_float scale = (cl_float)(1 << (fmt->bitdepth - 8));
-    cl_uint results_index = (cl_uint)(s->offset / sizeof(float));
+    const QgpuVideoFormat *fmt = f->fmt;
     size_t local[2] = {CIEDE_TW, CIEDE_TH};
     size_t global[2] = {(size_t)s->groups_x * CIEDE_TW, (size_t)s->groups_y * CIEDE_TH};
-
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->dist);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &pitch0);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &off0);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cpitch);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &off1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &off2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &ssx);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &ssy);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &compat);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cw);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &ch);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_float), &scale);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "ciede: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, slot, k, 2, global, local, "ciede: enqueue ciede_tiles");
+    const QgpuArg args[] = {
+        qgpu_arg_mem("ref", slot->ref),
+        qgpu_arg_mem("dist", slot->dist),
+        qgpu_arg_int("w", fmt->width),
+        qgpu_arg_int("h", fmt->height),
+        qgpu_arg_int("pitch0", fmt->plane_w[0]),
+        qgpu_arg_uint("off0", (cl_uint)(fmt->plane_offset[0] / fmt->bytes_per_sample)),
+        qgpu_arg_int("cpitch", fmt->plane_w[1]),
+        qgpu_arg_uint("off1", (cl_uint)(fmt->plane_offset[1] / fmt->bytes_per_sample)),
+        qgpu_arg_uint("off2", (cl_uint)(fmt->plane_offset[2] / fmt->bytes_per_sample)),
+        qgpu_arg_int("ssx", fmt->layout != QGPU_LAYOUT_444),
+        qgpu_arg_int("ssy", fmt->layout == QGPU_LAYOUT_420),
+        /* 4:4:4 is read directly by libvmaf as well */
+        qgpu_arg_int("compat", s->libvmaf_422_compat && fmt->layout != QGPU_LAYOUT_444),
+        qgpu_arg_int("cw", fmt->vmaf_plane_w[1]),
+        qgpu_arg_int("ch", fmt->vmaf_plane_h[1]),
+        qgpu_arg_float("scale", (cl_float)(1 << (fmt->bitdepth - 8))),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
+    };
+    return qgpu_launch(f->ctx, slot, s->kernel, "ciede: ciede_tiles", args,
+                       QGPU_ARRAY_SIZE(args), 2, global, local);
 }
 
 static int ciede_collect(QgpuFeature *f, const QgpuSlot *slot)
 {
     CiedeState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
+    const QgpuVideoFormat *fmt = f->fmt;
     const float *partial = (const float *)((const unsigned char *)slot->results_host + s->offset);
     double sum = 0.0;
     for (int g = 0; g < s->groups_x * s->groups_y; g++)
@@ -134,9 +122,7 @@ static int ciede_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void ciede_uninit(QgpuFeature *f)
 {
     CiedeState *s = f->priv;
-    if (s->kernel)
-        clReleaseKernel(s->kernel);
-    s->kernel = NULL;
+    qgpu_kernel_release(&s->kernel);
 }
 
 const QgpuFeatureClass qgpu_feature_ciede = {

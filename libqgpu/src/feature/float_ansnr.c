@@ -18,7 +18,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define AN_TW 32 /* tile of float_misc.cl */
 #define AN_TH 16
@@ -83,43 +83,40 @@ static int float_ansnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     FloatAnsnrState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_uint off = (cl_uint)fmt->plane_offset[0];
-    cl_int bps = fmt->bytes_per_sample, w = s->w, h = s->h;
-    cl_uint index = (cl_uint)(s->offset / sizeof(float));
-    cl_int status = 0;
-    cl_uint arg = 0;
+    const QgpuVideoFormat *fmt = f->fmt;
     int err;
-
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_mem), &slot->dist);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_uint), &off);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_int), &bps);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_float), &s->inv_scale);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_mem), &s->sig);
-    status |= clSetKernelArg(s->k_filter, arg++, sizeof(cl_mem), &s->noise);
-    arg = 0;
-    status |= clSetKernelArg(s->k_rows, arg++, sizeof(cl_mem), &s->sig);
-    status |= clSetKernelArg(s->k_rows, arg++, sizeof(cl_mem), &s->noise);
-    status |= clSetKernelArg(s->k_rows, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(s->k_rows, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(s->k_rows, arg++, sizeof(cl_mem), &slot->results);
-    status |= clSetKernelArg(s->k_rows, arg++, sizeof(cl_uint), &index);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "float_ansnr: clSetKernelArg");
     {
         size_t local[2] = {128, 1};
         size_t global[2] = {(size_t)((s->w + AN_TW - 1) / AN_TW) * 128,
                             (size_t)((s->h + AN_TH - 1) / AN_TH)};
-        err = qgpu_kernel_run(f->ctx, slot, s->k_filter, 2, global, local, "float_ansnr: filter");
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dist", slot->dist),
+            qgpu_arg_uint("off", (cl_uint)fmt->plane_offset[0]),
+            qgpu_arg_int("bps", fmt->bytes_per_sample),
+            qgpu_arg_int("w", s->w),
+            qgpu_arg_int("h", s->h),
+            qgpu_arg_float("inv_scale", s->inv_scale),
+            qgpu_arg_mem("sig", s->sig),
+            qgpu_arg_mem("noise", s->noise),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_filter, "float_ansnr: filter", args,
+                          QGPU_ARRAY_SIZE(args), 2, global, local);
         if (err)
             return err;
     }
     {
-        size_t local = 64, global = (size_t)(s->h + 63) / 64 * 64;
-        return qgpu_kernel_run(f->ctx, slot, s->k_rows, 1, &global, &local, "float_ansnr: rows");
+        size_t local = 64, global = qgpu_round_up(s->h, 64);
+        const QgpuArg args[] = {
+            qgpu_arg_mem("sig", s->sig),
+            qgpu_arg_mem("noise", s->noise),
+            qgpu_arg_int("w", s->w),
+            qgpu_arg_int("h", s->h),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
+        };
+        return qgpu_launch(f->ctx, slot, s->k_rows, "float_ansnr: rows", args,
+                           QGPU_ARRAY_SIZE(args), 1, &global, &local);
     }
 }
 
@@ -146,16 +143,10 @@ static int float_ansnr_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_ansnr_uninit(QgpuFeature *f)
 {
     FloatAnsnrState *s = f->priv;
-    if (s->k_filter)
-        clReleaseKernel(s->k_filter);
-    if (s->k_rows)
-        clReleaseKernel(s->k_rows);
-    if (s->sig)
-        clReleaseMemObject(s->sig);
-    if (s->noise)
-        clReleaseMemObject(s->noise);
-    s->k_filter = s->k_rows = NULL;
-    s->sig = s->noise = NULL;
+    qgpu_kernel_release(&s->k_filter);
+    qgpu_kernel_release(&s->k_rows);
+    qgpu_buffer_release(&s->sig);
+    qgpu_buffer_release(&s->noise);
 }
 
 const QgpuFeatureClass qgpu_feature_float_ansnr = {

@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 #include "float_sums.h"
-#include "internal.h"
 
 #define FM_ROWS 4
 
@@ -88,9 +87,7 @@ static int float_moment_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_moment_uninit(QgpuFeature *f)
 {
     FloatMomentState *s = f->priv;
-    if (s->kernel)
-        clReleaseKernel(s->kernel);
-    s->kernel = NULL;
+    qgpu_kernel_release(&s->kernel);
 }
 
 const QgpuFeatureClass qgpu_feature_float_moment = {

@@ -30,7 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define FM_TW 64 /* tile of float_motion.cl */
 #define FM_TH 16
@@ -188,81 +188,66 @@ static int enqueue_rows(QgpuFeature *f, QgpuSlot *slot, cl_mem diff, cl_int w, c
                         int row_index)
 {
     FloatMotionState *s = f->priv;
-    cl_uint index = (cl_uint)(s->offset / sizeof(float)) + (cl_uint)row_index;
-    cl_int status = 0;
-    cl_uint arg = 0;
-    size_t local = 64, global = (size_t)(h + 63) / 64 * 64;
-
-    status |= clSetKernelArg(s->k_sad, arg++, sizeof(cl_mem), &diff);
-    status |= clSetKernelArg(s->k_sad, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(s->k_sad, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(s->k_sad, arg++, sizeof(cl_mem), &slot->results);
-    status |= clSetKernelArg(s->k_sad, arg++, sizeof(cl_uint), &index);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "float_motion: clSetKernelArg");
-    return qgpu_kernel_run(f->ctx, slot, s->k_sad, 1, &global, &local, "float_motion: sad");
+    size_t local = 64, global = qgpu_round_up(h, 64);
+    const QgpuArg args[] = {
+        qgpu_arg_mem("diff", diff),
+        qgpu_arg_int("w", w),
+        qgpu_arg_int("h", h),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float)) + (cl_uint)row_index),
+    };
+    return qgpu_launch(f->ctx, slot, s->k_sad, "float_motion: sad", args, QGPU_ARRAY_SIZE(args),
+                       1, &global, &local);
 }
 
 static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
 {
     FloatMotionState *s = f->priv;
     unsigned n = slot->frame_index;
-    cl_mem cur = s->blur[0][n % 2], prev = s->blur[0][(n + 1) % 2];
-    cl_int w = s->w[0], h = s->h[0], sw = s->sw, sh = s->sh;
-    cl_int status = 0;
-    cl_uint arg = 0;
-    size_t local[2] = {64, 1}, global[2] = {(size_t)(sh + 63) / 64 * 64, (size_t)sw};
-    int err;
-
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_mem), &prev);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_mem), &cur);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_int), &sw);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_int), &sh);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_float), &s->ratio_x);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_float), &s->ratio_y);
-    status |= clSetKernelArg(s->k_scale1, arg++, sizeof(cl_mem), &s->diff_s1);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "float_motion: clSetKernelArg");
-    err = qgpu_kernel_run(f->ctx, slot, s->k_scale1, 2, global, local, "float_motion: scale1");
+    size_t local[2] = {64, 1}, global[2] = {qgpu_round_up(s->sh, 64), (size_t)s->sw};
+    const QgpuArg args[] = {
+        qgpu_arg_mem("prev", s->blur[0][(n + 1) % 2]),
+        qgpu_arg_mem("cur", s->blur[0][n % 2]),
+        qgpu_arg_int("w", s->w[0]),
+        qgpu_arg_int("h", s->h[0]),
+        qgpu_arg_int("sw", s->sw),
+        qgpu_arg_int("sh", s->sh),
+        qgpu_arg_float("ratio_x", s->ratio_x),
+        qgpu_arg_float("ratio_y", s->ratio_y),
+        qgpu_arg_mem("diff", s->diff_s1),
+    };
+    int err = qgpu_launch(f->ctx, slot, s->k_scale1, "float_motion: scale1", args,
+                          QGPU_ARRAY_SIZE(args), 2, global, local);
     if (err)
         return err;
-    return enqueue_rows(f, slot, s->diff_s1, sw, sh, s->row_index_s1);
+    return enqueue_rows(f, slot, s->diff_s1, s->sw, s->sh, s->row_index_s1);
 }
 
 static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
 {
     FloatMotionState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
+    const QgpuVideoFormat *fmt = f->fmt;
     unsigned n = slot->frame_index;
-    cl_mem cur = s->blur[p][n % 2], prev = s->blur[p][(n + 1) % 2];
-    cl_uint src_off = (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample);
-    cl_int pitch = fmt->plane_w[p], w = s->w[p], h = s->h[p], do_diff = n > 0;
-    cl_int status = 0;
-    cl_uint arg = 0;
-    int err;
-
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_uint), &src_off);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_int), &pitch);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_int), &w);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_int), &h);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_float), &s->inv_scale);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_mem), &cur);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_mem), &prev);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_mem), &s->diff[p]);
-    status |= clSetKernelArg(s->k_blur, arg++, sizeof(cl_int), &do_diff);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "float_motion: clSetKernelArg");
-    {
-        size_t local[2] = {128, 1};
-        size_t global[2] = {(size_t)((w + FM_TW - 1) / FM_TW) * 128,
-                            (size_t)((h + FM_TH - 1) / FM_TH)};
-        err = qgpu_kernel_run(f->ctx, slot, s->k_blur, 2, global, local, "float_motion: blur");
-        if (err)
-            return err;
-    }
+    int w = s->w[p], h = s->h[p], err;
+    size_t local[2] = {128, 1};
+    size_t global[2] = {(size_t)((w + FM_TW - 1) / FM_TW) * 128,
+                        (size_t)((h + FM_TH - 1) / FM_TH)};
+    const QgpuArg args[] = {
+        qgpu_arg_mem("src", slot->ref),
+        qgpu_arg_uint("src_offset", (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample)),
+        qgpu_arg_int("pitch", fmt->plane_w[p]),
+        qgpu_arg_int("w", w),
+        qgpu_arg_int("h", h),
+        qgpu_arg_float("inv_scale", s->inv_scale),
+        qgpu_arg_mem("blur", s->blur[p][n % 2]),
+        qgpu_arg_mem("prev", s->blur[p][(n + 1) % 2]),
+        qgpu_arg_mem("diff", s->diff[p]),
+        qgpu_arg_int("do_diff", n > 0),
+    };
+    err = qgpu_launch(f->ctx, slot, s->k_blur, "float_motion: blur", args,
+                      QGPU_ARRAY_SIZE(args), 2, global, local);
+    if (err)
+        return err;
     if (n == 0)
         return 0;
     err = enqueue_rows(f, slot, s->diff[p], w, h, s->row_index[p]);
@@ -373,25 +358,14 @@ static int float_motion_flush(QgpuFeature *f)
 static void float_motion_uninit(QgpuFeature *f)
 {
     FloatMotionState *s = f->priv;
-    if (s->k_blur)
-        clReleaseKernel(s->k_blur);
-    if (s->k_sad)
-        clReleaseKernel(s->k_sad);
-    if (s->k_scale1)
-        clReleaseKernel(s->k_scale1);
-    if (s->diff_s1)
-        clReleaseMemObject(s->diff_s1);
-    s->k_blur = s->k_sad = s->k_scale1 = NULL;
-    s->diff_s1 = NULL;
+    qgpu_kernel_release(&s->k_blur);
+    qgpu_kernel_release(&s->k_sad);
+    qgpu_kernel_release(&s->k_scale1);
+    qgpu_buffer_release(&s->diff_s1);
     for (int p = 0; p < 3; p++) {
-        for (int i = 0; i < 2; i++) {
-            if (s->blur[p][i])
-                clReleaseMemObject(s->blur[p][i]);
-            s->blur[p][i] = NULL;
-        }
-        if (s->diff[p])
-            clReleaseMemObject(s->diff[p]);
-        s->diff[p] = NULL;
+        qgpu_buffer_release(&s->blur[p][0]);
+        qgpu_buffer_release(&s->blur[p][1]);
+        qgpu_buffer_release(&s->diff[p]);
     }
 }
 

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "float_sums.h"
-#include "internal.h"
 
 #define FM_ROWS 4
 
@@ -91,9 +90,7 @@ static int float_psnr_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_psnr_uninit(QgpuFeature *f)
 {
     FloatPsnrState *s = f->priv;
-    if (s->kernel)
-        clReleaseKernel(s->kernel);
-    s->kernel = NULL;
+    qgpu_kernel_release(&s->kernel);
 }
 
 const QgpuFeatureClass qgpu_feature_float_psnr = {
