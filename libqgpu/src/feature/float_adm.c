@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define FADM_RL 64       /* work-items per row in fadm_rows */
 #define FADM_MIN_SIZE 32 /* scale 3 bands need >= 2 samples for their mirrors */
@@ -202,11 +202,6 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return qgpu_results_reserve(ctx, (size_t)s->rows_total * 9 * sizeof(float), &s->offset);
 }
 
-static size_t round_up(size_t v, size_t m)
-{
-    return (v + m - 1) / m * m;
-}
-
 /* hi + lo split of a double constant, for the kernels' double products */
 static void split_d(double c, cl_float *hi, cl_float *lo)
 {
@@ -216,32 +211,27 @@ static void split_d(double c, cl_float *hi, cl_float *lo)
 
 static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
-    FloatAdmState *s = f->priv;
-    QgpuContext *ctx = f->ctx;
-    const QgpuVideoFormat *fmt = &ctx->fmt;
-    cl_int st = 0;
-    cl_uint a;
-    int err;
-
-    {
-        cl_int n = s->w[0] * s->h[0];
-        cl_float scale = 1.0f / (float)(1 << (fmt->bitdepth - 8));
-        size_t global = round_up((size_t)n, 256), local = 256;
-        a = 0;
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &slot->ref);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &slot->dist);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_int), &n);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_float), &scale);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &s->img);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_adm: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, slot, s->k_convert, 1, &global, &local, "float_adm: convert")))
-            return err;
-    }
     static const char *const what_dwt[4] = {"float_adm: DWT 0", "float_adm: DWT 1",
                                             "float_adm: DWT 2", "float_adm: DWT 3"};
     static const char *const what_rows[4] = {"float_adm: rows 0", "float_adm: rows 1",
                                              "float_adm: rows 2", "float_adm: rows 3"};
+    FloatAdmState *s = f->priv;
+    int err;
+
+    {
+        cl_int n = s->w[0] * s->h[0];
+        size_t global = qgpu_round_up((size_t)n, 256), local = 256;
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dis", slot->dist),
+            qgpu_arg_int("n", n),
+            qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
+            qgpu_arg_mem("out", s->img),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_adm: convert", args,
+                               QGPU_ARRAY_SIZE(args), 1, &global, &local)))
+            return err;
+    }
     /* adm_decouple_s: cos(1 deg)^2 in double, stored as float */
     cl_float cos1sq = (cl_float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
     cl_float egl_hi, egl_lo;
@@ -250,61 +240,52 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     split_d(0.0333333351, &cst.s[4], &cst.s[5]); /* FLOAT_ONE_BY_30 */
     split_d(0.0666666701, &cst.s[6], &cst.s[7]); /* FLOAT_ONE_BY_15 */
     cst.s[3] = (cl_float)s->p_norm;
-    cl_int p3 = s->p_norm == 3.0, bypass = s->bypass_cm != 0, ps = s->ps;
     for (int sc = 0; sc < 4; sc++) {
-        cl_int w = s->w[sc], h = s->h[sc], bw = s->w[sc + 1], bh = s->h[sc + 1];
-        cl_int n = sc ? s->ps : w * h, bn = s->ps;
-        cl_mem src = sc ? s->lp[(sc - 1) & 1] : s->img, dst = s->lp[sc & 1];
+        int w = s->w[sc], h = s->h[sc], bw = s->w[sc + 1], bh = s->h[sc + 1];
         size_t local[2] = {16, 8};
-        size_t global[2] = {round_up((size_t)bw, 16), round_up((size_t)bh, 8)};
-        a = 0;
-        st = 0;
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_mem), &src);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &w);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &h);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &n);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_mem), &dst);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &bw);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &bh);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &bn);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_mem), &s->bands);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_int), &ps);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_float), &cos1sq);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_float), &egl_hi);
-        st |= clSetKernelArg(s->k_dwt, a++, sizeof(cl_float), &egl_lo);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_adm: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, slot, s->k_dwt, 2, global, local, what_dwt[sc])))
+        size_t global[2] = {qgpu_round_up((size_t)bw, 16), qgpu_round_up((size_t)bh, 8)};
+        const QgpuArg dwt_args[] = {
+            qgpu_arg_mem("src", sc ? s->lp[(sc - 1) & 1] : s->img),
+            qgpu_arg_int("w", w),
+            qgpu_arg_int("h", h),
+            qgpu_arg_int("n", sc ? s->ps : w * h),
+            qgpu_arg_mem("lp_out", s->lp[sc & 1]),
+            qgpu_arg_int("bw", bw),
+            qgpu_arg_int("bh", bh),
+            qgpu_arg_int("bn", s->ps),
+            qgpu_arg_mem("bands", s->bands),
+            qgpu_arg_int("ps", s->ps),
+            qgpu_arg_float("cos1sq", cos1sq),
+            qgpu_arg_float("egl_hi", egl_hi),
+            qgpu_arg_float("egl_lo", egl_lo),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_dwt, what_dwt[sc], dwt_args,
+                               QGPU_ARRAY_SIZE(dwt_args), 2, global, local)))
             return err;
 
-        cl_int left = s->left[sc], top = s->top[sc], right = s->right[sc];
-        cl_int bottom = s->bottom[sc];
-        cl_int do_aim = sc != s->skip_aim_scale;
-        cl_int index = (cl_int)(s->offset / sizeof(float)) + s->row_off[sc] * 9;
         cst.s[0] = s->rf[sc][0];
         cst.s[1] = s->rf[sc][1];
         cst.s[2] = s->rf[sc][2];
         size_t rlocal[2] = {FADM_RL, 1};
-        size_t rglobal[2] = {FADM_RL, (size_t)(bottom - top)};
-        a = 0;
-        st = 0;
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_mem), &s->bands);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &ps);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &bw);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &bh);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &left);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &top);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &right);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &bottom);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_float8), &cst);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &p3);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &bypass);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &do_aim);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_mem), &slot->results);
-        st |= clSetKernelArg(s->k_rows, a++, sizeof(cl_int), &index);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_adm: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, slot, s->k_rows, 2, rglobal, rlocal, what_rows[sc])))
+        size_t rglobal[2] = {FADM_RL, (size_t)(s->bottom[sc] - s->top[sc])};
+        const QgpuArg rows_args[] = {
+            qgpu_arg_mem("bands", s->bands),
+            qgpu_arg_int("ps", s->ps),
+            qgpu_arg_int("w", bw),
+            qgpu_arg_int("h", bh),
+            qgpu_arg_int("left", s->left[sc]),
+            qgpu_arg_int("top", s->top[sc]),
+            qgpu_arg_int("right", s->right[sc]),
+            qgpu_arg_int("bottom", s->bottom[sc]),
+            qgpu_arg_value("cst", sizeof(cst), &cst),
+            qgpu_arg_int("p3", s->p_norm == 3.0),
+            qgpu_arg_int("bypass", s->bypass_cm != 0),
+            qgpu_arg_int("do_aim", sc != s->skip_aim_scale),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_int("index", (cl_int)(s->offset / sizeof(float)) + s->row_off[sc] * 9),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_rows, what_rows[sc], rows_args,
+                               QGPU_ARRAY_SIZE(rows_args), 2, rglobal, rlocal)))
             return err;
     }
     return 0;
@@ -389,18 +370,13 @@ static int float_adm_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_adm_uninit(QgpuFeature *f)
 {
     FloatAdmState *s = f->priv;
-    cl_kernel *k[3] = {&s->k_convert, &s->k_dwt, &s->k_rows};
-    cl_mem *m[4] = {&s->img, &s->lp[0], &s->lp[1], &s->bands};
-    for (int i = 0; i < 3; i++) {
-        if (*k[i])
-            clReleaseKernel(*k[i]);
-        *k[i] = NULL;
-    }
-    for (int i = 0; i < 4; i++) {
-        if (*m[i])
-            clReleaseMemObject(*m[i]);
-        *m[i] = NULL;
-    }
+    qgpu_kernel_release(&s->k_convert);
+    qgpu_kernel_release(&s->k_dwt);
+    qgpu_kernel_release(&s->k_rows);
+    qgpu_buffer_release(&s->img);
+    qgpu_buffer_release(&s->lp[0]);
+    qgpu_buffer_release(&s->lp[1]);
+    qgpu_buffer_release(&s->bands);
 }
 
 const QgpuFeatureClass qgpu_feature_float_adm = {

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define FVIF_T 16
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
@@ -199,106 +199,85 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                 return err;
         float coef[17] = {0};
         s->fw[i] = fvif_filter(coef, i, (float)s->kernelscale);
-        if ((err = qgpu_buffer_create(ctx, sizeof(coef), &s->filt[i])))
+        if ((err = qgpu_buffer_upload(ctx, sizeof(coef), coef, &s->filt[i],
+                                      "float_vif: filter")))
             return err;
-        cl_int st = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), s->filt[i], CL_TRUE, 0,
-                                         sizeof(coef), coef, 0, NULL, NULL);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_vif: upload filter");
     }
     if ((err = qgpu_buffer_create(ctx, terms * sizeof(float), &s->terms)) ||
-        (err = qgpu_buffer_create(ctx, sizeof(fvif_log2_poly), &s->poly)))
+        (err = qgpu_buffer_upload(ctx, sizeof(fvif_log2_poly), fvif_log2_poly, &s->poly,
+                                  "float_vif: log2 polynomial")))
         return err;
-    cl_int st = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), s->poly, CL_TRUE, 0,
-                                     sizeof(fvif_log2_poly), fvif_log2_poly, 0, NULL, NULL);
-    if (st != CL_SUCCESS)
-        return qgpu_cl_error(ctx, st, "float_vif: upload log2 polynomial");
     /* vif_statistic_s: powf(vif_sigma_nsq, 2.0f) / (255.0 * 255.0), as float */
     s->sigma_max_inv = (float)(powf((float)s->sigma_nsq, 2.0f) / (255.0 * 255.0));
     return qgpu_results_reserve(ctx, (size_t)s->rows_total * 2 * sizeof(float), &s->offset);
 }
 
-static size_t round_up(size_t v, size_t m)
-{
-    return (v + m - 1) / m * m;
-}
-
 static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
+    static const char *const what_stat[4] = {"float_vif: scale 0", "float_vif: scale 1",
+                                             "float_vif: scale 2", "float_vif: scale 3"};
+    static const char *const what_dec[4] = {"", "float_vif: decimate 1", "float_vif: decimate 2",
+                                            "float_vif: decimate 3"};
     FloatVifState *s = f->priv;
-    QgpuContext *ctx = f->ctx;
-    const QgpuVideoFormat *fmt = &ctx->fmt;
-    cl_int st = 0;
-    cl_uint a;
     int err;
 
     /* conversion: luma of both pictures to float */
     {
         cl_int n = s->w[0] * s->h[0];
-        cl_float scale = 1.0f / (float)(1 << (fmt->bitdepth - 8));
-        size_t global = round_up((size_t)n, 256), local = 256;
-        a = 0;
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &slot->ref);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &slot->dist);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_int), &n);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_float), &scale);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &s->img[0][0]);
-        st |= clSetKernelArg(s->k_convert, a++, sizeof(cl_mem), &s->img[0][1]);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, slot, s->k_convert, 1, &global, &local, "float_vif: convert")))
+        size_t global = qgpu_round_up((size_t)n, 256), local = 256;
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dis", slot->dist),
+            qgpu_arg_int("n", n),
+            qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
+            qgpu_arg_mem("out_ref", s->img[0][0]),
+            qgpu_arg_mem("out_dis", s->img[0][1]),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_vif: convert", args,
+                               QGPU_ARRAY_SIZE(args), 1, &global, &local)))
             return err;
     }
-    static const char *const what_stat[4] = {"float_vif: scale 0", "float_vif: scale 1",
-                                             "float_vif: scale 2", "float_vif: scale 3"};
-    static const char *const what_dec[4] = {"", "float_vif: decimate 1", "float_vif: decimate 2",
-                                            "float_vif: decimate 3"};
-    cl_float egl = (cl_float)s->egl, snsq = (cl_float)s->sigma_nsq;
     for (int i = 0; i < 4; i++) {
-        cl_int w = s->w[i], h = s->h[i], fw = s->fw[i];
+        int w = s->w[i], h = s->h[i];
         if (i) {
-            cl_int pw = s->w[i - 1], ph = s->h[i - 1];
             size_t local[2] = {16, 8};
-            size_t global[2] = {round_up((size_t)w, 16), round_up((size_t)h, 8)};
-            a = 0;
-            st = 0;
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_mem), &s->img[i - 1][0]);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_mem), &s->img[i - 1][1]);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_int), &pw);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_int), &ph);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_mem), &s->filt[i]);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_int), &fw);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_mem), &s->img[i][0]);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_mem), &s->img[i][1]);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_int), &w);
-            st |= clSetKernelArg(s->k_dec, a++, sizeof(cl_int), &h);
-            if (st != CL_SUCCESS)
-                return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-            if ((err = qgpu_kernel_run(ctx, slot, s->k_dec, 2, global, local, what_dec[i])))
+            size_t global[2] = {qgpu_round_up((size_t)w, 16), qgpu_round_up((size_t)h, 8)};
+            const QgpuArg args[] = {
+                qgpu_arg_mem("src_ref", s->img[i - 1][0]),
+                qgpu_arg_mem("src_dis", s->img[i - 1][1]),
+                qgpu_arg_int("sw", s->w[i - 1]),
+                qgpu_arg_int("sh", s->h[i - 1]),
+                qgpu_arg_mem("filt", s->filt[i]),
+                qgpu_arg_int("fw", s->fw[i]),
+                qgpu_arg_mem("dst_ref", s->img[i][0]),
+                qgpu_arg_mem("dst_dis", s->img[i][1]),
+                qgpu_arg_int("dw", w),
+                qgpu_arg_int("dh", h),
+            };
+            if ((err = qgpu_launch(f->ctx, slot, s->k_dec, what_dec[i], args,
+                                   QGPU_ARRAY_SIZE(args), 2, global, local)))
                 return err;
         }
         size_t local[2] = {FVIF_T, FVIF_T};
-        size_t global[2] = {round_up((size_t)w, FVIF_T), round_up((size_t)h, FVIF_T)};
+        size_t global[2] = {qgpu_round_up((size_t)w, FVIF_T), qgpu_round_up((size_t)h, FVIF_T)};
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
-        a = 0;
-        st = 0;
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_mem), &s->img[i][0]);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_mem), &s->img[i][1]);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_int), &w);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_int), &h);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_mem), &s->filt[i]);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_int), &fw);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_float), &egl);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_float), &snsq);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_float), &s->sigma_max_inv);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_mem), &s->poly);
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_mem), &s->terms);
-        cl_int toff = (cl_int)s->toff[i];
-        st |= clSetKernelArg(s->k_stat, a++, sizeof(cl_int), &toff);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, slot, s->k_stat, 2, global, local, what_stat[i])))
+        const QgpuArg args[] = {
+            qgpu_arg_mem("src_ref", s->img[i][0]),
+            qgpu_arg_mem("src_dis", s->img[i][1]),
+            qgpu_arg_int("w", w),
+            qgpu_arg_int("h", h),
+            qgpu_arg_mem("filt", s->filt[i]),
+            qgpu_arg_int("fw", s->fw[i]),
+            qgpu_arg_float("egl", (cl_float)s->egl),
+            qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
+            qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
+            qgpu_arg_mem("poly", s->poly),
+            qgpu_arg_mem("terms", s->terms),
+            qgpu_arg_int("toff", (cl_int)s->toff[i]),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_stat, what_stat[i], args,
+                               QGPU_ARRAY_SIZE(args), 2, global, local)))
             return err;
     }
     {
@@ -311,23 +290,19 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             wid.s[i] = s->w[i];
             hei.s[i] = s->h[i];
         }
-        cl_int index = (cl_int)(s->offset / sizeof(float));
-        size_t local = 64, global = round_up((size_t)s->rows_total, 64);
-        a = 0;
-        st = 0;
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_mem), &s->terms);
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_int4), &rows);
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_int4), &toff);
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_int4), &wid);
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_int4), &hei);
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_mem), &slot->results);
-        st |= clSetKernelArg(s->k_rowsum, a++, sizeof(cl_int), &index);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "float_vif: clSetKernelArg");
-        if ((err = qgpu_kernel_run(ctx, slot, s->k_rowsum, 1, &global, &local, "float_vif: row sums")))
-            return err;
+        size_t local = 64, global = qgpu_round_up((size_t)s->rows_total, 64);
+        const QgpuArg args[] = {
+            qgpu_arg_mem("terms", s->terms),
+            qgpu_arg_value("rows", sizeof(rows), &rows),
+            qgpu_arg_value("toff", sizeof(toff), &toff),
+            qgpu_arg_value("wid", sizeof(wid), &wid),
+            qgpu_arg_value("hei", sizeof(hei), &hei),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_int("results_index", (cl_int)(s->offset / sizeof(float))),
+        };
+        return qgpu_launch(f->ctx, slot, s->k_rowsum, "float_vif: row sums", args,
+                           QGPU_ARRAY_SIZE(args), 1, &global, &local);
     }
-    return 0;
 }
 
 static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
@@ -375,26 +350,17 @@ static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_vif_uninit(QgpuFeature *f)
 {
     FloatVifState *s = f->priv;
-    cl_kernel *k[4] = {&s->k_convert, &s->k_stat, &s->k_dec, &s->k_rowsum};
+    qgpu_kernel_release(&s->k_convert);
+    qgpu_kernel_release(&s->k_stat);
+    qgpu_kernel_release(&s->k_dec);
+    qgpu_kernel_release(&s->k_rowsum);
     for (int i = 0; i < 4; i++) {
-        if (*k[i])
-            clReleaseKernel(*k[i]);
-        *k[i] = NULL;
-        for (int j = 0; j < 2; j++) {
-            if (s->img[i][j])
-                clReleaseMemObject(s->img[i][j]);
-            s->img[i][j] = NULL;
-        }
-        if (s->filt[i])
-            clReleaseMemObject(s->filt[i]);
-        s->filt[i] = NULL;
+        qgpu_buffer_release(&s->img[i][0]);
+        qgpu_buffer_release(&s->img[i][1]);
+        qgpu_buffer_release(&s->filt[i]);
     }
-    if (s->terms)
-        clReleaseMemObject(s->terms);
-    s->terms = NULL;
-    if (s->poly)
-        clReleaseMemObject(s->poly);
-    s->poly = NULL;
+    qgpu_buffer_release(&s->terms);
+    qgpu_buffer_release(&s->poly);
 }
 
 const QgpuFeatureClass qgpu_feature_float_vif = {
