@@ -15,8 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "qgpu/qgpu.h"
-
 #include "feature.h"
 
 #define MS_TILE 16
@@ -65,7 +63,6 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     QgpuContext *ctx = f->ctx;
     char name[128], opts[128];
     cl_program prog;
-    cl_int status;
     cl_device_fp_config fp = 0;
     int err, total = 0;
 
@@ -146,91 +143,77 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         t[3] = p->tiles_x[i];
         t[4] = p->first[i] - p->first[1];
     }
-    p->table = clCreateBuffer(qgpu_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                              sizeof(table), table, &status);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "float_ms_ssim: clCreateBuffer(table)");
-    return 0;
+    return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ms_ssim: table");
 }
-
-#define SET_ARG(k, i, v)                                                      \
-    do {                                                                      \
-        cl_int st_ = clSetKernelArg((k), (i), sizeof(v), &(v));               \
-        if (st_ != CL_SUCCESS)                                                \
-            return qgpu_cl_error(ctx, st_, "float_ms_ssim: clSetKernelArg");  \
-    } while (0)
 
 static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     MsSsimPriv *p = f->priv;
-    QgpuContext *ctx = f->ctx;
     size_t local[2] = { MS_TILE, MS_TILE };
     cl_int part0 = (cl_int)(p->results_off / sizeof(float));
-    cl_int src_off = p->src_off;
-    cl_float unit = p->unit;
     int err;
 
     /* scale 0 straight from the samples */
     {
-        cl_int w = p->sw[0], h = p->sh[0], tx = p->tiles_x[0];
         size_t g[2] = { (size_t)p->groups[0] * MS_TILE, MS_TILE };
-        SET_ARG(p->k_ssim_raw, 0, slot->ref);
-        SET_ARG(p->k_ssim_raw, 1, slot->dist);
-        SET_ARG(p->k_ssim_raw, 2, src_off);
-        SET_ARG(p->k_ssim_raw, 3, w);
-        SET_ARG(p->k_ssim_raw, 4, h);
-        SET_ARG(p->k_ssim_raw, 5, unit);
-        SET_ARG(p->k_ssim_raw, 6, tx);
-        SET_ARG(p->k_ssim_raw, 7, slot->results);
-        SET_ARG(p->k_ssim_raw, 8, part0);
-        if ((err = qgpu_kernel_run(ctx, slot, p->k_ssim_raw, 2, g, local, "float_ms_ssim scale 0")))
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dis", slot->dist),
+            qgpu_arg_int("src_off", p->src_off),
+            qgpu_arg_int("w", p->sw[0]),
+            qgpu_arg_int("h", p->sh[0]),
+            qgpu_arg_float("unit", p->unit),
+            qgpu_arg_int("tiles_x", p->tiles_x[0]),
+            qgpu_arg_mem("partials", slot->results),
+            qgpu_arg_int("part_off", part0),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, p->k_ssim_raw, "float_ms_ssim scale 0", args,
+                               QGPU_ARRAY_SIZE(args), 2, g, local)))
             return err;
     }
 
-    /* the pyramid: scale i from scale i - 1 */
+    /* the pyramid: scale i from scale i - 1 (scale 1 from the samples) */
     for (int i = 1; i < MS_SCALES; i++) {
-        cl_int w = p->sw[i - 1], h = p->sh[i - 1], sw = p->sw[i], sh = p->sh[i];
-        cl_int dst = p->off[i], src = p->off[i - 1];
-        size_t g[2] = { (size_t)(sw + MS_TILE - 1) / MS_TILE * MS_TILE,
-                        (size_t)(sh + MS_TILE - 1) / MS_TILE * MS_TILE };
-        cl_kernel k = i == 1 ? p->k_lpf_raw : p->k_lpf_float;
-        int a = 0;
+        size_t g[2] = { qgpu_round_up(p->sw[i], MS_TILE), qgpu_round_up(p->sh[i], MS_TILE) };
+        QgpuArg args[12];
+        int n = 0;
         if (i == 1) {
-            SET_ARG(k, a++, slot->ref);
-            SET_ARG(k, a++, slot->dist);
-            SET_ARG(k, a++, src_off);
-            SET_ARG(k, a++, w);
-            SET_ARG(k, a++, h);
-            SET_ARG(k, a++, unit);
+            args[n++] = qgpu_arg_mem("ref", slot->ref);
+            args[n++] = qgpu_arg_mem("dis", slot->dist);
+            args[n++] = qgpu_arg_int("src_off", p->src_off);
         } else {
-            SET_ARG(k, a++, p->pref);
-            SET_ARG(k, a++, p->pdis);
-            SET_ARG(k, a++, src);
-            SET_ARG(k, a++, w);
-            SET_ARG(k, a++, h);
+            args[n++] = qgpu_arg_mem("sref", p->pref);
+            args[n++] = qgpu_arg_mem("sdis", p->pdis);
+            args[n++] = qgpu_arg_int("src_off", p->off[i - 1]);
         }
-        SET_ARG(k, a++, p->pref);
-        SET_ARG(k, a++, p->pdis);
-        SET_ARG(k, a++, dst);
-        SET_ARG(k, a++, sw);
-        SET_ARG(k, a++, sh);
-        if ((err = qgpu_kernel_run(ctx, slot, k, 2, g, local, "float_ms_ssim decimate")))
+        args[n++] = qgpu_arg_int("w", p->sw[i - 1]);
+        args[n++] = qgpu_arg_int("h", p->sh[i - 1]);
+        if (i == 1)
+            args[n++] = qgpu_arg_float("unit", p->unit);
+        args[n++] = qgpu_arg_mem("dref", p->pref);
+        args[n++] = qgpu_arg_mem("ddis", p->pdis);
+        args[n++] = qgpu_arg_int("dst_off", p->off[i]);
+        args[n++] = qgpu_arg_int("sw", p->sw[i]);
+        args[n++] = qgpu_arg_int("sh", p->sh[i]);
+        if ((err = qgpu_launch(f->ctx, slot, i == 1 ? p->k_lpf_raw : p->k_lpf_float,
+                               "float_ms_ssim decimate", args, n, 2, g, local)))
             return err;
     }
 
     /* scales 1..4 in one launch */
     {
-        cl_int count = MS_SCALES - 1;
-        cl_int part = part0 + 4 * p->first[1];
         int groups = p->first[MS_SCALES - 1] + p->groups[MS_SCALES - 1] - p->first[1];
         size_t g[2] = { (size_t)groups * MS_TILE, MS_TILE };
-        SET_ARG(p->k_ssim_float, 0, p->pref);
-        SET_ARG(p->k_ssim_float, 1, p->pdis);
-        SET_ARG(p->k_ssim_float, 2, p->table);
-        SET_ARG(p->k_ssim_float, 3, count);
-        SET_ARG(p->k_ssim_float, 4, slot->results);
-        SET_ARG(p->k_ssim_float, 5, part);
-        return qgpu_kernel_run(ctx, slot, p->k_ssim_float, 2, g, local, "float_ms_ssim scales 1-4");
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", p->pref),
+            qgpu_arg_mem("dis", p->pdis),
+            qgpu_arg_mem("table", p->table),
+            qgpu_arg_int("count", MS_SCALES - 1),
+            qgpu_arg_mem("partials", slot->results),
+            qgpu_arg_int("part_off", part0 + 4 * p->first[1]),
+        };
+        return qgpu_launch(f->ctx, slot, p->k_ssim_float, "float_ms_ssim scales 1-4", args,
+                           QGPU_ARRAY_SIZE(args), 2, g, local);
     }
 }
 
@@ -269,18 +252,13 @@ static int ms_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void ms_uninit(QgpuFeature *f)
 {
     MsSsimPriv *p = f->priv;
-    cl_kernel *k[4] = { &p->k_ssim_raw, &p->k_ssim_float, &p->k_lpf_raw, &p->k_lpf_float };
-    cl_mem *m[3] = { &p->pref, &p->pdis, &p->table };
-    for (int i = 0; i < 4; i++) {
-        if (*k[i])
-            clReleaseKernel(*k[i]);
-        *k[i] = NULL;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (*m[i])
-            clReleaseMemObject(*m[i]);
-        *m[i] = NULL;
-    }
+    qgpu_kernel_release(&p->k_ssim_raw);
+    qgpu_kernel_release(&p->k_ssim_float);
+    qgpu_kernel_release(&p->k_lpf_raw);
+    qgpu_kernel_release(&p->k_lpf_float);
+    qgpu_buffer_release(&p->pref);
+    qgpu_buffer_release(&p->pdis);
+    qgpu_buffer_release(&p->table);
 }
 
 const QgpuFeatureClass qgpu_feature_float_ms_ssim = {

@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "qgpu/qgpu.h"
-
 #include "feature.h"
 
 #define SSIM_TILE 16
@@ -77,7 +75,6 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     QgpuContext *ctx = f->ctx;
     char name[128], opts[128];
     cl_program prog;
-    cl_int status;
     int err;
 
     p->w = fmt->width;
@@ -142,72 +139,63 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return err;
     /* one picture: offset, w, h, tiles_x, first group */
     cl_int table[5] = { 0, p->sw, p->sh, p->tiles_x, 0 };
-    p->table = clCreateBuffer(qgpu_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                              sizeof(table), table, &status);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "float_ssim: clCreateBuffer(table)");
-    return 0;
+    return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ssim: table");
 }
-
-#define SET_ARG(k, i, v)                                                    \
-    do {                                                                    \
-        cl_int st_ = clSetKernelArg((k), (i), sizeof(v), &(v));             \
-        if (st_ != CL_SUCCESS)                                              \
-            return qgpu_cl_error(ctx, st_, "float_ssim: clSetKernelArg");   \
-    } while (0)
 
 static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     SsimPriv *p = f->priv;
-    QgpuContext *ctx = f->ctx;
     cl_int part_off = (cl_int)(p->results_off / sizeof(float));
     size_t local[2] = { SSIM_TILE, SSIM_TILE };
     size_t gssim[2] = { (size_t)p->groups * SSIM_TILE, SSIM_TILE };
     int err;
 
     if (p->factor == 1) {
-        cl_int off = p->src_off, w = p->w, h = p->h, tx = p->tiles_x;
-        cl_float unit = p->unit;
-        SET_ARG(p->k_ssim, 0, slot->ref);
-        SET_ARG(p->k_ssim, 1, slot->dist);
-        SET_ARG(p->k_ssim, 2, off);
-        SET_ARG(p->k_ssim, 3, w);
-        SET_ARG(p->k_ssim, 4, h);
-        SET_ARG(p->k_ssim, 5, unit);
-        SET_ARG(p->k_ssim, 6, tx);
-        SET_ARG(p->k_ssim, 7, slot->results);
-        SET_ARG(p->k_ssim, 8, part_off);
-        return qgpu_kernel_run(ctx, slot, p->k_ssim, 2, gssim, local, "float_ssim");
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dis", slot->dist),
+            qgpu_arg_int("src_off", p->src_off),
+            qgpu_arg_int("w", p->w),
+            qgpu_arg_int("h", p->h),
+            qgpu_arg_float("unit", p->unit),
+            qgpu_arg_int("tiles_x", p->tiles_x),
+            qgpu_arg_mem("partials", slot->results),
+            qgpu_arg_int("part_off", part_off),
+        };
+        return qgpu_launch(f->ctx, slot, p->k_ssim, "float_ssim", args, QGPU_ARRAY_SIZE(args),
+                           2, gssim, local);
     }
 
-    cl_int off = p->src_off, w = p->w, h = p->h, fac = p->factor, sw = p->sw, sh = p->sh;
-    /* libvmaf's low-pass weight: the float 1 / (f * f) */
-    cl_float k = 1.0f / (float)(p->factor * p->factor), unit = p->unit;
-    size_t gdec[2] = { (size_t)(p->sw + SSIM_TILE - 1) / SSIM_TILE * SSIM_TILE,
-                       (size_t)(p->sh + SSIM_TILE - 1) / SSIM_TILE * SSIM_TILE };
-    SET_ARG(p->k_dec, 0, slot->ref);
-    SET_ARG(p->k_dec, 1, slot->dist);
-    SET_ARG(p->k_dec, 2, off);
-    SET_ARG(p->k_dec, 3, w);
-    SET_ARG(p->k_dec, 4, h);
-    SET_ARG(p->k_dec, 5, fac);
-    SET_ARG(p->k_dec, 6, k);
-    SET_ARG(p->k_dec, 7, unit);
-    SET_ARG(p->k_dec, 8, p->dref);
-    SET_ARG(p->k_dec, 9, p->ddis);
-    SET_ARG(p->k_dec, 10, sw);
-    SET_ARG(p->k_dec, 11, sh);
-    if ((err = qgpu_kernel_run(ctx, slot, p->k_dec, 2, gdec, local, "float_ssim decimate")))
+    size_t gdec[2] = { qgpu_round_up(p->sw, SSIM_TILE), qgpu_round_up(p->sh, SSIM_TILE) };
+    const QgpuArg dec_args[] = {
+        qgpu_arg_mem("ref", slot->ref),
+        qgpu_arg_mem("dis", slot->dist),
+        qgpu_arg_int("src_off", p->src_off),
+        qgpu_arg_int("w", p->w),
+        qgpu_arg_int("h", p->h),
+        qgpu_arg_int("f", p->factor),
+        /* libvmaf's low-pass weight: the float 1 / (f * f) */
+        qgpu_arg_float("k", 1.0f / (float)(p->factor * p->factor)),
+        qgpu_arg_float("unit", p->unit),
+        qgpu_arg_mem("dref", p->dref),
+        qgpu_arg_mem("ddis", p->ddis),
+        qgpu_arg_int("sw", p->sw),
+        qgpu_arg_int("sh", p->sh),
+    };
+    if ((err = qgpu_launch(f->ctx, slot, p->k_dec, "float_ssim decimate", dec_args,
+                           QGPU_ARRAY_SIZE(dec_args), 2, gdec, local)))
         return err;
 
-    cl_int count = 1;
-    SET_ARG(p->k_ssim, 0, p->dref);
-    SET_ARG(p->k_ssim, 1, p->ddis);
-    SET_ARG(p->k_ssim, 2, p->table);
-    SET_ARG(p->k_ssim, 3, count);
-    SET_ARG(p->k_ssim, 4, slot->results);
-    SET_ARG(p->k_ssim, 5, part_off);
-    return qgpu_kernel_run(ctx, slot, p->k_ssim, 2, gssim, local, "float_ssim");
+    const QgpuArg args[] = {
+        qgpu_arg_mem("ref", p->dref),
+        qgpu_arg_mem("dis", p->ddis),
+        qgpu_arg_mem("table", p->table),
+        qgpu_arg_int("count", 1),
+        qgpu_arg_mem("partials", slot->results),
+        qgpu_arg_int("part_off", part_off),
+    };
+    return qgpu_launch(f->ctx, slot, p->k_ssim, "float_ssim", args, QGPU_ARRAY_SIZE(args), 2,
+                       gssim, local);
 }
 
 static int ssim_collect(QgpuFeature *f, const QgpuSlot *slot)
@@ -238,18 +226,11 @@ static int ssim_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void ssim_uninit(QgpuFeature *f)
 {
     SsimPriv *p = f->priv;
-    if (p->k_dec)
-        clReleaseKernel(p->k_dec);
-    if (p->k_ssim)
-        clReleaseKernel(p->k_ssim);
-    if (p->dref)
-        clReleaseMemObject(p->dref);
-    if (p->ddis)
-        clReleaseMemObject(p->ddis);
-    if (p->table)
-        clReleaseMemObject(p->table);
-    p->k_dec = p->k_ssim = NULL;
-    p->dref = p->ddis = p->table = NULL;
+    qgpu_kernel_release(&p->k_dec);
+    qgpu_kernel_release(&p->k_ssim);
+    qgpu_buffer_release(&p->dref);
+    qgpu_buffer_release(&p->ddis);
+    qgpu_buffer_release(&p->table);
 }
 
 const QgpuFeatureClass qgpu_feature_float_ssim = {
