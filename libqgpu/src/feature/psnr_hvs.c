@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define HVS_WG 64 /* as in psnr_hvs.cl */
 #define WALK_WG 256
@@ -175,7 +175,7 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
             tables[p * 128 + k] = hvs_csf[p][k];
             tables[p * 128 + 64 + k] = (float)(m * m);
         }
-    err = qgpu_buffer_create(ctx, sizeof(tables), &s->tables);
+    err = qgpu_buffer_upload(ctx, sizeof(tables), tables, &s->tables, "psnr_hvs: tables");
     if (!err)
         err = qgpu_buffer_create(ctx, (size_t)s->start[3] * 64 * sizeof(float), &s->terms);
     if (!err)
@@ -189,103 +189,87 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_int), &s->flags);
     if (err)
         return err;
-    cl_int status = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), s->tables, CL_TRUE, 0,
-                                         sizeof(tables), tables, 0, NULL, NULL);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "psnr_hvs: upload tables");
     return qgpu_results_reserve(ctx, 3 * sizeof(float), &s->offset);
 }
 
 /* The first arguments of psnr_hvs_ulps and psnr_hvs_walk (the same for
  * both): the terms, the planes' block and chunk ranges, the binade tops,
- * the ulp tables and the flags. Returns the OR of the statuses. */
-static cl_int set_chunk_args(cl_kernel k, const PsnrHvsState *s, cl_uint *parg)
+ * the ulp tables and the flags. Returns the count written to args. */
+static int chunk_args(const PsnrHvsState *s, QgpuArg *args)
 {
-    cl_int start1 = s->start[1], start2 = s->start[2], total = s->start[3];
-    cl_int cstart1 = s->cstart[1], cstart2 = s->cstart[2];
-    cl_uint arg = *parg;
-    cl_int status = 0;
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &cstart2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->ulps_buf);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->flags);
-    *parg = arg;
-    return status;
+    int n = 0;
+    args[n++] = qgpu_arg_mem("terms", s->terms);
+    args[n++] = qgpu_arg_int("start1", s->start[1]);
+    args[n++] = qgpu_arg_int("start2", s->start[2]);
+    args[n++] = qgpu_arg_int("total", s->start[3]);
+    args[n++] = qgpu_arg_int("cstart1", s->cstart[1]);
+    args[n++] = qgpu_arg_int("cstart2", s->cstart[2]);
+    args[n++] = qgpu_arg_mem("etop", s->etop);
+    args[n++] = qgpu_arg_mem("ulps", s->ulps_buf);
+    args[n++] = qgpu_arg_mem("flags", s->flags);
+    return n;
 }
 
 static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
+    static const char *const names[3][3] = {
+        {"pitch0", "off0", "nbx0"}, {"pitch1", "off1", "nbx1"}, {"pitch2", "off2", "nbx2"},
+    };
     PsnrHvsState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_kernel k = s->blocks;
-    cl_int status = 0;
-    cl_uint arg = 0;
-    cl_int start1 = s->start[1], start2 = s->start[2], total = s->start[3];
-    cl_uint results_index = (cl_uint)(s->offset / sizeof(float));
-    size_t local = HVS_WG, global = (size_t)(total + HVS_WG - 1) / HVS_WG * HVS_WG;
-    int err;
+    const QgpuVideoFormat *fmt = f->fmt;
+    size_t local = HVS_WG, global = qgpu_round_up(s->start[3], HVS_WG);
+    QgpuArg args[20];
+    int n = 0, err;
 
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->dist);
+    args[n++] = qgpu_arg_mem("ref", slot->ref);
+    args[n++] = qgpu_arg_mem("dist", slot->dist);
     for (int p = 0; p < 3; p++) {
-        cl_int pitch = fmt->plane_w[p], nbx = s->nbx[p];
-        cl_uint off = (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &pitch);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &off);
-        status |= clSetKernelArg(k, arg++, sizeof(cl_int), &nbx);
+        args[n++] = qgpu_arg_int(names[p][0], fmt->plane_w[p]);
+        args[n++] = qgpu_arg_uint(names[p][1],
+                                  (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample));
+        args[n++] = qgpu_arg_int(names[p][2], s->nbx[p]);
     }
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->tables);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->terms);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->block_sums);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (blocks)");
-    err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_blocks");
+    args[n++] = qgpu_arg_int("start1", s->start[1]);
+    args[n++] = qgpu_arg_int("start2", s->start[2]);
+    args[n++] = qgpu_arg_int("total", s->start[3]);
+    args[n++] = qgpu_arg_mem("tables", s->tables);
+    args[n++] = qgpu_arg_mem("terms", s->terms);
+    args[n++] = qgpu_arg_mem("block_sums", s->block_sums);
+    err = qgpu_launch(f->ctx, slot, s->blocks, "psnr_hvs: psnr_hvs_blocks", args, n, 1, &global,
+                      &local);
     if (err)
         return err;
 
     /* the terms' binade range, the per-chunk ulp tables, the walk */
-    k = s->total;
-    arg = 0;
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->block_sums);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start1);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &start2);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_int), &total);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &s->etop);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (total)");
     local = WALK_WG;
     global = 3 * WALK_WG;
-    err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_total");
-    if (err)
-        return err;
+    {
+        const QgpuArg total_args[] = {
+            qgpu_arg_mem("block_sums", s->block_sums),
+            qgpu_arg_int("start1", s->start[1]),
+            qgpu_arg_int("start2", s->start[2]),
+            qgpu_arg_int("total", s->start[3]),
+            qgpu_arg_mem("etop", s->etop),
+        };
+        err = qgpu_launch(f->ctx, slot, s->total, "psnr_hvs: psnr_hvs_total", total_args,
+                          QGPU_ARRAY_SIZE(total_args), 1, &global, &local);
+        if (err)
+            return err;
+    }
 
-    k = s->ulps;
-    arg = 0;
-    status |= set_chunk_args(k, s, &arg);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (ulps)");
+    n = chunk_args(s, args);
     global = (size_t)s->cstart[3] * WALK_WG;
-    err = qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_ulps");
+    err = qgpu_launch(f->ctx, slot, s->ulps, "psnr_hvs: psnr_hvs_ulps", args, n, 1, &global,
+                      &local);
     if (err)
         return err;
 
-    k = s->walk;
-    arg = 0;
-    status |= set_chunk_args(k, s, &arg);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_mem), &slot->results);
-    status |= clSetKernelArg(k, arg++, sizeof(cl_uint), &results_index);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, status, "psnr_hvs: clSetKernelArg (walk)");
+    n = chunk_args(s, args);
+    args[n++] = qgpu_arg_mem("results", slot->results);
+    args[n++] = qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float)));
     global = 3 * WALK_WG;
-    return qgpu_kernel_run(f->ctx, slot, k, 1, &global, &local, "psnr_hvs: enqueue psnr_hvs_walk");
+    return qgpu_launch(f->ctx, slot, s->walk, "psnr_hvs: psnr_hvs_walk", args, n, 1, &global,
+                       &local);
 }
 
 static double hvs_db(double mse)
@@ -318,28 +302,16 @@ static int psnr_hvs_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void psnr_hvs_uninit(QgpuFeature *f)
 {
     PsnrHvsState *s = f->priv;
-    if (s->blocks)
-        clReleaseKernel(s->blocks);
-    if (s->total)
-        clReleaseKernel(s->total);
-    if (s->ulps)
-        clReleaseKernel(s->ulps);
-    if (s->walk)
-        clReleaseKernel(s->walk);
-    if (s->tables)
-        clReleaseMemObject(s->tables);
-    if (s->terms)
-        clReleaseMemObject(s->terms);
-    if (s->block_sums)
-        clReleaseMemObject(s->block_sums);
-    if (s->etop)
-        clReleaseMemObject(s->etop);
-    if (s->ulps_buf)
-        clReleaseMemObject(s->ulps_buf);
-    if (s->flags)
-        clReleaseMemObject(s->flags);
-    s->blocks = s->total = s->ulps = s->walk = NULL;
-    s->tables = s->terms = s->block_sums = s->etop = s->ulps_buf = s->flags = NULL;
+    qgpu_kernel_release(&s->blocks);
+    qgpu_kernel_release(&s->total);
+    qgpu_kernel_release(&s->ulps);
+    qgpu_kernel_release(&s->walk);
+    qgpu_buffer_release(&s->tables);
+    qgpu_buffer_release(&s->terms);
+    qgpu_buffer_release(&s->block_sums);
+    qgpu_buffer_release(&s->etop);
+    qgpu_buffer_release(&s->ulps_buf);
+    qgpu_buffer_release(&s->flags);
 }
 
 const QgpuFeatureClass qgpu_feature_psnr_hvs = {
