@@ -45,6 +45,8 @@ int qgpu_buffer_upload(QgpuContext *ctx, size_t bytes, const void *data, cl_mem 
                        const char *what)
 {
     cl_int status;
+    if (bytes == 0) /* nothing to copy; kernels still get a valid buffer */
+        return qgpu_buffer_create(ctx, 0, buffer);
     *buffer = clCreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                              (void *)data, &status);
     if (status != CL_SUCCESS) {

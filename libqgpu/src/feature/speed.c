@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 #include "speed_linalg.h"
 #include "task_pool.h"
 
@@ -93,16 +93,6 @@ static const QgpuOptionDef speed_options[] = {
     {NULL},
 };
 
-static int upload(QgpuContext *ctx, size_t bytes, const void *data, cl_mem *buf)
-{
-    int err = qgpu_buffer_create(ctx, bytes, buf);
-    if (err)
-        return err;
-    cl_int st = clEnqueueWriteBuffer(qgpu_compute_queue(ctx), *buf, CL_TRUE, 0, bytes, data, 0,
-                                     NULL, NULL);
-    return st == CL_SUCCESS ? 0 : qgpu_cl_error(ctx, st, "speed_chroma: upload");
-}
-
 static int upload_table(QgpuContext *ctx, int method, int src, int dst, cl_mem *i1, cl_mem *i2,
                         cl_mem *d)
 {
@@ -111,11 +101,11 @@ static int upload_table(QgpuContext *ctx, int method, int src, int dst, cl_mem *
     int err = QGPU_ERR_NO_MEMORY;
     if (a && b && w) {
         speed_scale_table(method, src, dst, a, b, w);
-        err = upload(ctx, sizeof(int) * dst, a, i1);
+        err = qgpu_buffer_upload(ctx, sizeof(int) * dst, a, i1, "speed_chroma: scale table");
         if (!err)
-            err = upload(ctx, sizeof(int) * dst, b, i2);
+            err = qgpu_buffer_upload(ctx, sizeof(int) * dst, b, i2, "speed_chroma: scale table");
         if (!err)
-            err = upload(ctx, sizeof(float) * dst, w, d);
+            err = qgpu_buffer_upload(ctx, sizeof(float) * dst, w, d, "speed_chroma: scale table");
     }
     free(a);
     free(b);
@@ -232,12 +222,14 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     float ks = (float)s->kernelscale;
     s->fw_aa = speed_filter_size(1, ks);
     speed_antialias_filter(taps, SPEED_NUM_SCALES, ks);
-    err = upload(ctx, sizeof(float) * s->fw_aa, taps, &s->taps_aa);
+    err = qgpu_buffer_upload(ctx, sizeof(float) * s->fw_aa, taps, &s->taps_aa,
+                             "speed_chroma: anti-alias taps");
     if (err)
         return err;
     s->fw_lp = speed_filter_size(SPEED_NUM_SCALES, ks);
     speed_lowpass_filter(taps, SPEED_NUM_SCALES, ks);
-    err = upload(ctx, sizeof(float) * s->fw_lp, taps, &s->taps_lp);
+    err = qgpu_buffer_upload(ctx, sizeof(float) * s->fw_lp, taps, &s->taps_lp,
+                             "speed_chroma: low-pass taps");
     if (err)
         return err;
     /* without a resample the tables are the identity (nearest, same size) */
@@ -275,60 +267,49 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     SpeedState *s = f->priv;
-    const QgpuVideoFormat *fmt = &f->ctx->fmt;
-    cl_kernel k = s->k_dec;
-    cl_int st = 0;
-    cl_uint a = 0;
-    cl_uint off_u = (cl_uint)(fmt->plane_offset[1] / fmt->bytes_per_sample);
-    cl_uint off_v = (cl_uint)(fmt->plane_offset[2] / fmt->bytes_per_sample);
-    cl_int pitch = fmt->plane_w[1], method = s->method;
-    cl_int sw = s->g.scaled_w, sh = s->g.scaled_h, dw = s->g.dec_w, dh = s->g.dec_h;
-    cl_int tw = s->g.trunc_w, th = s->g.trunc_h, fa = s->fw_aa, fl = s->fw_lp;
-    cl_float scale = s->scale;
-    cl_uint results_index = (cl_uint)(s->offset / sizeof(float));
-
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &slot->ref);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &slot->dist);
-    st |= clSetKernelArg(k, a++, sizeof(cl_uint), &off_u);
-    st |= clSetKernelArg(k, a++, sizeof(cl_uint), &off_v);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &pitch);
-    st |= clSetKernelArg(k, a++, sizeof(cl_float), &scale);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &method);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &sw);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &sh);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &dw);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &dh);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->rows1);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->rows2);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->rowsd);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->cols1);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->cols2);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->colsd);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->taps_aa);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &fa);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->dec);
-    if (st != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, st, "speed_chroma: clSetKernelArg");
-    size_t g1[3] = {(size_t)dw, (size_t)dh, 4};
-    int err = qgpu_kernel_run(f->ctx, slot, k, 3, g1, NULL, "speed_chroma: enqueue speed_decimate");
+    const QgpuVideoFormat *fmt = f->fmt;
+    size_t g1[3] = {(size_t)s->g.dec_w, (size_t)s->g.dec_h, 4};
+    size_t g2[3] = {(size_t)s->g.trunc_w, (size_t)s->g.trunc_h, 4};
+    const QgpuArg dec_args[] = {
+        qgpu_arg_mem("ref", slot->ref),
+        qgpu_arg_mem("dis", slot->dist),
+        qgpu_arg_uint("off_u", (cl_uint)(fmt->plane_offset[1] / fmt->bytes_per_sample)),
+        qgpu_arg_uint("off_v", (cl_uint)(fmt->plane_offset[2] / fmt->bytes_per_sample)),
+        qgpu_arg_int("pitch", fmt->plane_w[1]),
+        qgpu_arg_float("scale", s->scale),
+        qgpu_arg_int("method", s->method),
+        qgpu_arg_int("scaled_w", s->g.scaled_w),
+        qgpu_arg_int("scaled_h", s->g.scaled_h),
+        qgpu_arg_int("dec_w", s->g.dec_w),
+        qgpu_arg_int("dec_h", s->g.dec_h),
+        qgpu_arg_mem("y1", s->rows1),
+        qgpu_arg_mem("y2", s->rows2),
+        qgpu_arg_mem("dy", s->rowsd),
+        qgpu_arg_mem("x1", s->cols1),
+        qgpu_arg_mem("x2", s->cols2),
+        qgpu_arg_mem("dx", s->colsd),
+        qgpu_arg_mem("taps", s->taps_aa),
+        qgpu_arg_int("fw", s->fw_aa),
+        qgpu_arg_mem("out", s->dec),
+    };
+    int err = qgpu_launch(f->ctx, slot, s->k_dec, "speed_chroma: speed_decimate", dec_args,
+                          QGPU_ARRAY_SIZE(dec_args), 3, g1, NULL);
     if (err)
         return err;
 
-    k = s->k_band;
-    a = 0;
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->dec);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &dw);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &dh);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &tw);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &th);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &s->taps_lp);
-    st |= clSetKernelArg(k, a++, sizeof(cl_int), &fl);
-    st |= clSetKernelArg(k, a++, sizeof(cl_mem), &slot->results);
-    st |= clSetKernelArg(k, a++, sizeof(cl_uint), &results_index);
-    if (st != CL_SUCCESS)
-        return qgpu_cl_error(f->ctx, st, "speed_chroma: clSetKernelArg");
-    size_t g2[3] = {(size_t)tw, (size_t)th, 4};
-    return qgpu_kernel_run(f->ctx, slot, k, 3, g2, NULL, "speed_chroma: enqueue speed_bandpass");
+    const QgpuArg band_args[] = {
+        qgpu_arg_mem("dec", s->dec),
+        qgpu_arg_int("dec_w", s->g.dec_w),
+        qgpu_arg_int("dec_h", s->g.dec_h),
+        qgpu_arg_int("trunc_w", s->g.trunc_w),
+        qgpu_arg_int("trunc_h", s->g.trunc_h),
+        qgpu_arg_mem("taps", s->taps_lp),
+        qgpu_arg_int("fw", s->fw_lp),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
+    };
+    return qgpu_launch(f->ctx, slot, s->k_band, "speed_chroma: speed_bandpass", band_args,
+                       QGPU_ARRAY_SIZE(band_args), 3, g2, NULL);
 }
 
 /* Waits for the oldest started frame's statistics and sets its scores. */
@@ -391,30 +372,20 @@ static int speed_flush(QgpuFeature *f)
     return err;
 }
 
-static void release_mem(cl_mem *m)
-{
-    if (*m)
-        clReleaseMemObject(*m);
-    *m = NULL;
-}
-
 static void speed_uninit(QgpuFeature *f)
 {
     SpeedState *s = f->priv;
-    if (s->k_dec)
-        clReleaseKernel(s->k_dec);
-    if (s->k_band)
-        clReleaseKernel(s->k_band);
-    s->k_dec = s->k_band = NULL;
-    release_mem(&s->dec);
-    release_mem(&s->taps_aa);
-    release_mem(&s->taps_lp);
-    release_mem(&s->rows1);
-    release_mem(&s->rows2);
-    release_mem(&s->rowsd);
-    release_mem(&s->cols1);
-    release_mem(&s->cols2);
-    release_mem(&s->colsd);
+    qgpu_kernel_release(&s->k_dec);
+    qgpu_kernel_release(&s->k_band);
+    qgpu_buffer_release(&s->dec);
+    qgpu_buffer_release(&s->taps_aa);
+    qgpu_buffer_release(&s->taps_lp);
+    qgpu_buffer_release(&s->rows1);
+    qgpu_buffer_release(&s->rows2);
+    qgpu_buffer_release(&s->rowsd);
+    qgpu_buffer_release(&s->cols1);
+    qgpu_buffer_release(&s->cols2);
+    qgpu_buffer_release(&s->colsd);
     /* runs what is still queued (a close without flush), then joins */
     qgpu_task_pool_destroy(&s->pool);
     jobs_free(s);
