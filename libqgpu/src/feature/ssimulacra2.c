@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define SS2_SCALES 6
 #define SS2_MIN_SIZE 8   /* the reference stops at a scale smaller than 8x8 */
@@ -145,18 +145,6 @@ static void ss2_make_yuv(Ss2State *s, int bitdepth)
     s->yuv[7] = 2.0f * t; /* cb_b */
 }
 
-static int ss2_upload(QgpuContext *ctx, const void *data, size_t bytes, cl_mem *buf)
-{
-    cl_int status;
-    *buf = clCreateBuffer(qgpu_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                          (void *)data, &status);
-    if (status != CL_SUCCESS) {
-        *buf = NULL;
-        return qgpu_cl_error(ctx, status, "ssimulacra2: clCreateBuffer");
-    }
-    return 0;
-}
-
 static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     Ss2State *s = f->priv;
@@ -235,9 +223,10 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         double x = i / 1023.0;
         lut[i] = (float)(x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4));
     }
-    err = ss2_upload(ctx, lut, sizeof(lut), &s->lut);
+    err = qgpu_buffer_upload(ctx, sizeof(lut), lut, &s->lut, "ssimulacra2: transfer table");
     if (!err)
-        err = ss2_upload(ctx, s->geom, sizeof(s->geom), &s->geom_buf);
+        err = qgpu_buffer_upload(ctx, sizeof(s->geom), s->geom, &s->geom_buf,
+                                 "ssimulacra2: geometry");
     const size_t planes = 3 * (size_t)pixels * sizeof(float);
     if (!err)
         err = qgpu_buffer_create(ctx, planes, &s->xyb1);
@@ -252,101 +241,93 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return err;
 }
 
-#define SET(k, type, value)                                                                      \
-    do {                                                                                         \
-        type v_ = (value);                                                                       \
-        status |= clSetKernelArg(k, arg++, sizeof(type), &v_);                                  \
-    } while (0)
-
 static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
+    static const char *const yuv_names[8] = {"inv_peak", "y_off", "y_scale", "c_scale",
+                                             "cr_r",     "cb_g",  "cr_g",    "cb_b"};
     Ss2State *s = f->priv;
-    QgpuContext *ctx = f->ctx;
-    const QgpuVideoFormat *fmt = &ctx->fmt;
+    const QgpuVideoFormat *fmt = f->fmt;
     const int bps = fmt->bytes_per_sample;
     cl_float4 n2 = {{s->n2[0], s->n2[1], s->n2[2], 0.0f}};
     cl_float4 d1 = {{s->d1[0], s->d1[1], s->d1[2], 0.0f}};
-    cl_int status = 0;
-    cl_uint arg;
-    int err;
+    QgpuArg args[24];
+    int n = 0, err;
 
     /* the pyramid: YUV -> linear RGB -> 2x2 boxes, XYB of every scale */
-    cl_kernel k = s->k_pyramid;
-    arg = 0;
-    SET(k, cl_mem, slot->ref);
-    SET(k, cl_mem, slot->dist);
-    SET(k, cl_int, bps);
-    SET(k, cl_int, fmt->plane_w[1]);
-    SET(k, cl_int, fmt->plane_h[1]);
-    SET(k, cl_ulong, fmt->plane_offset[0] / bps);
-    SET(k, cl_ulong, fmt->plane_offset[1] / bps);
-    SET(k, cl_ulong, fmt->plane_offset[2] / bps);
+    args[n++] = qgpu_arg_mem("ref", slot->ref);
+    args[n++] = qgpu_arg_mem("dist", slot->dist);
+    args[n++] = qgpu_arg_int("bps", bps);
+    args[n++] = qgpu_arg_int("cw", fmt->plane_w[1]);
+    args[n++] = qgpu_arg_int("ch", fmt->plane_h[1]);
+    args[n++] = qgpu_arg_ulong("off0", fmt->plane_offset[0] / bps);
+    args[n++] = qgpu_arg_ulong("off1", fmt->plane_offset[1] / bps);
+    args[n++] = qgpu_arg_ulong("off2", fmt->plane_offset[2] / bps);
     for (int i = 0; i < 8; i++)
-        SET(k, cl_float, s->yuv[i]);
-    SET(k, cl_mem, s->lut);
-    SET(k, cl_mem, s->geom_buf);
-    SET(k, cl_int, s->scales);
-    SET(k, cl_mem, s->xyb1);
-    SET(k, cl_mem, s->xyb2);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_pyramid)");
+        args[n++] = qgpu_arg_float(yuv_names[i], s->yuv[i]);
+    args[n++] = qgpu_arg_mem("lut", s->lut);
+    args[n++] = qgpu_arg_mem("geom", s->geom_buf);
+    args[n++] = qgpu_arg_int("scales", s->scales);
+    args[n++] = qgpu_arg_mem("xyb1", s->xyb1);
+    args[n++] = qgpu_arg_mem("xyb2", s->xyb2);
     size_t lp[2] = {PY_T / 2, PY_T / 2};
     size_t gp[2] = {(size_t)(fmt->width + PY_T - 1) / PY_T * (PY_T / 2),
                     (size_t)(fmt->height + PY_T - 1) / PY_T * (PY_T / 2)};
-    err = qgpu_kernel_run(ctx, slot, k, 2, gp, lp, "ssimulacra2: enqueue ss2_pyramid");
+    err = qgpu_launch(f->ctx, slot, s->k_pyramid, "ssimulacra2: ss2_pyramid", args, n, 2, gp,
+                      lp);
     if (err)
         return err;
 
     /* horizontal recursive Gaussian, every scale */
-    k = s->k_hblur;
-    arg = 0;
-    SET(k, cl_mem, s->xyb1);
-    SET(k, cl_mem, s->xyb2);
-    SET(k, cl_mem, s->geom_buf);
-    SET(k, cl_int, s->scales);
-    SET(k, cl_int, s->radius);
-    SET(k, cl_float4, n2);
-    SET(k, cl_float4, d1);
-    SET(k, cl_mem, s->hbuf);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_hblur)");
-    size_t lh[3] = {HB_ROWS, 5, 1};
-    size_t gh[3] = {(size_t)s->hgroups * HB_ROWS, 5, 3};
-    err = qgpu_kernel_run(ctx, slot, k, 3, gh, lh, "ssimulacra2: enqueue ss2_hblur");
-    if (err)
-        return err;
+    {
+        size_t lh[3] = {HB_ROWS, 5, 1};
+        size_t gh[3] = {(size_t)s->hgroups * HB_ROWS, 5, 3};
+        const QgpuArg hargs[] = {
+            qgpu_arg_mem("xyb1", s->xyb1),
+            qgpu_arg_mem("xyb2", s->xyb2),
+            qgpu_arg_mem("geom", s->geom_buf),
+            qgpu_arg_int("scales", s->scales),
+            qgpu_arg_int("radius", s->radius),
+            qgpu_arg_value("n2v", sizeof(n2), &n2),
+            qgpu_arg_value("d1v", sizeof(d1), &d1),
+            qgpu_arg_mem("hbuf", s->hbuf),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_hblur, "ssimulacra2: ss2_hblur", hargs,
+                          QGPU_ARRAY_SIZE(hargs), 3, gh, lh);
+        if (err)
+            return err;
+    }
 
     /* vertical recursive Gaussian + SSIM / edge maps + partial sums */
-    k = s->k_vblur;
-    arg = 0;
-    SET(k, cl_mem, s->hbuf);
-    SET(k, cl_mem, s->xyb1);
-    SET(k, cl_mem, s->xyb2);
-    SET(k, cl_mem, s->geom_buf);
-    SET(k, cl_int, s->scales);
-    SET(k, cl_int, s->radius);
-    SET(k, cl_float4, n2);
-    SET(k, cl_float4, d1);
-    SET(k, cl_mem, s->partials);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_vblur_maps)");
-    size_t lv[3] = {VB_COLS, 5, 1};
-    size_t gv[3] = {(size_t)s->vgroups * VB_COLS, 5, 3};
-    err = qgpu_kernel_run(ctx, slot, k, 3, gv, lv, "ssimulacra2: enqueue ss2_vblur_maps");
-    if (err)
-        return err;
+    {
+        size_t lv[3] = {VB_COLS, 5, 1};
+        size_t gv[3] = {(size_t)s->vgroups * VB_COLS, 5, 3};
+        const QgpuArg vargs[] = {
+            qgpu_arg_mem("hbuf", s->hbuf),
+            qgpu_arg_mem("xyb1", s->xyb1),
+            qgpu_arg_mem("xyb2", s->xyb2),
+            qgpu_arg_mem("geom", s->geom_buf),
+            qgpu_arg_int("scales", s->scales),
+            qgpu_arg_int("radius", s->radius),
+            qgpu_arg_value("n2v", sizeof(n2), &n2),
+            qgpu_arg_value("d1v", sizeof(d1), &d1),
+            qgpu_arg_mem("partials", s->partials),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_vblur, "ssimulacra2: ss2_vblur_maps", vargs,
+                          QGPU_ARRAY_SIZE(vargs), 3, gv, lv);
+        if (err)
+            return err;
+    }
 
-    k = s->k_reduce;
-    arg = 0;
-    SET(k, cl_mem, s->partials);
-    SET(k, cl_mem, s->geom_buf);
-    SET(k, cl_int, s->scales);
-    SET(k, cl_mem, slot->results);
-    SET(k, cl_uint, (cl_uint)(s->offset / (2 * sizeof(float))));
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "ssimulacra2: clSetKernelArg(ss2_reduce)");
     size_t lr = RD_WG, gr = (size_t)RD_WG * SS2_SUMS;
-    return qgpu_kernel_run(ctx, slot, k, 1, &gr, &lr, "ssimulacra2: enqueue ss2_reduce");
+    const QgpuArg rargs[] = {
+        qgpu_arg_mem("partials", s->partials),
+        qgpu_arg_mem("geom", s->geom_buf),
+        qgpu_arg_int("scales", s->scales),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("results_index", (cl_uint)(s->offset / (2 * sizeof(float)))),
+    };
+    return qgpu_launch(f->ctx, slot, s->k_reduce, "ssimulacra2: ss2_reduce", rargs,
+                       QGPU_ARRAY_SIZE(rargs), 1, &gr, &lr);
 }
 
 /* libjxl Msssim::Score(): weighted norms, then the fitted polynomial and
@@ -386,18 +367,16 @@ static int ss2_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void ss2_uninit(QgpuFeature *f)
 {
     Ss2State *s = f->priv;
-    cl_kernel *kernels[] = {&s->k_pyramid, &s->k_hblur, &s->k_vblur, &s->k_reduce};
-    cl_mem *mems[] = {&s->lut, &s->geom_buf, &s->xyb1, &s->xyb2, &s->hbuf, &s->partials};
-    for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
-        if (*kernels[i])
-            clReleaseKernel(*kernels[i]);
-        *kernels[i] = NULL;
-    }
-    for (size_t i = 0; i < sizeof(mems) / sizeof(mems[0]); i++) {
-        if (*mems[i])
-            clReleaseMemObject(*mems[i]);
-        *mems[i] = NULL;
-    }
+    qgpu_kernel_release(&s->k_pyramid);
+    qgpu_kernel_release(&s->k_hblur);
+    qgpu_kernel_release(&s->k_vblur);
+    qgpu_kernel_release(&s->k_reduce);
+    qgpu_buffer_release(&s->lut);
+    qgpu_buffer_release(&s->geom_buf);
+    qgpu_buffer_release(&s->xyb1);
+    qgpu_buffer_release(&s->xyb2);
+    qgpu_buffer_release(&s->hbuf);
+    qgpu_buffer_release(&s->partials);
 }
 
 const QgpuFeatureClass qgpu_feature_ssimulacra2 = {
