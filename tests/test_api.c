@@ -263,6 +263,59 @@ static void test_build_and_cache(void)
     qgpu_close(&ctx);
 }
 
+/* The launch helper sets every argument, names the first one that fails
+ * (index, name, OpenCL status) and refuses a wrong argument count. */
+static void test_launch_helper(void)
+{
+    QgpuContext *ctx = test_open(1);
+    const char *source = "__kernel void store(__global int *out, int value) { out[0] = value; }\n";
+    cl_program program = NULL;
+    cl_kernel kernel = NULL;
+    cl_mem out = NULL;
+    QgpuSlot slot;
+    cl_int value = 0;
+    cl_long too_wide = 7;
+    size_t one = 1;
+    int err;
+
+    if (!ctx)
+        return;
+    memset(&slot, 0, sizeof(slot));
+    CHECK(qgpu_program_build(ctx, "launchtest", source, NULL, &program) == 0, "build: %s",
+          qgpu_last_error(ctx));
+    if (program && qgpu_kernel_create(ctx, program, "store", &kernel) == 0 &&
+        qgpu_buffer_create(ctx, sizeof(cl_int), &out) == 0) {
+        const QgpuArg good[] = {qgpu_arg_mem("out", out), qgpu_arg_int("value", 1234)};
+        const QgpuArg wide[] = {qgpu_arg_mem("out", out),
+                                qgpu_arg_value("value", sizeof(too_wide), &too_wide)};
+        const QgpuArg short_list[] = {qgpu_arg_mem("out", out)};
+
+        err = qgpu_launch(ctx, &slot, kernel, "test: store", good, 2, 1, &one, NULL);
+        CHECK(err == 0, "launch: %s", qgpu_last_error(ctx));
+        CHECK(clEnqueueReadBuffer(qgpu_compute_queue(ctx), out, CL_TRUE, 0, sizeof(value),
+                                  &value, 0, NULL, NULL) == CL_SUCCESS && value == 1234,
+              "the kernel ran with the arguments given (%d)", value);
+
+        err = qgpu_launch(ctx, &slot, kernel, "test: store", wide, 2, 1, &one, NULL);
+        CHECK(err == QGPU_ERR_OPENCL, "a wrong-size argument fails (%d)", err);
+        CHECK(strstr(qgpu_last_error(ctx), "test: store: argument 1 'value' of kernel store") &&
+                  strstr(qgpu_last_error(ctx), "CL_INVALID_ARG_SIZE"),
+              "the message names the argument and the status: %s", qgpu_last_error(ctx));
+
+        err = qgpu_launch(ctx, &slot, kernel, "test: store", short_list, 1, 1, &one, NULL);
+        CHECK(err == QGPU_ERR_OPENCL && strstr(qgpu_last_error(ctx), "takes 2 arguments but 1"),
+              "a missing argument is refused before the launch: %s", qgpu_last_error(ctx));
+    }
+    clFinish(qgpu_compute_queue(ctx));
+    qgpu_profile_slot_free(&slot);
+    qgpu_buffer_release(&out);
+    qgpu_kernel_release(&kernel);
+    CHECK(out == NULL && kernel == NULL, "release helpers leave NULL");
+    if (program)
+        clReleaseProgram(program);
+    qgpu_close(&ctx);
+}
+
 /* A failing feature init leaves a context that reports the error and closes
  * cleanly (here: chroma of a 1-pixel-wide 4:2:0 picture is empty). */
 static void test_failed_start(void)
@@ -345,6 +398,7 @@ int main(void)
     test_ordering();
     test_pooling_and_logs();
     test_build_and_cache();
+    test_launch_helper();
     test_failed_start();
     test_compute_bitdepth();
     return test_finish();

@@ -262,10 +262,6 @@ static inline QgpuArg qgpu_arg_value(const char *name, size_t bytes, const void 
 int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
                 const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
                 const size_t *local);
-/* Transitional: enqueues a kernel whose arguments are set (qgpu_launch is
- * the way; this goes once every feature uses it). */
-int qgpu_kernel_run(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, cl_uint dims,
-                    const size_t *global, const size_t *local, const char *what);
 
 /* Reserves `bytes` (rounded up to 8) in every slot's results buffer;
  * returns the byte offset (a multiple of 8). Kernels get slot->results plus

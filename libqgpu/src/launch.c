@@ -135,27 +135,21 @@ static int set_args(QgpuContext *ctx, cl_kernel kernel, const char *what, const 
     return 0;
 }
 
-int qgpu_kernel_run(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, cl_uint dims,
-                    const size_t *global, const size_t *local, const char *what)
+int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
+                const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
+                const size_t *local)
 {
     cl_event event = NULL;
-    cl_int status =
-        clEnqueueNDRangeKernel(ctx->compute_queue, kernel, dims, NULL, global, local, 0, NULL,
-                               ctx->profiling ? &event : NULL);
+    cl_int status;
+    int err = set_args(ctx, kernel, what, args, nb_args);
+    if (err)
+        return err;
+    status = clEnqueueNDRangeKernel(ctx->compute_queue, kernel, dims, NULL, global, local, 0,
+                                    NULL, ctx->profiling ? &event : NULL);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, what);
     ctx->launches++;
     if (event)
         return qgpu_profile_add_event(ctx, slot, what, event);
     return 0;
-}
-
-int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
-                const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
-                const size_t *local)
-{
-    int err = set_args(ctx, kernel, what, args, nb_args);
-    if (err)
-        return err;
-    return qgpu_kernel_run(ctx, slot, kernel, dims, global, local, what);
 }

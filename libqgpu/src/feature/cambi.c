@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "feature.h"
 
 #define CAMBI_SCALES 5
 #define CAMBI_TILE 16       /* CT / MT in cambi.cl */
@@ -237,19 +237,12 @@ static void cambi_resize_map(int in, int out, cl_int *map)
     }
 }
 
-static int cambi_write(QgpuFeature *f, cl_mem buf, size_t bytes, const void *data)
-{
-    cl_int st = clEnqueueWriteBuffer(qgpu_compute_queue(f->ctx), buf, CL_TRUE, 0, bytes, data,
-                                     0, NULL, NULL);
-    return st == CL_SUCCESS ? 0 : qgpu_cl_error(f->ctx, st, "cambi: clEnqueueWriteBuffer");
-}
-
 static int cambi_zero(QgpuFeature *f, cl_mem buf, size_t bytes)
 {
     void *z = calloc(1, bytes);
     if (!z)
         return qgpu_error(f->ctx, QGPU_ERR_NO_MEMORY, "cambi: out of memory");
-    int err = cambi_write(f, buf, bytes, z);
+    int err = qgpu_buffer_write(f->ctx, buf, bytes, z, "cambi: zeroing");
     free(z);
     return err;
 }
@@ -300,7 +293,8 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
     cambi_resize_map(s->in_h, h, maps + w);
     int err = qgpu_buffer_create(f->ctx, sizeof(cl_int) * (size_t)(w + h), &p->maps);
     if (!err)
-        err = cambi_write(f, p->maps, sizeof(cl_int) * (size_t)(w + h), maps);
+        err = qgpu_buffer_write(f->ctx, p->maps, sizeof(cl_int) * (size_t)(w + h), maps,
+                                "cambi: scaling maps");
     free(maps);
     if (err)
         return err;
@@ -489,9 +483,9 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     for (int i = 0; i < s->npics; i++)
         for (int j = 0; j < CAMBI_SCALES; j++)
             kvals[i * CAMBI_SCALES + j] = s->pic[i].kth[j];
-    err = cambi_write(f, s->params, sizeof(params), params);
+    err = qgpu_buffer_write(f->ctx, s->params, sizeof(params), params, "cambi: parameters");
     if (!err)
-        err = cambi_write(f, s->kvals, sizeof(kvals), kvals);
+        err = qgpu_buffer_write(f->ctx, s->kvals, sizeof(kvals), kvals, "cambi: top-k counts");
     /* the select passes zero the histograms after use; start from zero */
     if (!err)
         err = cambi_zero(f, s->hist1, h1);
@@ -502,122 +496,104 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return err;
 }
 
-#define SET(k, T, v)                                                   \
-    do {                                                               \
-        T tmp_ = (v);                                                  \
-        st |= clSetKernelArg(k, arg++, sizeof(T), &tmp_);              \
-    } while (0)
-
-static size_t round_up(size_t v, size_t m)
-{
-    return (v + m - 1) / m * m;
-}
-
 static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
 {
     CambiState *s = f->priv;
-    QgpuContext *ctx = f->ctx;
-    const QgpuVideoFormat *fmt = &ctx->fmt;
+    const QgpuVideoFormat *fmt = f->fmt;
     CambiPic *p = &s->pic[which];
-    cl_mem in = which == 0 ? slot->dist : slot->ref;
-    cl_int st = 0;
-    cl_uint arg;
-    int err;
+    QgpuArg args[16];
+    int n, err;
     size_t local2[2] = {CAMBI_TILE, CAMBI_TILE};
-    size_t global2[2];
+    size_t global2[2] = {qgpu_round_up(p->w, CAMBI_TILE), qgpu_round_up(p->h, CAMBI_TILE)};
 
     /* 1. 10-bit working picture */
-    arg = 0;
-    SET(s->k_prep, cl_mem, in);
-    SET(s->k_prep, cl_int, (cl_int)(fmt->plane_offset[0]));
-    SET(s->k_prep, cl_int, s->bps);
-    SET(s->k_prep, cl_int, s->bitdepth);
-    SET(s->k_prep, cl_int, fmt->plane_w[0]);
-    SET(s->k_prep, cl_mem, p->maps);
-    SET(s->k_prep, cl_int, p->w);
-    SET(s->k_prep, cl_int, p->h);
-    SET(s->k_prep, cl_int, s->anti_dither);
-    SET(s->k_prep, cl_mem, s->imgs);
-    if (st != CL_SUCCESS)
-        return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (prep)");
-    global2[0] = round_up(p->w, CAMBI_TILE);
-    global2[1] = round_up(p->h, CAMBI_TILE);
-    err = qgpu_kernel_run(ctx, slot, s->k_prep, 2, global2, local2, "cambi: enqueue cambi_prep");
-    if (err)
-        return err;
+    {
+        const QgpuArg prep_args[] = {
+            qgpu_arg_mem("in_base", which == 0 ? slot->dist : slot->ref),
+            qgpu_arg_int("in_off", (cl_int)(fmt->plane_offset[0])),
+            qgpu_arg_int("bps", s->bps),
+            qgpu_arg_int("bitdepth", s->bitdepth),
+            qgpu_arg_int("in_pitch", fmt->plane_w[0]),
+            qgpu_arg_mem("maps", p->maps),
+            qgpu_arg_int("w", p->w),
+            qgpu_arg_int("h", p->h),
+            qgpu_arg_int("anti_dither", s->anti_dither),
+            qgpu_arg_mem("out", s->imgs),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_prep, "cambi: cambi_prep", prep_args,
+                          QGPU_ARRAY_SIZE(prep_args), 2, global2, local2);
+        if (err)
+            return err;
+    }
 
     /* 2. spatial mask at full size */
-    arg = 0;
-    SET(s->k_mask, cl_mem, s->imgs);
-    SET(s->k_mask, cl_int, 0);
-    SET(s->k_mask, cl_int, p->w);
-    SET(s->k_mask, cl_int, p->h);
-    SET(s->k_mask, cl_int, p->mask_threshold);
-    SET(s->k_mask, cl_mem, s->mask);
-    if (st != CL_SUCCESS)
-        return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (mask)");
-    err = qgpu_kernel_run(ctx, slot, s->k_mask, 2, global2, local2, "cambi: enqueue cambi_mask");
-    if (err)
-        return err;
+    {
+        const QgpuArg mask_args[] = {
+            qgpu_arg_mem("img_base", s->imgs),
+            qgpu_arg_int("img_off", 0),
+            qgpu_arg_int("w", p->w),
+            qgpu_arg_int("h", p->h),
+            qgpu_arg_int("threshold", p->mask_threshold),
+            qgpu_arg_mem("mask", s->mask),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_mask, "cambi: cambi_mask", mask_args,
+                          QGPU_ARRAY_SIZE(mask_args), 2, global2, local2);
+        if (err)
+            return err;
+    }
 
     /* 3. scales */
     int pad = p->window >> 1;
     size_t rw = CAMBI_TILE + 2 * (size_t)pad;
     for (int i = 0; i < CAMBI_SCALES; i++) {
-        int src_off = i == 0 ? 0 : p->img_off[i - 1];
-        int src_w = i == 0 ? p->w : p->sw[i - 1];
-        int factor = (i > 0 || s->hrs) ? 2 : 1;
-        global2[0] = round_up(p->sw[i], CAMBI_TILE);
-        global2[1] = round_up(p->sh[i], CAMBI_TILE);
-
-        arg = 0;
-        SET(s->k_filter, cl_mem, s->imgs);
-        SET(s->k_filter, cl_int, src_off);
-        SET(s->k_filter, cl_int, src_w);
-        SET(s->k_filter, cl_int, factor);
-        SET(s->k_filter, cl_mem, s->imgs);
-        SET(s->k_filter, cl_int, p->img_off[i]);
-        SET(s->k_filter, cl_int, p->sw[i]);
-        SET(s->k_filter, cl_int, p->sh[i]);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (filter)");
-        err = qgpu_kernel_run(ctx, slot, s->k_filter, 2, global2, local2,
-                              "cambi: enqueue cambi_filter");
+        global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
+        global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
+        const QgpuArg filter_args[] = {
+            qgpu_arg_mem("src_base", s->imgs),
+            qgpu_arg_int("src_off", i == 0 ? 0 : p->img_off[i - 1]),
+            qgpu_arg_int("src_w", i == 0 ? p->w : p->sw[i - 1]),
+            qgpu_arg_int("f", (i > 0 || s->hrs) ? 2 : 1),
+            qgpu_arg_mem("dst_base", s->imgs),
+            qgpu_arg_int("dst_off", p->img_off[i]),
+            qgpu_arg_int("w", p->sw[i]),
+            qgpu_arg_int("h", p->sh[i]),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_filter, "cambi: cambi_filter", filter_args,
+                          QGPU_ARRAY_SIZE(filter_args), 2, global2, local2);
         if (err)
             return err;
 
-        cl_kernel kc = s->slide ? s->k_slide : s->k_cvalues;
-        arg = 0;
-        SET(kc, cl_mem, s->imgs);
-        SET(kc, cl_int, p->img_off[i]);
-        SET(kc, cl_int, p->sw[i]);
-        SET(kc, cl_int, p->sh[i]);
-        SET(kc, cl_mem, s->mask);
-        SET(kc, cl_int, p->w);
-        SET(kc, cl_int, i + s->hrs);
-        SET(kc, cl_int, pad);
-        SET(kc, cl_mem, s->params);
-        SET(kc, cl_int, s->vlt);
+        n = 0;
+        args[n++] = qgpu_arg_mem("img_base", s->imgs);
+        args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
+        args[n++] = qgpu_arg_int("w", p->sw[i]);
+        args[n++] = qgpu_arg_int("h", p->sh[i]);
+        args[n++] = qgpu_arg_mem("mask", s->mask);
+        args[n++] = qgpu_arg_int("mask_w", p->w);
+        args[n++] = qgpu_arg_int("mask_shift", i + s->hrs);
+        args[n++] = qgpu_arg_int("pad", pad);
+        args[n++] = qgpu_arg_mem("params", s->params);
+        args[n++] = qgpu_arg_int("vlt", s->vlt);
         if (s->slide) {
             size_t tile = (CAMBI_SX + 2 * (size_t)pad) * (CAMBI_SY + 2 * (size_t)pad);
-            st |= clSetKernelArg(kc, arg++, tile * sizeof(cl_ushort), NULL);
-            st |= clSetKernelArg(kc, arg++, (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort), NULL);
+            args[n++] = qgpu_arg_local("tile", tile * sizeof(cl_ushort));
+            args[n++] = qgpu_arg_local("hist", (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort));
         } else {
-            st |= clSetKernelArg(kc, arg++, rw * rw * sizeof(cl_ushort), NULL);
+            args[n++] = qgpu_arg_local("tile", rw * rw * sizeof(cl_ushort));
         }
-        SET(kc, cl_mem, s->cval);
-        SET(kc, cl_int, p->cval_off[i]);
-        SET(kc, cl_mem, s->hist1);
-        SET(kc, cl_int, i * CAMBI_HIST1_BINS);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (cvalues)");
+        args[n++] = qgpu_arg_mem("cval_base", s->cval);
+        args[n++] = qgpu_arg_int("cval_off", p->cval_off[i]);
+        args[n++] = qgpu_arg_mem("hist_base", s->hist1);
+        args[n++] = qgpu_arg_int("hist_off", i * CAMBI_HIST1_BINS);
         if (s->slide) {
             size_t lc[2] = {CAMBI_SX, 1};
-            size_t gc[2] = {round_up(p->sw[i], CAMBI_SX),
+            size_t gc[2] = {qgpu_round_up(p->sw[i], CAMBI_SX),
                             (size_t)(p->sh[i] + CAMBI_SY - 1) / CAMBI_SY};
-            err = qgpu_kernel_run(ctx, slot, kc, 2, gc, lc, "cambi: enqueue cambi_cvalues_slide");
+            err = qgpu_launch(f->ctx, slot, s->k_slide, "cambi: cambi_cvalues_slide", args, n, 2,
+                              gc, lc);
         } else {
-            err = qgpu_kernel_run(ctx, slot, kc, 2, global2, local2, "cambi: enqueue cambi_cvalues");
+            err = qgpu_launch(f->ctx, slot, s->k_cvalues, "cambi: cambi_cvalues", args, n, 2,
+                              global2, local2);
         }
         if (err)
             return err;
@@ -630,53 +606,51 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     for (int pass = 1; pass <= 2; pass++) {
         if (pass == 2) {
             size_t total = (size_t)p->cval_off[CAMBI_SCALES];
-            size_t hl = 256, hg = round_up((total + CAMBI_H2_RUN - 1) / CAMBI_H2_RUN, hl);
-            arg = 0;
-            SET(s->k_hist2, cl_mem, s->cval);
-            SET(s->k_hist2, cl_int, (cl_int)total);
-            SET(s->k_hist2, cl_int, p->cval_off[1]);
-            SET(s->k_hist2, cl_int, p->cval_off[2]);
-            SET(s->k_hist2, cl_int, p->cval_off[3]);
-            SET(s->k_hist2, cl_int, p->cval_off[4]);
-            SET(s->k_hist2, cl_mem, s->state);
-            SET(s->k_hist2, cl_mem, s->hist2);
-            if (st != CL_SUCCESS)
-                return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (hist2)");
-            err = qgpu_kernel_run(ctx, slot, s->k_hist2, 1, &hg, &hl, "cambi: enqueue cambi_hist2");
+            size_t hl = 256, hg = qgpu_round_up((total + CAMBI_H2_RUN - 1) / CAMBI_H2_RUN, hl);
+            const QgpuArg hist2_args[] = {
+                qgpu_arg_mem("cval", s->cval),
+                qgpu_arg_int("total", (cl_int)total),
+                qgpu_arg_int("o1", p->cval_off[1]),
+                qgpu_arg_int("o2", p->cval_off[2]),
+                qgpu_arg_int("o3", p->cval_off[3]),
+                qgpu_arg_int("o4", p->cval_off[4]),
+                qgpu_arg_mem("state", s->state),
+                qgpu_arg_mem("hist2", s->hist2),
+            };
+            err = qgpu_launch(f->ctx, slot, s->k_hist2, "cambi: cambi_hist2", hist2_args,
+                              QGPU_ARRAY_SIZE(hist2_args), 1, &hg, &hl);
             if (err)
                 return err;
         }
-        arg = 0;
-        SET(s->k_select, cl_mem, pass == 1 ? s->hist1 : s->hist2);
-        SET(s->k_select, cl_int, pass == 1 ? CAMBI_HIST1_BINS : CAMBI_HIST2_BINS);
-        SET(s->k_select, cl_int, pass);
-        SET(s->k_select, cl_mem, s->kvals);
-        SET(s->k_select, cl_int, which * CAMBI_SCALES);
-        SET(s->k_select, cl_mem, s->state);
-        SET(s->k_select, cl_mem, slot->results);
-        SET(s->k_select, cl_int, res_u32);
-        if (st != CL_SUCCESS)
-            return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (select)");
-        err = qgpu_kernel_run(ctx, slot, s->k_select, 1, &sel_global, &sel_local,
-                              "cambi: enqueue cambi_select");
+        const QgpuArg select_args[] = {
+            qgpu_arg_mem("hist", pass == 1 ? s->hist1 : s->hist2),
+            qgpu_arg_int("nbins", pass == 1 ? CAMBI_HIST1_BINS : CAMBI_HIST2_BINS),
+            qgpu_arg_int("pass", pass),
+            qgpu_arg_mem("kvals", s->kvals),
+            qgpu_arg_int("k_off", which * CAMBI_SCALES),
+            qgpu_arg_mem("state", s->state),
+            qgpu_arg_mem("out", slot->results),
+            qgpu_arg_int("out_off", res_u32),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_select, "cambi: cambi_select", select_args,
+                          QGPU_ARRAY_SIZE(select_args), 1, &sel_global, &sel_local);
         if (err)
             return err;
     }
 
+    static const char *const offset_names[CAMBI_SCALES + 1] = {"o0", "o1", "o2", "o3", "o4", "o5"};
     size_t sum_local = CAMBI_SUM_WG, sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SCALES;
-    arg = 0;
-    SET(s->k_sum, cl_mem, s->cval);
+    n = 0;
+    args[n++] = qgpu_arg_mem("cval", s->cval);
     for (int i = 0; i <= CAMBI_SCALES; i++)
-        SET(s->k_sum, cl_int, p->cval_off[i]);
-    SET(s->k_sum, cl_int, CAMBI_SUM_GROUPS);
-    SET(s->k_sum, cl_mem, s->state);
-    SET(s->k_sum, cl_mem, slot->results);
-    SET(s->k_sum, cl_int, res_i64);
-    if (st != CL_SUCCESS)
-        return qgpu_cl_error(ctx, st, "cambi: clSetKernelArg (sum)");
-    return qgpu_kernel_run(ctx, slot, s->k_sum, 1, &sum_global, &sum_local, "cambi: enqueue cambi_sum");
+        args[n++] = qgpu_arg_int(offset_names[i], p->cval_off[i]);
+    args[n++] = qgpu_arg_int("groups_per_scale", CAMBI_SUM_GROUPS);
+    args[n++] = qgpu_arg_mem("state", s->state);
+    args[n++] = qgpu_arg_mem("out", slot->results);
+    args[n++] = qgpu_arg_int("out_off", res_i64);
+    return qgpu_launch(f->ctx, slot, s->k_sum, "cambi: cambi_sum", args, n, 1, &sum_global,
+                       &sum_local);
 }
-#undef SET
 
 static int cambi_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
@@ -727,41 +701,27 @@ static int cambi_collect(QgpuFeature *f, const QgpuSlot *slot)
     return err;
 }
 
-static void cambi_release_mem(cl_mem *m)
-{
-    if (*m)
-        clReleaseMemObject(*m);
-    *m = NULL;
-}
-
-static void cambi_release_kernel(cl_kernel *k)
-{
-    if (*k)
-        clReleaseKernel(*k);
-    *k = NULL;
-}
-
 static void cambi_uninit(QgpuFeature *f)
 {
     CambiState *s = f->priv;
-    cambi_release_kernel(&s->k_prep);
-    cambi_release_kernel(&s->k_mask);
-    cambi_release_kernel(&s->k_filter);
-    cambi_release_kernel(&s->k_cvalues);
-    cambi_release_kernel(&s->k_slide);
-    cambi_release_kernel(&s->k_select);
-    cambi_release_kernel(&s->k_hist2);
-    cambi_release_kernel(&s->k_sum);
-    cambi_release_mem(&s->imgs);
-    cambi_release_mem(&s->mask);
-    cambi_release_mem(&s->cval);
-    cambi_release_mem(&s->hist1);
-    cambi_release_mem(&s->hist2);
-    cambi_release_mem(&s->state);
-    cambi_release_mem(&s->params);
-    cambi_release_mem(&s->kvals);
+    qgpu_kernel_release(&s->k_prep);
+    qgpu_kernel_release(&s->k_mask);
+    qgpu_kernel_release(&s->k_filter);
+    qgpu_kernel_release(&s->k_cvalues);
+    qgpu_kernel_release(&s->k_slide);
+    qgpu_kernel_release(&s->k_select);
+    qgpu_kernel_release(&s->k_hist2);
+    qgpu_kernel_release(&s->k_sum);
+    qgpu_buffer_release(&s->imgs);
+    qgpu_buffer_release(&s->mask);
+    qgpu_buffer_release(&s->cval);
+    qgpu_buffer_release(&s->hist1);
+    qgpu_buffer_release(&s->hist2);
+    qgpu_buffer_release(&s->state);
+    qgpu_buffer_release(&s->params);
+    qgpu_buffer_release(&s->kvals);
     for (int i = 0; i < 2; i++)
-        cambi_release_mem(&s->pic[i].maps);
+        qgpu_buffer_release(&s->pic[i].maps);
 }
 
 const QgpuFeatureClass qgpu_feature_cambi = {
