@@ -100,8 +100,24 @@ enum {
     QGPU_FEATURE_NEEDS_CHROMA = 1 << 0, /* reads planes 1 and 2 (else luma only) */
 };
 
+/* One score a feature can output. Every name a feature registers comes
+ * from its class's table of these (qgpu_output_register), and models find
+ * their extractors through the same tables: the table is the one place a
+ * name is written. */
+typedef struct QgpuFeatureOutput {
+    const char *name;       /* libvmaf's printed name, before the option suffix */
+    const char *model_name; /* libvmaf's internal name, as model files may give it;
+                             * NULL when models use the printed name */
+    unsigned flags;         /* QGPU_OUTPUT_* */
+} QgpuFeatureOutput;
+
+enum {
+    QGPU_OUTPUT_NO_SUFFIX = 1 << 0, /* printed without the option suffix (libvmaf quirk) */
+};
+
 typedef struct QgpuFeatureClass {
     const char *name;              /* libvmaf extractor name: "psnr" */
+    const QgpuFeatureOutput *outputs; /* every name it can output; ends with name NULL */
     const QgpuOptionDef *options;  /* terminated by an entry with name NULL */
     size_t priv_size;              /* options struct + state, zeroed, options at offset 0.. */
     unsigned flags;
@@ -269,8 +285,14 @@ int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *
  * elements, offset / 4 for float/uint), not a sub-buffer. Only in init(). */
 int qgpu_results_reserve(QgpuContext *ctx, size_t bytes, size_t *offset);
 
-/* Registers an output name (libvmaf's printed name, suffix included);
- * returns its id (>= 0) or a negative error. Only during init(). */
+/* Registers output `index` of the feature's class table (its name plus
+ * the feature's option suffix) and sets *id to its score id; 0 or a
+ * negative error. Only during init(). */
+int qgpu_output_register(QgpuFeature *f, int index, int *id);
+/* Registers outputs first .. first + count - 1 of the class table, their
+ * ids into ids[first ..]; 0 or a negative error. */
+int qgpu_outputs_register(QgpuFeature *f, int first, int count, int *ids);
+/* Registers a score name as is (models' scores); id or negative error. */
 int qgpu_score_register(QgpuContext *ctx, const char *name);
 /* Sets the score of a frame (any frame not yet final). */
 int qgpu_score_set(QgpuContext *ctx, int score_id, unsigned frame_index, double value);

@@ -121,6 +121,10 @@ void qgpu_pipeline_release(QgpuContext *ctx);
 
 /* features.c */
 const QgpuFeatureClass *qgpu_feature_class_find(const char *name);
+/* The class and output that declare `name` (a printed or a model name);
+ * 0, or -1 when no feature outputs it. */
+int qgpu_feature_output_find(const char *name, const QgpuFeatureClass **cls,
+                             const QgpuFeatureOutput **output);
 void qgpu_feature_free(QgpuFeature *f);
 extern const QgpuFeatureClass *const qgpu_feature_classes[];
 

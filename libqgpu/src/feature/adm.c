@@ -101,12 +101,28 @@ static const QgpuOptionDef adm_options[] = {
     {NULL},
 };
 
-static const char *const out_names[OUT_COUNT] = {
-    "integer_adm2", "integer_aim", "integer_adm3", "integer_adm_scale0", "integer_adm_scale1",
-    "integer_adm_scale2", "integer_adm_scale3", "integer_adm", "integer_adm_num",
-    "integer_adm_den", "integer_adm_num_scale0", "integer_adm_den_scale0",
-    "integer_adm_num_scale1", "integer_adm_den_scale1", "integer_adm_num_scale2",
-    "integer_adm_den_scale2", "integer_adm_num_scale3", "integer_adm_den_scale3"};
+/* libvmaf's integer_adm.c names; from OUT_ADM on only with debug=true */
+static const QgpuFeatureOutput adm_outputs[] = {
+    [OUT_ADM2] = {"integer_adm2", "VMAF_integer_feature_adm2_score"},
+    [OUT_AIM] = {"integer_aim", "VMAF_integer_feature_aim_score"},
+    [OUT_ADM3] = {"integer_adm3", "VMAF_integer_feature_adm3_score"},
+    [OUT_SCALE0] = {"integer_adm_scale0"},
+    [OUT_SCALE1] = {"integer_adm_scale1"},
+    [OUT_SCALE2] = {"integer_adm_scale2"},
+    [OUT_SCALE3] = {"integer_adm_scale3"},
+    [OUT_ADM] = {"integer_adm"},
+    [OUT_NUM] = {"integer_adm_num"},
+    [OUT_DEN] = {"integer_adm_den"},
+    [OUT_NUM0] = {"integer_adm_num_scale0"},
+    [OUT_DEN0] = {"integer_adm_den_scale0"},
+    [OUT_NUM1] = {"integer_adm_num_scale1"},
+    [OUT_DEN1] = {"integer_adm_den_scale1"},
+    [OUT_NUM2] = {"integer_adm_num_scale2"},
+    [OUT_DEN2] = {"integer_adm_den_scale2"},
+    [OUT_NUM3] = {"integer_adm_num_scale3"},
+    [OUT_DEN3] = {"integer_adm_den_scale3"},
+    [OUT_COUNT] = {NULL},
+};
 
 static uint32_t ceil_log2_u(double v)
 {
@@ -237,11 +253,9 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->ids[i] = -1;
         if (i >= OUT_ADM && !s->debug)
             continue;
-        char name[256];
-        snprintf(name, sizeof(name), "%s%s", out_names[i], f->name_suffix ? f->name_suffix : "");
-        s->ids[i] = qgpu_score_register(ctx, name);
-        if (s->ids[i] < 0)
-            return s->ids[i];
+        err = qgpu_output_register(f, i, &s->ids[i]);
+        if (err)
+            return err;
     }
 
     {
@@ -474,6 +488,7 @@ static void adm_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_adm = {
     .name = "adm",
+    .outputs = adm_outputs,
     .options = adm_options,
     .priv_size = sizeof(AdmState),
     .flags = 0,

@@ -56,6 +56,17 @@ typedef struct CambiPic {
     size_t res_off;           /* bytes in the slot results */
 } CambiPic;
 
+/* Outputs: the distorted picture's CAMBI, and with a reference
+ * (full-reference mode) the source's and the difference. */
+enum { OUT_CAMBI, OUT_SOURCE, OUT_FULL_REFERENCE, OUT_COUNT };
+
+static const QgpuFeatureOutput cambi_outputs[] = {
+    [OUT_CAMBI] = {"cambi", "Cambi_feature_cambi_score"},
+    [OUT_SOURCE] = {"cambi_source"},
+    [OUT_FULL_REFERENCE] = {"cambi_full_reference"},
+    [OUT_COUNT] = {NULL},
+};
+
 typedef struct CambiState {
     /* options (libvmaf names; sorted by name so the table reads like the suffix) */
     char cambi_eotf[QGPU_OPT_STRING_MAX];
@@ -305,14 +316,6 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
                                 &p->res_off);
 }
 
-static int cambi_register(QgpuFeature *f, const char *base, int *id)
-{
-    char name[512];
-    snprintf(name, sizeof(name), "%s%s", base, f->name_suffix ? f->name_suffix : "");
-    *id = qgpu_score_register(f->ctx, name);
-    return *id < 0 ? *id : 0;
-}
-
 static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     CambiState *s = f->priv;
@@ -375,11 +378,11 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     /* topk wins when it is not the default */
     double topk = s->topk != 0.6 ? s->topk : s->cambi_topk;
 
-    err = cambi_register(f, "cambi", &s->score_id);
+    err = qgpu_output_register(f, OUT_CAMBI, &s->score_id);
     if (!err && s->full_ref)
-        err = cambi_register(f, "cambi_source", &s->source_id);
+        err = qgpu_output_register(f, OUT_SOURCE, &s->source_id);
     if (!err && s->full_ref)
-        err = cambi_register(f, "cambi_full_reference", &s->fullref_id);
+        err = qgpu_output_register(f, OUT_FULL_REFERENCE, &s->fullref_id);
     if (err)
         return err;
 
@@ -726,6 +729,7 @@ static void cambi_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_cambi = {
     .name = "cambi",
+    .outputs = cambi_outputs,
     .options = cambi_options,
     .priv_size = sizeof(CambiState),
     .flags = 0,

@@ -27,6 +27,11 @@
 #define CIEDE_TH 4
 #define CIEDE_ROWS 4
 
+static const QgpuFeatureOutput ciede_outputs[] = {
+    {.name = "ciede2000"},
+    {.name = NULL},
+};
+
 typedef struct CiedeState {
     /* options */
     bool libvmaf_422_compat;
@@ -63,9 +68,8 @@ static int ciede_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                           fmt->width, fmt->height);
     s->groups_x = (fmt->width + CIEDE_TW - 1) / CIEDE_TW;
     s->groups_y = (fmt->height + CIEDE_TH * CIEDE_ROWS - 1) / (CIEDE_TH * CIEDE_ROWS);
-    s->id = qgpu_score_register(ctx, "ciede2000");
-    if (s->id < 0)
-        return s->id;
+    if ((err = qgpu_output_register(f, 0, &s->id)))
+        return err;
     snprintf(options, sizeof(options), "-DQG_HBD=%d", fmt->bitdepth > 8);
     err = qgpu_program_get(ctx, "ciede", options, &program);
     if (!err)
@@ -127,6 +131,7 @@ static void ciede_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_ciede = {
     .name = "ciede",
+    .outputs = ciede_outputs,
     .options = ciede_options,
     .priv_size = sizeof(CiedeState),
     .flags = QGPU_FEATURE_NEEDS_CHROMA,

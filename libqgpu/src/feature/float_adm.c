@@ -102,10 +102,29 @@ static const QgpuOptionDef float_adm_options[] = {
     {NULL},
 };
 
-static const char *const out_names[O_COUNT] = {
-    "adm2", "aim", "adm3", "adm_scale0", "adm_scale1", "adm_scale2", "adm_scale3",
-    "adm", "adm_num", "adm_den", "adm_num_scale0", "adm_den_scale0", "adm_num_scale1",
-    "adm_den_scale1", "adm_num_scale2", "adm_den_scale2", "adm_num_scale3", "adm_den_scale3"};
+/* libvmaf's float_adm.c names; from O_ADM on only with debug=true */
+static const QgpuFeatureOutput float_adm_outputs[] = {
+    [O_ADM2] = {"adm2", "VMAF_feature_adm2_score"},
+    [O_AIM] = {"aim", "VMAF_feature_aim_score"},
+    [O_ADM3] = {"adm3", "VMAF_feature_adm3_score"},
+    [O_S0] = {"adm_scale0", "VMAF_feature_adm_scale0_score"},
+    [O_S1] = {"adm_scale1", "VMAF_feature_adm_scale1_score"},
+    [O_S2] = {"adm_scale2", "VMAF_feature_adm_scale2_score"},
+    [O_S3] = {"adm_scale3", "VMAF_feature_adm_scale3_score"},
+    /* libvmaf quirk: "adm" is not a provided feature, so never suffixed */
+    [O_ADM] = {"adm", NULL, QGPU_OUTPUT_NO_SUFFIX},
+    [O_NUM] = {"adm_num"},
+    [O_DEN] = {"adm_den"},
+    [O_NUM0] = {"adm_num_scale0"},
+    [O_DEN0] = {"adm_den_scale0"},
+    [O_NUM1] = {"adm_num_scale1"},
+    [O_DEN1] = {"adm_den_scale1"},
+    [O_NUM2] = {"adm_num_scale2"},
+    [O_DEN2] = {"adm_den_scale2"},
+    [O_NUM3] = {"adm_num_scale3"},
+    [O_DEN3] = {"adm_den_scale3"},
+    [O_COUNT] = {NULL},
+};
 
 /* adm_tools.h dwt_quant_step (Watson, Yang, Solomon, Villasenor 1997,
  * formula (9), Y parameters of Table IV, amplitudes of Table V), with
@@ -144,18 +163,10 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                           "DWT scales with mirrored borders)",
                           fmt->width, fmt->height, FADM_MIN_SIZE, FADM_MIN_SIZE);
 
-    for (int i = 0; i < O_COUNT; i++) {
-        char name[160];
-        if (i >= O_ADM && !s->debug) {
-            s->ids[i] = -1;
-            continue;
-        }
-        /* libvmaf quirk: "adm" is not a provided feature, so never suffixed */
-        snprintf(name, sizeof(name), "%s%s", out_names[i], i == O_ADM ? "" : f->name_suffix);
-        s->ids[i] = qgpu_score_register(ctx, name);
-        if (s->ids[i] < 0)
-            return s->ids[i];
-    }
+    for (int i = 0; i < O_COUNT; i++)
+        s->ids[i] = -1;
+    if ((err = qgpu_outputs_register(f, 0, s->debug ? O_COUNT : O_ADM, s->ids)))
+        return err;
 
     s->w[0] = fmt->width;
     s->h[0] = fmt->height;
@@ -381,6 +392,7 @@ static void float_adm_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_adm = {
     .name = "float_adm",
+    .outputs = float_adm_outputs,
     .options = float_adm_options,
     .priv_size = sizeof(FloatAdmState),
     .flags = 0,

@@ -23,6 +23,12 @@
 #define AN_TW 32 /* tile of float_misc.cl */
 #define AN_TH 16
 
+static const QgpuFeatureOutput float_ansnr_outputs[] = {
+    {.name = "float_ansnr"},
+    {.name = "float_anpsnr"},
+    {.name = NULL},
+};
+
 typedef struct FloatAnsnrState {
     cl_kernel k_filter, k_rows;
     cl_mem sig, noise;
@@ -60,12 +66,9 @@ static int float_ansnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                           "float_ansnr: picture %dx%d is too small (needs at least 3x3 for the "
                           "mirrored 5x5 filter)",
                           s->w, s->h);
-    s->ansnr_id = qgpu_score_register(ctx, "float_ansnr");
-    if (s->ansnr_id < 0)
-        return s->ansnr_id;
-    s->anpsnr_id = qgpu_score_register(ctx, "float_anpsnr");
-    if (s->anpsnr_id < 0)
-        return s->anpsnr_id;
+    if ((err = qgpu_output_register(f, 0, &s->ansnr_id)) ||
+        (err = qgpu_output_register(f, 1, &s->anpsnr_id)))
+        return err;
     err = qgpu_program_get(ctx, "float_misc", NULL, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "fansnr_filter", &s->k_filter);
@@ -151,6 +154,7 @@ static void float_ansnr_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_ansnr = {
     .name = "float_ansnr",
+    .outputs = float_ansnr_outputs,
     .options = float_ansnr_options,
     .priv_size = sizeof(FloatAnsnrState),
     .flags = 0,

@@ -17,6 +17,14 @@
 
 #define FM_ROWS 4
 
+static const QgpuFeatureOutput float_moment_outputs[] = {
+    {.name = "float_moment_ref1st"},
+    {.name = "float_moment_dis1st"},
+    {.name = "float_moment_ref2nd"},
+    {.name = "float_moment_dis2nd"},
+    {.name = NULL},
+};
+
 typedef struct FloatMomentState {
     cl_kernel kernel;
     int w, h, groups;
@@ -29,8 +37,6 @@ static const QgpuOptionDef float_moment_options[] = {{NULL}};
 
 static int float_moment_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
-    static const char *const names[4] = {"float_moment_ref1st", "float_moment_dis1st",
-                                         "float_moment_ref2nd", "float_moment_dis2nd"};
     FloatMomentState *s = f->priv;
     cl_program program;
     int err, bpc = fmt->bitdepth;
@@ -45,11 +51,8 @@ static int float_moment_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     s->w = fmt->width;
     s->h = fmt->height;
     s->groups = (s->h + FM_ROWS - 1) / FM_ROWS;
-    for (int k = 0; k < 4; k++) {
-        s->id[k] = qgpu_score_register(f->ctx, names[k]);
-        if (s->id[k] < 0)
-            return s->id[k];
-    }
+    if ((err = qgpu_outputs_register(f, 0, 4, s->id)))
+        return err;
     err = qgpu_program_get(f->ctx, "float_misc", NULL, &program);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "fmoment_sums", &s->kernel);
@@ -92,6 +95,7 @@ static void float_moment_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_moment = {
     .name = "float_moment",
+    .outputs = float_moment_outputs,
     .options = float_moment_options,
     .priv_size = sizeof(FloatMomentState),
     .flags = 0,

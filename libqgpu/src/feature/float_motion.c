@@ -35,6 +35,16 @@
 #define FM_TW 64 /* tile of float_motion.cl */
 #define FM_TH 16
 
+/* Outputs (libvmaf's float_motion.c names) */
+enum { OUT_MOTION, OUT_MOTION2, OUT_MOTION3, OUT_COUNT };
+
+static const QgpuFeatureOutput float_motion_outputs[] = {
+    [OUT_MOTION] = {"motion", "VMAF_feature_motion_score"}, /* debug=true */
+    [OUT_MOTION2] = {"motion2", "VMAF_feature_motion2_score"},
+    [OUT_MOTION3] = {"motion3", "VMAF_feature_motion3_score"},
+    [OUT_COUNT] = {NULL},
+};
+
 typedef struct FloatMotionState {
     /* options */
     bool debug;
@@ -88,14 +98,6 @@ static const QgpuOptionDef float_motion_options[] = {
     {NULL},
 };
 
-static int register_name(QgpuFeature *f, const char *base, int *id)
-{
-    char name[160];
-    snprintf(name, sizeof(name), "%s%s", base, f->name_suffix);
-    *id = qgpu_score_register(f->ctx, name);
-    return *id < 0 ? *id : 0;
-}
-
 static unsigned float_motion_flags(const QgpuFeature *f)
 {
     const FloatMotionState *s = f->priv;
@@ -147,12 +149,12 @@ static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     }
     /* picture_copy.c: 8-bit units */
     s->inv_scale = bpc == 8 ? 1.0f : bpc == 10 ? 0.25f : bpc == 12 ? 0.0625f : 0.00390625f;
-    err = register_name(f, "motion2", &s->m2_id);
+    err = qgpu_output_register(f, OUT_MOTION2, &s->m2_id);
     if (!err)
-        err = register_name(f, "motion3", &s->m3_id);
+        err = qgpu_output_register(f, OUT_MOTION3, &s->m3_id);
     s->m_id = -1;
     if (!err && s->debug)
-        err = register_name(f, "motion", &s->m_id);
+        err = qgpu_output_register(f, OUT_MOTION, &s->m_id);
     if (err)
         return err;
     if (s->force_zero) /* no device work; 8 bytes keep the frame's readback valid */
@@ -371,6 +373,7 @@ static void float_motion_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_motion = {
     .name = "float_motion",
+    .outputs = float_motion_outputs,
     .options = float_motion_options,
     .priv_size = sizeof(FloatMotionState),
     .flags = 0,

@@ -19,6 +19,11 @@
 
 #define FM_ROWS 4
 
+static const QgpuFeatureOutput float_psnr_outputs[] = {
+    {.name = "float_psnr"},
+    {.name = NULL},
+};
+
 typedef struct FloatPsnrState {
     cl_kernel kernel;
     int w, h, groups;
@@ -54,9 +59,8 @@ static int float_psnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     s->w = fmt->width;
     s->h = fmt->height;
     s->groups = (s->h + FM_ROWS - 1) / FM_ROWS;
-    s->id = qgpu_score_register(f->ctx, "float_psnr");
-    if (s->id < 0)
-        return s->id;
+    if ((err = qgpu_output_register(f, 0, &s->id)))
+        return err;
     err = qgpu_program_get(f->ctx, "float_misc", NULL, &program);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "fpsnr_sse", &s->kernel);
@@ -95,6 +99,7 @@ static void float_psnr_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_psnr = {
     .name = "float_psnr",
+    .outputs = float_psnr_outputs,
     .options = float_psnr_options,
     .priv_size = sizeof(FloatPsnrState),
     .flags = 0,

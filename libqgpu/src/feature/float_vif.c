@@ -21,6 +21,33 @@
 #define FVIF_T 16
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
 
+/* Outputs (libvmaf's names); from OUT_VIF on only with debug=true. */
+enum {
+    OUT_SCALE0, OUT_SCALE1, OUT_SCALE2, OUT_SCALE3,
+    OUT_VIF, OUT_NUM, OUT_DEN,
+    OUT_NUM0, OUT_DEN0, OUT_NUM1, OUT_DEN1, OUT_NUM2, OUT_DEN2, OUT_NUM3, OUT_DEN3,
+    OUT_COUNT
+};
+
+static const QgpuFeatureOutput float_vif_outputs[] = {
+    [OUT_SCALE0] = {"vif_scale0", "VMAF_feature_vif_scale0_score"},
+    [OUT_SCALE1] = {"vif_scale1", "VMAF_feature_vif_scale1_score"},
+    [OUT_SCALE2] = {"vif_scale2", "VMAF_feature_vif_scale2_score"},
+    [OUT_SCALE3] = {"vif_scale3", "VMAF_feature_vif_scale3_score"},
+    [OUT_VIF] = {"vif"},
+    [OUT_NUM] = {"vif_num"},
+    [OUT_DEN] = {"vif_den"},
+    [OUT_NUM0] = {"vif_num_scale0"},
+    [OUT_DEN0] = {"vif_den_scale0"},
+    [OUT_NUM1] = {"vif_num_scale1"},
+    [OUT_DEN1] = {"vif_den_scale1"},
+    [OUT_NUM2] = {"vif_num_scale2"},
+    [OUT_DEN2] = {"vif_den_scale2"},
+    [OUT_NUM3] = {"vif_num_scale3"},
+    [OUT_DEN3] = {"vif_den_scale3"},
+    [OUT_COUNT] = {NULL},
+};
+
 typedef struct FloatVifState {
     /* options */
     bool debug;
@@ -43,9 +70,7 @@ typedef struct FloatVifState {
     size_t toff[4];
     int rows_total;
     size_t offset;
-    int score_id[4];
-    int dbg_id[3];
-    int dbg_scale_id[4][2];
+    int ids[OUT_COUNT];
 } FloatVifState;
 
 static const QgpuOptionDef float_vif_options[] = {
@@ -106,37 +131,11 @@ static const float fvif_log2_poly[9] = {-0.012671635276421, 0.064841182402670, -
                                         0.257167726303123,  -0.353800560300520, 0.480131410397451,
                                         -0.721314327952201, 1.442694803896991,  0};
 
-static int register_name(QgpuFeature *f, const char *base, int *id)
-{
-    char name[160];
-    snprintf(name, sizeof(name), "%s%s", base, f->name_suffix);
-    *id = qgpu_score_register(f->ctx, name);
-    return *id < 0 ? *id : 0;
-}
-
 static int register_names(QgpuFeature *f, FloatVifState *s)
 {
-    char base[64];
-    int err = 0;
-    for (int i = 0; i < 4 && !err; i++) {
-        snprintf(base, sizeof(base), "vif_scale%d", i);
-        err = register_name(f, base, &s->score_id[i]);
-    }
-    if (!s->debug || err)
-        return err;
-    err = register_name(f, "vif", &s->dbg_id[0]);
-    if (!err)
-        err = register_name(f, "vif_num", &s->dbg_id[1]);
-    if (!err)
-        err = register_name(f, "vif_den", &s->dbg_id[2]);
-    for (int i = 0; i < 4 && !err; i++) {
-        snprintf(base, sizeof(base), "vif_num_scale%d", i);
-        err = register_name(f, base, &s->dbg_scale_id[i][0]);
-        snprintf(base, sizeof(base), "vif_den_scale%d", i);
-        if (!err)
-            err = register_name(f, base, &s->dbg_scale_id[i][1]);
-    }
-    return err;
+    for (int i = 0; i < OUT_COUNT; i++)
+        s->ids[i] = -1;
+    return qgpu_outputs_register(f, 0, s->debug ? OUT_COUNT : OUT_VIF, s->ids);
 }
 
 static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
@@ -328,7 +327,7 @@ static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
         double v = scores[2 * i] / scores[2 * i + 1];
         if (i > 0 && v < s->min_val[i])
             v = s->min_val[i];
-        err |= qgpu_score_set(f->ctx, s->score_id[i], frame, v);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_SCALE0 + i], frame, v);
     }
     if (s->debug) {
         double tnum = 0.0, tden = 0.0;
@@ -336,12 +335,12 @@ static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
             tnum += scores[2 * i];
             tden += scores[2 * i + 1];
         }
-        err |= qgpu_score_set(f->ctx, s->dbg_id[0], frame, tden == 0.0 ? 1.0 : tnum / tden);
-        err |= qgpu_score_set(f->ctx, s->dbg_id[1], frame, tnum);
-        err |= qgpu_score_set(f->ctx, s->dbg_id[2], frame, tden);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_VIF], frame, tden == 0.0 ? 1.0 : tnum / tden);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_NUM], frame, tnum);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_DEN], frame, tden);
         for (int i = 0; i < 4; i++) {
-            err |= qgpu_score_set(f->ctx, s->dbg_scale_id[i][0], frame, scores[2 * i]);
-            err |= qgpu_score_set(f->ctx, s->dbg_scale_id[i][1], frame, scores[2 * i + 1]);
+            err |= qgpu_score_set(f->ctx, s->ids[OUT_NUM0 + 2 * i], frame, scores[2 * i]);
+            err |= qgpu_score_set(f->ctx, s->ids[OUT_DEN0 + 2 * i], frame, scores[2 * i + 1]);
         }
     }
     return err ? QGPU_ERR_INVALID_ARG : 0;
@@ -365,6 +364,7 @@ static void float_vif_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_vif = {
     .name = "float_vif",
+    .outputs = float_vif_outputs,
     .options = float_vif_options,
     .priv_size = sizeof(FloatVifState),
     .flags = 0,

@@ -34,6 +34,18 @@
 #define MOTION_TH 16
 #define HIST 4       /* sad history ring (frames i-2 .. i+1) */
 
+/* Outputs (libvmaf's integer_motion.c names) */
+enum { OUT_SAD, OUT_MOTION, OUT_MOTION2, OUT_MOTION3, OUT_COUNT };
+
+static const QgpuFeatureOutput motion_outputs[] = {
+    /* the SAD has no alias in libvmaf: printed under its internal name */
+    [OUT_SAD] = {"VMAF_integer_feature_motion_sad_score"},
+    [OUT_MOTION] = {"integer_motion", "VMAF_integer_feature_motion_score"}, /* debug=true */
+    [OUT_MOTION2] = {"integer_motion2", "VMAF_integer_feature_motion2_score"},
+    [OUT_MOTION3] = {"integer_motion3", "VMAF_integer_feature_motion3_score"},
+    [OUT_COUNT] = {NULL},
+};
+
 typedef struct MotionState {
     /* options */
     bool force_zero;
@@ -85,14 +97,6 @@ static int motion_lookahead(const QgpuFeature *f)
     return s->five_frame_window ? 2 : 1;
 }
 
-static int register_name(QgpuFeature *f, const char *base, int *id)
-{
-    char name[160];
-    snprintf(name, sizeof(name), "%s%s", base, f->name_suffix);
-    *id = qgpu_score_register(f->ctx, name);
-    return *id < 0 ? *id : 0;
-}
-
 static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
 {
     QgpuContext *ctx = f->ctx;
@@ -135,13 +139,13 @@ static int motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                           "motion: picture %dx%d is too small (needs at least 3x3 for the "
                           "mirrored 5-tap blur)",
                           s->w, s->h);
-    err = register_name(f, "VMAF_integer_feature_motion_sad_score", &s->sad_id);
+    err = qgpu_output_register(f, OUT_SAD, &s->sad_id);
     if (!err && s->debug)
-        err = register_name(f, "integer_motion", &s->motion_id);
+        err = qgpu_output_register(f, OUT_MOTION, &s->motion_id);
     if (!err)
-        err = register_name(f, "integer_motion2", &s->m2_id);
+        err = qgpu_output_register(f, OUT_MOTION2, &s->m2_id);
     if (!err)
-        err = register_name(f, "integer_motion3", &s->m3_id);
+        err = qgpu_output_register(f, OUT_MOTION3, &s->m3_id);
     if (err)
         return err;
     if (s->force_zero) /* no device work at all; 8 bytes keep the frame's readback valid */
@@ -283,6 +287,7 @@ static void motion_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_motion = {
     .name = "motion",
+    .outputs = motion_outputs,
     .options = motion_options,
     .priv_size = sizeof(MotionState),
     .flags = 0,

@@ -27,6 +27,28 @@ static const float ms_alpha[MS_SCALES] = { 0.0000f, 0.0000f, 0.0000f, 0.0000f, 0
 static const float ms_beta[MS_SCALES] = { 0.0448f, 0.2856f, 0.3001f, 0.2363f, 0.1333f };
 static const float ms_gamma[MS_SCALES] = { 0.0448f, 0.2856f, 0.3001f, 0.2363f, 0.1333f };
 
+/* float_ms_ssim, then (enable_lcs) each scale's luminance, contrast and
+ * structure: output 1 + component * MS_SCALES + scale */
+static const QgpuFeatureOutput ms_ssim_outputs[] = {
+    {.name = "float_ms_ssim"},
+    {.name = "float_ms_ssim_l_scale0"},
+    {.name = "float_ms_ssim_l_scale1"},
+    {.name = "float_ms_ssim_l_scale2"},
+    {.name = "float_ms_ssim_l_scale3"},
+    {.name = "float_ms_ssim_l_scale4"},
+    {.name = "float_ms_ssim_c_scale0"},
+    {.name = "float_ms_ssim_c_scale1"},
+    {.name = "float_ms_ssim_c_scale2"},
+    {.name = "float_ms_ssim_c_scale3"},
+    {.name = "float_ms_ssim_c_scale4"},
+    {.name = "float_ms_ssim_s_scale0"},
+    {.name = "float_ms_ssim_s_scale1"},
+    {.name = "float_ms_ssim_s_scale2"},
+    {.name = "float_ms_ssim_s_scale3"},
+    {.name = "float_ms_ssim_s_scale4"},
+    {.name = NULL},
+};
+
 typedef struct MsSsimPriv {
     /* options (libvmaf float_ms_ssim.c) */
     bool enable_lcs;
@@ -61,7 +83,7 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     MsSsimPriv *p = f->priv;
     QgpuContext *ctx = f->ctx;
-    char name[128], opts[128];
+    char opts[128];
     cl_program prog;
     cl_device_fp_config fp = 0;
     int err, total = 0;
@@ -99,20 +121,12 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         total += p->groups[i];
     }
 
-    snprintf(name, sizeof(name), "float_ms_ssim%s", f->name_suffix);
-    if ((p->id_score = qgpu_score_register(ctx, name)) < 0)
-        return p->id_score;
-    if (p->enable_lcs) {
-        static const char comp[3] = { 'l', 'c', 's' };
-        for (int k = 0; k < 3; k++) {
-            for (int i = 0; i < MS_SCALES; i++) {
-                snprintf(name, sizeof(name), "float_ms_ssim_%c_scale%d%s", comp[k], i,
-                         f->name_suffix);
-                if ((p->id_lcs[k][i] = qgpu_score_register(ctx, name)) < 0)
-                    return p->id_lcs[k][i];
-            }
-        }
-    }
+    if ((err = qgpu_output_register(f, 0, &p->id_score)))
+        return err;
+    for (int k = 0; k < 3 && p->enable_lcs; k++)
+        for (int i = 0; i < MS_SCALES; i++)
+            if ((err = qgpu_output_register(f, 1 + k * MS_SCALES + i, &p->id_lcs[k][i])))
+                return err;
 
     clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     snprintf(opts, sizeof(opts), "-DSSIM_BPS=%d%s", fmt->bytes_per_sample,
@@ -263,6 +277,7 @@ static void ms_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_ms_ssim = {
     .name = "float_ms_ssim",
+    .outputs = ms_ssim_outputs,
     .options = ms_ssim_options,
     .priv_size = sizeof(MsSsimPriv),
     .flags = 0,

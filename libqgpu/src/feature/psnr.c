@@ -21,6 +21,20 @@
 #define PSNR_WG 256   /* as in psnr.cl */
 #define PSNR_ROWS 4
 
+/* Outputs (libvmaf's integer_psnr.c names); the chroma ones with
+ * enable_chroma, the MSEs with enable_mse. */
+enum { OUT_PSNR_Y, OUT_PSNR_CB, OUT_PSNR_CR, OUT_MSE_Y, OUT_MSE_CB, OUT_MSE_CR, OUT_COUNT };
+
+static const QgpuFeatureOutput psnr_outputs[] = {
+    [OUT_PSNR_Y] = {"psnr_y"},
+    [OUT_PSNR_CB] = {"psnr_cb"},
+    [OUT_PSNR_CR] = {"psnr_cr"},
+    [OUT_MSE_Y] = {"mse_y"},
+    [OUT_MSE_CB] = {"mse_cb"},
+    [OUT_MSE_CR] = {"mse_cr"},
+    [OUT_COUNT] = {NULL},
+};
+
 typedef struct PsnrState {
     /* options */
     bool enable_chroma;
@@ -64,20 +78,14 @@ static unsigned psnr_flags(const QgpuFeature *f)
 
 static int register_names(QgpuFeature *f, PsnrState *s)
 {
-    static const char *const psnr_names[3] = {"psnr_y", "psnr_cb", "psnr_cr"};
-    static const char *const mse_names[3] = {"mse_y", "mse_cb", "mse_cr"};
-    for (int p = 0; p < s->nb_planes; p++) {
-        s->psnr_id[p] = qgpu_score_register(f->ctx, psnr_names[p]);
-        if (s->psnr_id[p] < 0)
-            return s->psnr_id[p];
+    int err = 0;
+    for (int p = 0; p < s->nb_planes && !err; p++) {
         s->mse_id[p] = -1;
-        if (s->enable_mse) {
-            s->mse_id[p] = qgpu_score_register(f->ctx, mse_names[p]);
-            if (s->mse_id[p] < 0)
-                return s->mse_id[p];
-        }
+        err = qgpu_output_register(f, OUT_PSNR_Y + p, &s->psnr_id[p]);
+        if (!err && s->enable_mse)
+            err = qgpu_output_register(f, OUT_MSE_Y + p, &s->mse_id[p]);
     }
-    return 0;
+    return err;
 }
 
 static int psnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
@@ -196,6 +204,7 @@ static void psnr_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_psnr = {
     .name = "psnr",
+    .outputs = psnr_outputs,
     .options = psnr_options,
     .priv_size = sizeof(PsnrState),
     .flags = QGPU_FEATURE_NEEDS_CHROMA,

@@ -31,6 +31,15 @@
 #define HVS_CHUNK 1024
 #define HVS_WIN 16
 
+/* Outputs: one per plane, then the 0.8 / 0.1 / 0.1 combination. */
+static const QgpuFeatureOutput psnr_hvs_outputs[] = {
+    {.name = "psnr_hvs_y"},
+    {.name = "psnr_hvs_cb"},
+    {.name = "psnr_hvs_cr"},
+    {.name = "psnr_hvs"},
+    {.name = NULL},
+};
+
 typedef struct PsnrHvsState {
     cl_kernel blocks;
     cl_kernel total;
@@ -108,7 +117,6 @@ static int hvs_blocks_along(int n)
 
 static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
-    static const char *const names[4] = {"psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"};
     PsnrHvsState *s = f->priv;
     QgpuContext *ctx = f->ctx;
     cl_program program;
@@ -143,11 +151,8 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     }
     s->bitdepth = fmt->bitdepth;
 
-    for (int i = 0; i < 4; i++) {
-        s->ids[i] = qgpu_score_register(ctx, names[i]);
-        if (s->ids[i] < 0)
-            return s->ids[i];
-    }
+    if ((err = qgpu_outputs_register(f, 0, 4, s->ids)))
+        return err;
 
     /* libvmaf's division and sqrt are IEEE (correctly rounded); ask for the
      * same where the device offers it (PoCL and NVIDIA do). */
@@ -316,6 +321,7 @@ static void psnr_hvs_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_psnr_hvs = {
     .name = "psnr_hvs",
+    .outputs = psnr_hvs_outputs,
     .options = psnr_hvs_options,
     .priv_size = sizeof(PsnrHvsState),
     .flags = QGPU_FEATURE_NEEDS_CHROMA,

@@ -50,6 +50,13 @@ typedef struct SpeedJob {
     SpeedImageTask img[4];
 } SpeedJob;
 
+static const QgpuFeatureOutput speed_chroma_outputs[] = {
+    {.name = "speed_chroma_u", .model_name = "Speed_chroma_feature_speed_chroma_u_score"},
+    {.name = "speed_chroma_v", .model_name = "Speed_chroma_feature_speed_chroma_v_score"},
+    {.name = "speed_chroma_uv", .model_name = "Speed_chroma_feature_speed_chroma_uv_score"},
+    {.name = NULL},
+};
+
 typedef struct SpeedState {
     /* options (libvmaf speed.c options_chroma) */
     double kernelscale;
@@ -164,8 +171,7 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     SpeedState *s = f->priv;
     QgpuContext *ctx = f->ctx;
-    static const char *const names[3] = {"speed_chroma_u", "speed_chroma_v", "speed_chroma_uv"};
-    char opts[64], name[512];
+    char opts[64];
     cl_program program;
     int err;
 
@@ -211,12 +217,8 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                           "speed_chroma: speed_prescale %g is within 1e-3 of 1 but changes the "
                           "size (libvmaf then reads outside the plane)", s->prescale);
 
-    for (int k = 0; k < 3; k++) {
-        snprintf(name, sizeof(name), "%s%s", names[k], f->name_suffix);
-        s->id[k] = qgpu_score_register(ctx, name);
-        if (s->id[k] < 0)
-            return s->id[k];
-    }
+    if ((err = qgpu_outputs_register(f, 0, 3, s->id)))
+        return err;
 
     float taps[SPEED_MAX_TAPS];
     float ks = (float)s->kernelscale;
@@ -393,6 +395,7 @@ static void speed_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_speed_chroma = {
     .name = "speed_chroma",
+    .outputs = speed_chroma_outputs,
     .options = speed_options,
     .priv_size = sizeof(SpeedState),
     .flags = QGPU_FEATURE_NEEDS_CHROMA,

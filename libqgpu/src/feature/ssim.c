@@ -18,6 +18,15 @@
 
 #define SSIM_TILE 16
 
+/* float_ssim, then luminance, contrast and structure (enable_lcs) */
+static const QgpuFeatureOutput ssim_outputs[] = {
+    {.name = "float_ssim"},
+    {.name = "float_ssim_l"},
+    {.name = "float_ssim_c"},
+    {.name = "float_ssim_s"},
+    {.name = NULL},
+};
+
 typedef struct SsimPriv {
     /* options (libvmaf float_ssim.c) */
     bool enable_lcs;
@@ -73,7 +82,7 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     SsimPriv *p = f->priv;
     QgpuContext *ctx = f->ctx;
-    char name[128], opts[128];
+    char opts[128];
     cl_program prog;
     int err;
 
@@ -109,14 +118,8 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         p->max_db = INFINITY;
     }
 
-    static const char *const base[4] = { "float_ssim", "float_ssim_l", "float_ssim_c",
-                                         "float_ssim_s" };
-    for (int i = 0; i < (p->enable_lcs ? 4 : 1); i++) {
-        snprintf(name, sizeof(name), "%s%s", base[i], f->name_suffix);
-        p->id[i] = qgpu_score_register(ctx, name);
-        if (p->id[i] < 0)
-            return p->id[i];
-    }
+    if ((err = qgpu_outputs_register(f, 0, p->enable_lcs ? 4 : 1, p->id)))
+        return err;
 
     ssim_build_options(ctx, fmt, opts, sizeof(opts));
     if ((err = qgpu_program_get(ctx, "ssim", opts, &prog)))
@@ -235,6 +238,7 @@ static void ssim_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_float_ssim = {
     .name = "float_ssim",
+    .outputs = ssim_outputs,
     .options = ssim_options,
     .priv_size = sizeof(SsimPriv),
     .flags = 0,

@@ -27,6 +27,11 @@
 #define SS2_G 8          /* geometry fields per scale: */
 enum { G_W, G_H, G_OFF, G_HG0, G_VG0, G_VGN, G_POFF, G_HOFF };
 
+static const QgpuFeatureOutput ssimulacra2_outputs[] = {
+    {.name = "ssimulacra2"},
+    {.name = NULL},
+};
+
 typedef struct Ss2State {
     /* option */
     int yuv_matrix;
@@ -193,9 +198,8 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                           s->radius);
     ss2_make_yuv(s, fmt->bitdepth);
 
-    s->score_id = qgpu_score_register(ctx, "ssimulacra2");
-    if (s->score_id < 0)
-        return s->score_id;
+    if ((err = qgpu_output_register(f, 0, &s->score_id)))
+        return err;
 
     /* -cl-fp32-correctly-rounded-divide-sqrt where the device has it, else
      * the kernel corrects its quotients with fma remainders */
@@ -381,6 +385,7 @@ static void ss2_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_ssimulacra2 = {
     .name = "ssimulacra2",
+    .outputs = ssimulacra2_outputs,
     .options = ss2_options,
     .priv_size = sizeof(Ss2State),
     .flags = QGPU_FEATURE_NEEDS_CHROMA,

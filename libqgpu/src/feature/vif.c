@@ -22,6 +22,33 @@
 #define VIF_TH 16
 #define VIF_MIN_SIZE 16 /* scale 3 needs >= 2 samples for its 3-tap mirror */
 
+/* Outputs (libvmaf's names); from OUT_VIF on only with debug=true. */
+enum {
+    OUT_SCALE0, OUT_SCALE1, OUT_SCALE2, OUT_SCALE3,
+    OUT_VIF, OUT_NUM, OUT_DEN,
+    OUT_NUM0, OUT_DEN0, OUT_NUM1, OUT_DEN1, OUT_NUM2, OUT_DEN2, OUT_NUM3, OUT_DEN3,
+    OUT_COUNT
+};
+
+static const QgpuFeatureOutput vif_outputs[] = {
+    [OUT_SCALE0] = {"integer_vif_scale0", "VMAF_integer_feature_vif_scale0_score"},
+    [OUT_SCALE1] = {"integer_vif_scale1", "VMAF_integer_feature_vif_scale1_score"},
+    [OUT_SCALE2] = {"integer_vif_scale2", "VMAF_integer_feature_vif_scale2_score"},
+    [OUT_SCALE3] = {"integer_vif_scale3", "VMAF_integer_feature_vif_scale3_score"},
+    [OUT_VIF] = {"integer_vif"},
+    [OUT_NUM] = {"integer_vif_num"},
+    [OUT_DEN] = {"integer_vif_den"},
+    [OUT_NUM0] = {"integer_vif_num_scale0"},
+    [OUT_DEN0] = {"integer_vif_den_scale0"},
+    [OUT_NUM1] = {"integer_vif_num_scale1"},
+    [OUT_DEN1] = {"integer_vif_den_scale1"},
+    [OUT_NUM2] = {"integer_vif_num_scale2"},
+    [OUT_DEN2] = {"integer_vif_den_scale2"},
+    [OUT_NUM3] = {"integer_vif_num_scale3"},
+    [OUT_DEN3] = {"integer_vif_den_scale3"},
+    [OUT_COUNT] = {NULL},
+};
+
 typedef struct VifState {
     /* options */
     double egl;
@@ -37,9 +64,7 @@ typedef struct VifState {
     size_t offset;
     cl_ulong egl_m, eps_m;
     cl_int egl_e, eps_e;
-    int score_id[4];
-    int dbg_id[3];       /* integer_vif, _num, _den */
-    int dbg_scale_id[4][2]; /* integer_vif_num_scaleN, _den_scaleN */
+    int ids[OUT_COUNT];       /* integer_vif, _num, _den */
 } VifState;
 
 static const QgpuOptionDef vif_options[] = {
@@ -61,37 +86,11 @@ static void split_double(double v, cl_ulong *m, cl_int *e)
     *e = x - 53;
 }
 
-static int register_name(QgpuFeature *f, const char *base, int *id)
-{
-    char name[160];
-    snprintf(name, sizeof(name), "%s%s", base, f->name_suffix);
-    *id = qgpu_score_register(f->ctx, name);
-    return *id < 0 ? *id : 0;
-}
-
 static int register_names(QgpuFeature *f, VifState *s)
 {
-    char base[64];
-    int err = 0;
-    for (int i = 0; i < 4 && !err; i++) {
-        snprintf(base, sizeof(base), "integer_vif_scale%d", i);
-        err = register_name(f, base, &s->score_id[i]);
-    }
-    if (!s->debug || err)
-        return err;
-    err = register_name(f, "integer_vif", &s->dbg_id[0]);
-    if (!err)
-        err = register_name(f, "integer_vif_num", &s->dbg_id[1]);
-    if (!err)
-        err = register_name(f, "integer_vif_den", &s->dbg_id[2]);
-    for (int i = 0; i < 4 && !err; i++) {
-        snprintf(base, sizeof(base), "integer_vif_num_scale%d", i);
-        err = register_name(f, base, &s->dbg_scale_id[i][0]);
-        snprintf(base, sizeof(base), "integer_vif_den_scale%d", i);
-        if (!err)
-            err = register_name(f, base, &s->dbg_scale_id[i][1]);
-    }
-    return err;
+    for (int i = 0; i < OUT_COUNT; i++)
+        s->ids[i] = -1;
+    return qgpu_outputs_register(f, 0, s->debug ? OUT_COUNT : OUT_VIF, s->ids);
 }
 
 /* Builds the kernels with the largest work-group size the device takes. */
@@ -261,7 +260,7 @@ static int vif_collect(QgpuFeature *f, const QgpuSlot *slot)
     }
     for (int i = 0; i < 4; i++) {
         double score = (i == 0 && s->skip_scale0) ? 0.0 : (double)(num[i] / den[i]);
-        err |= qgpu_score_set(f->ctx, s->score_id[i], frame, score);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_SCALE0 + i], frame, score);
     }
     if (s->debug) {
         double tnum = 0.0, tden = 0.0;
@@ -269,13 +268,13 @@ static int vif_collect(QgpuFeature *f, const QgpuSlot *slot)
             tnum += num[i];
             tden += den[i];
         }
-        err |= qgpu_score_set(f->ctx, s->dbg_id[0], frame, tden == 0.0 ? 1.0 : tnum / tden);
-        err |= qgpu_score_set(f->ctx, s->dbg_id[1], frame, tnum);
-        err |= qgpu_score_set(f->ctx, s->dbg_id[2], frame, tden);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_VIF], frame, tden == 0.0 ? 1.0 : tnum / tden);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_NUM], frame, tnum);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_DEN], frame, tden);
         for (int i = 0; i < 4; i++) {
             bool skipped = i == 0 && s->skip_scale0; /* libvmaf reports (0, -1) */
-            err |= qgpu_score_set(f->ctx, s->dbg_scale_id[i][0], frame, skipped ? 0.0 : num[i]);
-            err |= qgpu_score_set(f->ctx, s->dbg_scale_id[i][1], frame, skipped ? -1.0 : den[i]);
+            err |= qgpu_score_set(f->ctx, s->ids[OUT_NUM0 + 2 * i], frame, skipped ? 0.0 : num[i]);
+            err |= qgpu_score_set(f->ctx, s->ids[OUT_DEN0 + 2 * i], frame, skipped ? -1.0 : den[i]);
         }
     }
     return err ? QGPU_ERR_INVALID_ARG : 0;
@@ -294,6 +293,7 @@ static void vif_uninit(QgpuFeature *f)
 
 const QgpuFeatureClass qgpu_feature_vif = {
     .name = "vif",
+    .outputs = vif_outputs,
     .options = vif_options,
     .priv_size = sizeof(VifState),
     .flags = 0,
