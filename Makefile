@@ -19,11 +19,17 @@ VERSION := 0.1.0
 # (for building while someone else's new file is half-written).
 SKIP_FILES := $(foreach n,$(SKIP),$(S)/libqgpu/src/$(n).c $(S)/libqgpu/src/feature/$(n).c \
                 $(S)/tests/test_$(n).c $(S)/tests/ref/$(n)_ref.c)
-LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c $(S)/libqgpu/src/feature/*.c)))
+# Each metric is one libqgpu/src/feature/<name>.c (its class) beside its
+# <name>.cl; the table of classes and the embedded kernels are generated
+# from the files there, so adding a metric is adding its files.
+FEATURE_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/feature/*.c)))
+LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c))) $(FEATURE_SRCS)
 # OpenCL kernels sit beside the C that launches them: the pipeline's in
-# libqgpu/src, each metric's in libqgpu/src/feature.
+# libqgpu/src, each metric's in libqgpu/src/feature (common.cl: the prelude
+# of every program).
 KERNELS := $(sort $(wildcard $(S)/libqgpu/src/*.cl $(S)/libqgpu/src/feature/*.cl))
-LIB_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/kernels_embedded.o
+LIB_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/kernels_embedded.o \
+            $(BUILD)/gen/feature_table.o
 LIB_CFLAGS := $(CFLAGS) -I$(S)/libqgpu/include -I$(S)/libqgpu/src -I$(BUILD) \
               $(OPENCL_CFLAGS) $(JSON_CFLAGS) -fvisibility=default
 LIB_LIBS := $(OPENCL_LIBS) $(JSON_LIBS) -lm -lpthread
@@ -65,9 +71,20 @@ config.mak: $(S)/configure
 	@if [ -f config.mak ]; then echo "configure changed: re-run ./configure" >&2; \
 	else echo "no config.mak: running ./configure with defaults"; $(S)/configure; fi
 
-$(BUILD)/gen/kernels_embedded.c: $(KERNELS) $(S)/build-aux/embed.sh
+# Changes when a kernel or feature file is added or removed, so that the
+# generated files follow (their prerequisites alone miss a removal).
+SOURCE_LIST := $(BUILD)/gen/sources.list
+SOURCE_LIST_TEXT := $(notdir $(KERNELS) $(FEATURE_SRCS))
+$(shell mkdir -p $(BUILD)/gen && (echo '$(SOURCE_LIST_TEXT)' | cmp -s - $(SOURCE_LIST) || \
+        echo '$(SOURCE_LIST_TEXT)' > $(SOURCE_LIST)))
+
+$(BUILD)/gen/kernels_embedded.c: $(KERNELS) $(S)/build-aux/embed.sh $(SOURCE_LIST)
 	@mkdir -p $(dir $@)
 	$(S)/build-aux/embed.sh qgpu_kernel_source $@ $(KERNELS)
+
+$(BUILD)/gen/feature_table.c: $(FEATURE_SRCS) $(S)/build-aux/feature-table.sh $(SOURCE_LIST)
+	@mkdir -p $(dir $@)
+	$(S)/build-aux/feature-table.sh $@ $(FEATURE_SRCS)
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(LIB_CFLAGS) -c $< -o $@

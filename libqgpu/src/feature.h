@@ -1,20 +1,23 @@
 /*
  * The contract between the pipeline and one metric ("feature").
  *
- * A feature is one kernels/<name>.cl plus one libqgpu/src/feature_<name>.c
- * that defines a `const QgpuFeatureClass qgpu_feature_<name>` and adds it to
- * feature_table.c. Nothing else needs to change to add a metric.
+ * A feature is libqgpu/src/feature/<name>.c, which defines
+ * `const QgpuFeatureClass qgpu_feature_<name> = {` (on one line: the build
+ * finds the classes by it and generates the table of them), beside its
+ * kernels in libqgpu/src/feature/<name>.cl (built after common.cl, the
+ * shared prelude). The class declares every name it outputs. Nothing else
+ * needs to change to add a metric. A feature includes only this header.
  *
  * Life cycle of an enabled feature (all calls on the context's thread):
  *   init()      once, at the first qgpu_submit(), when the video format is
  *               known: check the format/size (QGPU_ERR_UNSUPPORTED with a
- *               message naming the metric and the limit), register output
- *               names (qgpu_score_register), build kernels
+ *               message naming the metric and the limit), register its
+ *               outputs (qgpu_output_register), build kernels
  *               (qgpu_program_get), allocate device buffers and reserve
  *               readback space (qgpu_results_reserve).
- *   enqueue()   per frame: enqueue kernels on ctx->compute_queue reading
- *               slot->ref / slot->dist, writing partial results into
- *               slot->results at the reserved offset. Never wait, never
+ *   enqueue()   per frame: launch kernels (qgpu_launch, with the slot)
+ *               reading slot->ref / slot->dist, writing partial results
+ *               into slot->results at the reserved offset. Never wait, never
  *               read back: the pipeline does one read of slot->results per
  *               frame after every feature has enqueued.
  *   collect()   per frame, in order, once the slot's work is done on the
