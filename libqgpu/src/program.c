@@ -223,7 +223,8 @@ int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
                      cl_program *program)
 {
     char key[512];
-    const char *source;
+    const char *source, *prelude = qgpu_kernel_source("common");
+    char *full;
     QgpuProgram *programs;
     int err;
 
@@ -235,13 +236,23 @@ int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
         }
     }
     source = qgpu_kernel_source(name);
-    if (!source)
-        return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source %s.cl", name);
+    if (!source || !prelude)
+        return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source %s.cl",
+                          source ? "common" : name);
     programs = realloc(ctx->programs, (ctx->nb_programs + 1) * sizeof(*programs));
     if (!programs)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
     ctx->programs = programs;
-    err = qgpu_program_build(ctx, name, source, options, program);
+    /* common.cl, then the program's file from its line 1 (build logs then
+     * give the file's own line numbers) */
+    full = malloc(strlen(prelude) + strlen(source) + sizeof("#line 1\n"));
+    if (!full)
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
+    strcpy(full, prelude);
+    strcat(full, "#line 1\n");
+    strcat(full, source);
+    err = qgpu_program_build(ctx, name, full, options, program);
+    free(full);
     if (err)
         return err;
     programs[ctx->nb_programs].key = strdup(key);

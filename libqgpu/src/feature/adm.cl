@@ -44,17 +44,6 @@ static inline int wrap32(long v)
     return as_int((uint)v);
 }
 
-/* libvmaf's index tables mirror -1 -> 1 and n -> n - 1; the clamp only
- * guards loads that no output uses. */
-static inline int mirror(int i, int n)
-{
-    if (i < 0)
-        i = -i;
-    if (i >= n)
-        i = 2 * n - i - 1;
-    return clamp(i, 0, n - 1);
-}
-
 /* ------------------------------------------------------------------ DWT */
 
 /* src tile -> vertical lo/hi -> horizontal; `scale0` selects libvmaf's
@@ -73,7 +62,7 @@ static int vpass_col(__global const short *p16, __global const int *p32, int w, 
     long acc = 0;
     for (int k = 0; k < 4; k++)
         acc += (long)(hi ? DB2_HI[k] : DB2_LO[k]) *
-               prev_at(p16, p32, (size_t)mirror(2 * i - 1 + k, h) * w + col);
+               prev_at(p16, p32, (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * w + col);
     return wrap32((acc + vp_add) >> vp_shift);
 }
 
@@ -83,7 +72,7 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
 {
     uint ah = 0;
     for (int k = 0; k < 4; k++) {
-        size_t at = (size_t)mirror(2 * i - 1 + k, h) * pitch + col;
+        size_t at = (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * pitch + col;
         int u = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
         ah += (uint)(DB2_HI[k] * u);
     }
@@ -191,7 +180,8 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
     for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
         int r = p / ADM_SRC, c = p % ADM_SRC;
-        size_t at = (size_t)mirror(r0 + r, h) * pitch + mirror(c0 + c, w);
+        size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
+                    mirror_skip_start_edge(c0 + c, w);
         src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -221,7 +211,8 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
     for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
         int r = p / ADM_SRC, c = p % ADM_SRC;
-        src[r][c] = prev_at(pic16, pic, (size_t)mirror(r0 + r, h) * w + mirror(c0 + c, w));
+        src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                                            mirror_skip_start_edge(c0 + c, w));
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift,
@@ -442,7 +433,8 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
         /* own sample: decoupled into registers, its masking terms to __local
          * (outside the band the mirrored sample, as a neighbour needs it) */
         {
-            size_t at = (size_t)mirror(row, bh) * bw + mirror(col, bw);
+            size_t at = (size_t)mirror_skip_start_edge(row, bh) * bw +
+                        mirror_skip_start_edge(col, bw);
             for (int k = 0; k < 3; k++) {
                 o[k] = prev_at(ref16, ref, (k + 1) * plane + at);
                 t[k] = prev_at(dis16, dis, (k + 1) * plane + at);
@@ -463,7 +455,8 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 y = 1 + (p - 2 * ADM_LW) / 2;
                 x = (p & 1) ? ADM_LW - 1 : 0;
             }
-            size_t at = (size_t)mirror(row0 - 1 + y, bh) * bw + mirror(c0 - 1 + x, bw);
+            size_t at = (size_t)mirror_skip_start_edge(row0 - 1 + y, bh) * bw +
+                        mirror_skip_start_edge(c0 - 1 + x, bw);
             int ho[3], ht[3], hr[3], ha[3];
             for (int k = 0; k < 3; k++) {
                 ho[k] = prev_at(ref16, ref, (k + 1) * plane + at);

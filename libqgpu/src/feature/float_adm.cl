@@ -71,19 +71,14 @@ __kernel void fadm_convert(__global const sample_t *ref, __global const sample_t
     out[n + i] = (float)dis[i] * scale - 128.0f;
 }
 
-static inline int fadm_mirror_dwt(int i, int n)
-{
-    return i < 0 ? -i : (i >= n ? 2 * n - i - 1 : i);
-}
-
 /* adm_dwt2_s at band position (i, j): out[0..3] = a, h, v, d */
 static inline void fadm_dwt_at(__global const float *src, int w, int h, int i, int j,
                                float out[4])
 {
     int iy[4], jx[4];
     for (int k = 0; k < 4; k++) {
-        iy[k] = fadm_mirror_dwt(2 * i - 1 + k, h);
-        jx[k] = fadm_mirror_dwt(2 * j - 1 + k, w);
+        iy[k] = mirror_skip_start_edge(2 * i - 1 + k, h);
+        jx[k] = mirror_skip_start_edge(2 * j - 1 + k, w);
     }
     float lo[4], hi[4];
     for (int c = 0; c < 4; c++) {
@@ -165,19 +160,14 @@ static inline float fadm_pterm(float x, int p3, float p)
     return p3 ? x * x * x : pow(x, p);
 }
 
-static inline int fadm_mirror_cm(int i, int n)
-{
-    return i < 0 ? 1 : (i >= n ? n - 1 : i);
-}
-
 /* adm_cm_s threshold at (i, j) from the masking planes m (unweighted) */
 static inline float fadm_thr(__global const float *bands, int mplane, int ps, int w, int h,
                              int i, int j, float rf0, float rf1, float rf2, float c30h,
                              float c30l, float c15h, float c15l)
 {
     float thr = 0.0f;
-    int y[3] = {fadm_mirror_cm(i - 1, h), i, fadm_mirror_cm(i + 1, h)};
-    int x[3] = {fadm_mirror_cm(j - 1, w), j, fadm_mirror_cm(j + 1, w)};
+    int y[3] = {mirror_skip_start_edge(i - 1, h), i, mirror_skip_start_edge(i + 1, h)};
+    int x[3] = {mirror_skip_start_edge(j - 1, w), j, mirror_skip_start_edge(j + 1, w)};
     for (int b = 0; b < 3; b++) {
         __global const float *m = bands + (mplane + b) * ps;
         float rf = b == 0 ? rf0 : (b == 1 ? rf1 : rf2);

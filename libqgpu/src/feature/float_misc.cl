@@ -123,15 +123,6 @@ __constant float an_f3[9] = {0x1p-4f, 0x1p-3f, 0x1p-4f, 0x1p-3f, 0x1p-2f, 0x1p-3
 __constant float an_f5[25] = {A2,  A7,  A12,  A7,  A2,  A7, A31, A52, A31, A7, A12, A52, A127,
                               A52, A12, A7, A31, A52, A31, A7, A2, A7,  A12, A7,  A2};
 
-static inline int an_mirror(int i, int n)
-{
-    if (i < 0)
-        i = -i;
-    else if (i >= n)
-        i = 2 * n - i - 1;
-    return clamp(i, 0, n - 1);
-}
-
 /* One tile of TW x TH per work-group: writes r*r and (r-d)^2 per pixel. */
 __kernel void fansnr_filter(__global const uchar *ref, __global const uchar *dist, uint off, int bps, int w,
                             int h, float inv_scale, __global float *sig, __global float *noise)
@@ -145,7 +136,8 @@ __kernel void fansnr_filter(__global const uchar *ref, __global const uchar *dis
     dist += off;
     for (int i = lid; i < IH * IW; i += nl) {
         int ry = i / IW, rx = i - ry * IW;
-        size_t o = (size_t)an_mirror(y0 - R + ry, h) * w + an_mirror(x0 - R + rx, w);
+        size_t o = (size_t)mirror_skip_start_edge(y0 - R + ry, h) * w +
+                   mirror_skip_start_edge(x0 - R + rx, w);
         lr[i] = (float)fm_load(ref, o, bps) * inv_scale + -128.0f;
         ld[i] = (float)fm_load(dist, o, bps) * inv_scale + -128.0f;
     }

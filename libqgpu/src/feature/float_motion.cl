@@ -60,15 +60,6 @@ __constant float fm_taps[5] = {0x1.be5f0ep-5f, 0x1.f41fd6p-3f, 0x1.9c4868p-2f, 0
 __constant float fm_taps[5] = {0.0f, 0.0f, 1.0f, 0.0f, 0.0f};
 #endif
 
-static inline int fm_mirror(int i, int n)
-{
-    if (i < 0)
-        i = -i;
-    else if (i >= n)
-        i = 2 * (n - 1) - i;
-    return clamp(i, 0, n - 1);
-}
-
 __kernel void fmotion_blur(__global const PIX *src, uint src_offset, int pitch, int w, int h,
                            float inv_scale,
                            __global float *blur, __global const float *prev, __global float *diff,
@@ -82,7 +73,7 @@ __kernel void fmotion_blur(__global const PIX *src, uint src_offset, int pitch, 
     src += src_offset;
     for (int i = lid; i < IH * IW; i += nl) {
         int ry = i / IW, rx = i - ry * IW;
-        int y = fm_mirror(y0 - R + ry, h), x = fm_mirror(x0 - R + rx, w);
+        int y = mirror_skip_edge(y0 - R + ry, h), x = mirror_skip_edge(x0 - R + rx, w);
         float s = (float)src[(size_t)y * pitch + x];
         in[i] = s * inv_scale + -128.0f; /* exact: 1/scale is a power of 2 */
     }

@@ -37,14 +37,6 @@ typedef ushort sample_t;
 #define FVIF_RMAX 8     /* largest filter radius (17 taps) */
 #define FVIF_L (FVIF_T + 2 * FVIF_RMAX)
 
-/* libvmaf 3.2.0 float VIF borders (measured against the golden logs):
- * index -1 reads 1, index n reads n - 2 */
-static inline int fvif_mirror(int i, int n)
-{
-    i = i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i);
-    return clamp(i, 0, n - 1); /* only for taps of pixels outside the picture */
-}
-
 /* vif_tools.c's log2f_approx() (vif_options.h defines VIF_OPT_FAST_LOG2, so
  * libvmaf never calls libm's log2f here): exponent plus a degree-8 Horner
  * polynomial of the mantissa, evaluated in float (coefficients: log2_poly_s,
@@ -86,10 +78,10 @@ __kernel void fvif_dec(__global const float *src_ref, __global const float *src_
     int r = fw / 2;
     float acc_r = 0.0f, acc_d = 0.0f;
     for (int kx = 0; kx < fw; kx++) {
-        int c = fvif_mirror(2 * j - r + kx, sw);
+        int c = mirror_skip_edge(2 * j - r + kx, sw);
         float tr = 0.0f, td = 0.0f;
         for (int ky = 0; ky < fw; ky++) {
-            int row = fvif_mirror(2 * i - r + ky, sh);
+            int row = mirror_skip_edge(2 * i - r + ky, sh);
             tr += filt[ky] * src_ref[row * sw + c];
             td += filt[ky] * src_dis[row * sw + c];
         }
@@ -116,9 +108,9 @@ void fvif_stat(__global const float *src_ref, __global const float *src_dis, int
     int r = fw / 2, span = FVIF_T + 2 * r;
 
     for (int yy = ly; yy < span; yy += FVIF_T) {
-        int gy = fvif_mirror(y0 - r + yy, h);
+        int gy = mirror_skip_edge(y0 - r + yy, h);
         for (int xx = lx; xx < span; xx += FVIF_T) {
-            int gx = fvif_mirror(x0 - r + xx, w);
+            int gx = mirror_skip_edge(x0 - r + xx, w);
             sr[yy][xx] = src_ref[gy * w + gx];
             sd[yy][xx] = src_dis[gy * w + gx];
         }

@@ -38,15 +38,6 @@
 
 __constant int motion_taps[5] = {3571, 16004, 26386, 16004, 3571};
 
-static inline int mirror_idx(int i, int n)
-{
-    if (i < 0)
-        i = -i;
-    if (i >= n)
-        i = 2 * (n - 1) - i;
-    return clamp(i, 0, n - 1);
-}
-
 /* floor(a / 2^s) without relying on the sign behaviour of >> */
 static inline long floor_shift(long a, int s)
 {
@@ -74,7 +65,7 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
         for (int i = lid; i < IH * IW; i += MOTION_WG) {
             int ry = i / IW, rx = i - ry * IW;
             int y = y0 - R + ry, x = x0 - R + rx;
-            size_t o = (size_t)mirror_idx(y, h) * w + mirror_idx(x, w);
+            size_t o = (size_t)mirror_skip_edge(y, h) * w + mirror_skip_edge(x, w);
             int c = cur[o];
             if (do_sad)
                 d[i] = (int)prev[o] - c;

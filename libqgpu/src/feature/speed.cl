@@ -29,11 +29,6 @@ typedef uchar sample_t;
 typedef ushort sample_t;
 #endif
 
-static inline int mirror101(int i, int n)
-{
-    return i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i);
-}
-
 static inline float load_px(__global const sample_t *p, int pitch, int y, int x, float scale)
 {
     float v = (float)p[y * pitch + x];
@@ -78,10 +73,10 @@ __kernel void speed_decimate(__global const sample_t *ref, __global const sample
     int ci = 16 * i, cj = 16 * j;
     float acc = 0.0f;
     for (int fj = 0; fj < fw; fj++) {
-        int jj = mirror101(cj - r + fj, scaled_w);
+        int jj = mirror_skip_edge(cj - r + fj, scaled_w);
         float t = 0.0f;
         for (int fi = 0; fi < fw; fi++) {
-            int ii = mirror101(ci - r + fi, scaled_h);
+            int ii = mirror_skip_edge(ci - r + fi, scaled_h);
             t += taps[fi] * scaled_px(p, pitch, method, y1, y2, dy, x1, x2, dx, ii, jj, scale);
         }
         acc += taps[fj] * t;
@@ -101,10 +96,10 @@ __kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, in
     int r = fw / 2;
     float acc = 0.0f;
     for (int fj = 0; fj < fw; fj++) {
-        int jj = mirror101(j - r + fj, dec_w);
+        int jj = mirror_skip_edge(j - r + fj, dec_w);
         float t = 0.0f;
         for (int fi = 0; fi < fw; fi++) {
-            int ii = mirror101(i - r + fi, dec_h);
+            int ii = mirror_skip_edge(i - r + fi, dec_h);
             t += taps[fi] * d[ii * dec_w + jj];
         }
         acc += taps[fj] * t;

@@ -71,15 +71,6 @@ static inline float acc_val(acc_t a)
     return a.hi + a.lo;
 }
 
-static inline int mirror(int i, int n)
-{
-    if (i < 0)
-        i = -1 - i;
-    if (i >= n)
-        i = 2 * n - 1 - i;
-    return clamp(i, 0, n - 1);
-}
-
 /* ---- float_ssim's box decimation (scale x scale, weights 1/scale^2) ----
  * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored.
  * No reuse between outputs (the windows tile the picture): no staging. */
@@ -93,9 +84,9 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
     int c = f / 2;
     acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
     for (int v = 0; v < f; v++) {
-        int row = src_off + mirror(y * f - c + v, h) * w;
+        int row = src_off + mirror_repeat_edge(y * f - c + v, h) * w;
         for (int u = 0; u < f; u++) {
-            int col = mirror(x * f - c + u, w);
+            int col = mirror_repeat_edge(x * f - c + u, w);
             float pa = ((float)ref[row + col] * unit) * k;
             float pb = ((float)dis[row + col] * unit) * k;
             acc_add(&a, pa);
@@ -143,7 +134,7 @@ void ms_lpf_decimate_raw(__global const sample_t *ref, __global const sample_t *
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
     for (int i = lid; i < DIN * DIN; i += WG) {
         int r = i / DIN, c = i - r * DIN;
-        int idx = src_off + mirror(y0 + r, h) * w + mirror(x0 + c, w);
+        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
         la[i] = (float)ref[idx] * unit;
         lb[i] = (float)dis[idx] * unit;
     }
@@ -161,7 +152,7 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
     for (int i = lid; i < DIN * DIN; i += WG) {
         int r = i / DIN, c = i - r * DIN;
-        int idx = src_off + mirror(y0 + r, h) * w + mirror(x0 + c, w);
+        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
         la[i] = sref[idx];
         lb[i] = sdis[idx];
     }

@@ -48,17 +48,6 @@ __constant ushort vif_taps[4][17] = {
 
 #define FW(s) ((s) == 0 ? 17 : (s) == 1 ? 9 : (s) == 2 ? 5 : 3)
 
-/* Mirror without repeating the edge (libvmaf's padding), then clamp so that
- * positions far outside the picture (unused) stay inside the buffer. */
-static inline int mirror_idx(int i, int n)
-{
-    if (i < 0)
-        i = -i;
-    if (i >= n)
-        i = 2 * (n - 1) - i;
-    return clamp(i, 0, n - 1);
-}
-
 /* ---- IEEE double arithmetic on integers ------------------------------ */
 
 /* value = m * 2^e with m in [2^52, 2^53) */
@@ -302,7 +291,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
 
         for (int i = lid; i < IH * IW; i += VIF_WG) {
             int ry = i / IW, rx = i - ry * IW;
-            int gy = mirror_idx(y0 - R + ry, h), gx = mirror_idx(x0 - R + rx, w);
+            int gy = mirror_skip_edge(y0 - R + ry, h), gx = mirror_skip_edge(x0 - R + rx, w);
             size_t o = (size_t)gy * w + gx;
             if (IN8) {
                 in_r[i] = r8[o];
