@@ -13,7 +13,7 @@ static _Thread_local char open_error[QGPU_ERROR_MAX];
 
 const char *qgpu_version(void)
 {
-    return "0.1.0";
+    return QGPU_VERSION;
 }
 
 void qgpu_config_default(QgpuConfig *cfg)
