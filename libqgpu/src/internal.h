@@ -51,6 +51,7 @@ struct QgpuContext {
 
     QgpuProgram *programs;
     int nb_programs;
+    bool compile_noted;    /* "compiling kernels" was logged */
 
     /* features and hooks, in enabling order */
     QgpuFeature **features;

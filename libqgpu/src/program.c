@@ -213,6 +213,17 @@ int qgpu_program_build(QgpuContext *ctx, const char *name, const char *source,
             qgpu_log(ctx, QGPU_LOG_INFO, "cache entry %s unusable, rebuilding", path);
         }
     }
+    /* The first build from source can take many seconds (NVIDIA: ~1 s a
+     * program); say why the first frames are slow, once a context. */
+    if (!ctx->compile_noted) {
+        ctx->compile_noted = true;
+        if (use_cache)
+            qgpu_log(ctx, QGPU_LOG_INFO, "compiling kernels for %s, once; cached in %s",
+                     ctx->device_name, dir);
+        else
+            qgpu_log(ctx, QGPU_LOG_INFO, "compiling kernels for %s (no cache: QGPU_NO_CACHE "
+                     "is set or HOME is not)", ctx->device_name);
+    }
     int err = build_from_source(ctx, name, source, options, out);
     if (!err && use_cache)
         cache_store(ctx, dir, path, key, *out);
