@@ -831,6 +831,13 @@ static int enable_metrics(Options *o, QgpuContext *ctx)
     return EXIT_OK;
 }
 
+/* The library's messages: warnings always, notes (the device used, a
+ * first run compiling its kernels) unless --quiet. */
+static void print_library_log(void *opaque, int level, const char *message)
+{
+    fprintf(stderr, level == QGPU_LOG_WARNING ? "qgpu: warning: %s\n" : "qgpu: %s\n", message);
+}
+
 int main(int argc, char **argv)
 {
     Options o = {0};
@@ -858,6 +865,8 @@ int main(int argc, char **argv)
     qgpu_config_default(&cfg);
     cfg.device = o.device;
     cfg.pipeline_depth = o.depth;
+    cfg.log_callback = print_library_log;
+    cfg.log_level = o.quiet ? QGPU_LOG_WARNING : QGPU_LOG_INFO;
     ret = qgpu_open(&ctx, &cfg);
     if (ret) {
         fprintf(stderr, "qgpu: %s%s\n", qgpu_open_error(), oom_hint(ret));
