@@ -304,8 +304,8 @@ static void test_errors(void)
 
 int main(void)
 {
-    /* both paths of kernels/adm.cl's double expressions: the integer
-     * emulation and, where the device has fp64, native doubles */
+    /* both paths of adm.cl's double expressions (libqgpu/src/feature/): the
+     * integer emulation and, where the device has fp64, native doubles */
     for (int fp64 = 0; fp64 <= 1; fp64++) {
         setenv("QGPU_ADM_FP64", fp64 ? "1" : "0", 1);
         test_random_default();

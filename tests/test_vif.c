@@ -215,8 +215,9 @@ int main(void)
 {
     test_errors();
     test_identical();
-    /* both statistic paths of kernels/vif.cl: the integer emulation of
-     * libvmaf's doubles and, where the device has fp64, native doubles */
+    /* both statistic paths of vif.cl (libqgpu/src/feature/): the integer
+     * emulation of libvmaf's doubles and, where the device has fp64, native
+     * doubles */
     for (int fp64 = 0; fp64 <= 1; fp64++) {
         setenv("QGPU_VIF_FP64", fp64 ? "1" : "0", 1);
         test_edge_cases();
