@@ -220,6 +220,42 @@ static void test_pooling_and_logs(void)
         if (format == QGPU_LOG_FORMAT_SUB)
             CHECK(!strncmp(text, "{0}{1}frame: 0|psnr_y: ", 23), "SUB layout");
     }
+    /* extra top-level fields (JSON members after "device", XML <fyi>
+     * attributes), escaped; one frame as a JSON line */
+    {
+        QgpuLogField fields[2] = {{"decode_errors", NULL, 3}, {"note", "a\"b<c", 0}};
+        QgpuLogOptions lo = {QGPU_LOG_FORMAT_JSON, 1.5, 0, fields, 2};
+        char text[8192] = "", line[512];
+        FILE *f;
+        size_t n;
+        int len;
+        CHECK(qgpu_write_log_ex(ctx, path, &lo) == 0, "write_log_ex");
+        f = fopen(path, "r");
+        n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        text[n] = 0;
+        CHECK(strstr(text, "\"decode_errors\": 3,\n  \"note\": \"a\\\"b<c\",\n  \"frames\"") != NULL,
+              "JSON extra fields: %.300s", text);
+        lo.format = QGPU_LOG_FORMAT_XML;
+        CHECK(qgpu_write_log_ex(ctx, path, &lo) == 0, "write_log_ex XML");
+        f = fopen(path, "r");
+        n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        text[n] = 0;
+        CHECK(strstr(text, "decode_errors=\"3\" note=\"a&quot;b&lt;c\" />") != NULL,
+              "XML extra fields: %.300s", text);
+        lo.nb_fields = 1;
+        lo.fields = NULL;
+        CHECK(qgpu_write_log_ex(ctx, path, &lo) == QGPU_ERR_INVALID_ARG, "fields NULL");
+        len = qgpu_frame_json(ctx, 1, line, sizeof(line));
+        snprintf(text, sizeof(text), "{\"frameNum\": 1, \"metrics\": {\"psnr_y\": %.6f}}", v[1]);
+        CHECK(len == (int)strlen(text) && !strcmp(line, text), "frame JSON line: %s", line);
+        CHECK(qgpu_frame_json(ctx, 1, NULL, 0) == len, "frame JSON length only");
+        CHECK(qgpu_frame_json(ctx, 9, line, sizeof(line)) == QGPU_ERR_INVALID_ARG,
+              "frame not final");
+    }
     remove(path);
     test_picture_free(&a);
     test_picture_free(&b);
