@@ -12,17 +12,38 @@ BUILD := .
 endif
 
 S := $(SRC_PATH)
-SOVERSION := 0
-VERSION := 0.1.0
+# The one version number: VERSION. qgpu/version.h (qgpu_version()), qgpu.pc
+# and the shared library's names come from it.
+VERSION := $(shell cat $(S)/VERSION)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+SHLIB := libqgpu.so.$(VERSION)
+SONAME := libqgpu.so.$(SOVERSION)
+# Install directories (configure writes PREFIX, and LIBDIR when --libdir is
+# given); `make install PREFIX=/usr` moves all of them but an explicit LIBDIR.
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
 
 # SKIP="a b": leave libqgpu/src/a.c, b.c and tests/test_a.c, test_b.c out
 # (for building while someone else's new file is half-written).
-SKIP_FILES := $(foreach n,$(SKIP),$(S)/libqgpu/src/$(n).c $(S)/tests/test_$(n).c $(S)/tests/ref/$(n)_ref.c)
-LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c)))
-KERNELS := $(sort $(wildcard $(S)/kernels/*.cl))
-LIB_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/kernels_embedded.o
-LIB_CFLAGS := $(CFLAGS) -I$(S)/libqgpu/include -I$(S)/libqgpu/src -I$(BUILD) \
-              $(OPENCL_CFLAGS) $(JSON_CFLAGS) -fvisibility=default
+SKIP_FILES := $(foreach n,$(SKIP),$(S)/libqgpu/src/$(n).c $(S)/libqgpu/src/feature/$(n).c \
+                $(S)/tests/test_$(n).c $(S)/tests/ref/$(n)_ref.c)
+# Each metric is one libqgpu/src/feature/<name>.c (its class) beside its
+# <name>.cl; the table of classes and the embedded kernels are generated
+# from the files there, so adding a metric is adding its files.
+FEATURE_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/feature/*.c)))
+LIB_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/libqgpu/src/*.c))) $(FEATURE_SRCS)
+# OpenCL kernels sit beside the C that launches them: the pipeline's in
+# libqgpu/src, each metric's in libqgpu/src/feature (common.cl: the prelude
+# of every program).
+KERNELS := $(sort $(wildcard $(S)/libqgpu/src/*.cl $(S)/libqgpu/src/feature/*.cl))
+LIB_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(LIB_SRCS)) $(BUILD)/gen/kernels_embedded.o \
+            $(BUILD)/gen/feature_table.o
+# Header dependencies are written by the compiler (-MMD, build/**/*.d).
+# The library exports only what carries QGPU_API (the public headers).
+DEP_CFLAGS := -MMD -MP
+LIB_CFLAGS := $(CFLAGS) $(DEP_CFLAGS) -I$(S)/libqgpu/include -I$(BUILD)/gen -I$(S)/libqgpu/src \
+              -I$(BUILD) $(OPENCL_CFLAGS) $(JSON_CFLAGS) -fvisibility=hidden
 LIB_LIBS := $(OPENCL_LIBS) $(JSON_LIBS) -lm -lpthread
 # Test and bench binaries link json-c statically, so that the ones without
 # FFmpeg depend only on libOpenCL and libc and run on GPU machines that lack
@@ -36,7 +57,8 @@ STATIC_LIB_LIBS := $(OPENCL_LIBS) -Wl,-Bstatic $(JSON_LIBS) -Wl,-Bdynamic -lm -l
 TOOL_SRCS := $(sort $(wildcard $(S)/tool/*.c))
 TOOL_LIB_SRCS := $(filter-out $(S)/tool/qgpu.c,$(TOOL_SRCS))
 TOOL_LIB_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(TOOL_LIB_SRCS))
-TOOL_CFLAGS := $(CFLAGS) -I$(S)/libqgpu/include -I$(S)/tool $(AV_CFLAGS) $(JSON_CFLAGS)
+TOOL_CFLAGS := $(CFLAGS) $(DEP_CFLAGS) -I$(S)/libqgpu/include -I$(BUILD)/gen -I$(S)/tool \
+               $(AV_CFLAGS) $(JSON_CFLAGS)
 
 TEST_SRCS := $(filter-out $(SKIP_FILES) $(S)/tests/test_util.c,$(sort $(wildcard $(S)/tests/test_*.c)))
 ifneq ($(BUILD_TOOL),yes)
@@ -46,11 +68,12 @@ TEST_BINS := $(patsubst $(S)/tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_SUPPORT_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/tests/ref/*.c))) \
                      $(S)/tests/test_util.c
 TEST_SUPPORT_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRCS))
-TEST_CFLAGS := $(LIB_CFLAGS) -I$(S)/tests -I$(S)/tests/ref -I$(S)/tool $(AV_CFLAGS)
+TEST_CFLAGS := $(LIB_CFLAGS) -I$(S)/libqgpu/src/feature -I$(S)/tests -I$(S)/tests/ref -I$(S)/tool \
+               $(AV_CFLAGS)
 TEST_LIBS := $(STATIC_LIB_LIBS)
 -include $(S)/tool/tool.mak
 
-PROGRAMS := $(BUILD)/libqgpu.a $(BUILD)/libqgpu.so.$(SOVERSION) $(BUILD)/qgpu.pc
+PROGRAMS := $(BUILD)/libqgpu.a $(BUILD)/$(SHLIB)
 ifeq ($(BUILD_TOOL),yes)
 PROGRAMS += $(BUILD)/qgpu
 endif
@@ -61,15 +84,31 @@ config.mak: $(S)/configure
 	@if [ -f config.mak ]; then echo "configure changed: re-run ./configure" >&2; \
 	else echo "no config.mak: running ./configure with defaults"; $(S)/configure; fi
 
-$(BUILD)/gen/kernels_embedded.c: $(KERNELS) $(S)/build-aux/embed.sh
+# Changes when a kernel or feature file is added or removed, so that the
+# generated files follow (their prerequisites alone miss a removal).
+SOURCE_LIST := $(BUILD)/gen/sources.list
+SOURCE_LIST_TEXT := $(notdir $(KERNELS) $(FEATURE_SRCS))
+$(shell mkdir -p $(BUILD)/gen && (echo '$(SOURCE_LIST_TEXT)' | cmp -s - $(SOURCE_LIST) || \
+        echo '$(SOURCE_LIST_TEXT)' > $(SOURCE_LIST)))
+
+$(BUILD)/gen/kernels_embedded.c: $(KERNELS) $(S)/build-aux/embed.sh $(SOURCE_LIST)
 	@mkdir -p $(dir $@)
 	$(S)/build-aux/embed.sh qgpu_kernel_source $@ $(KERNELS)
 
-$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+$(BUILD)/gen/feature_table.c: $(FEATURE_SRCS) $(S)/build-aux/feature-table.sh $(SOURCE_LIST)
+	@mkdir -p $(dir $@)
+	$(S)/build-aux/feature-table.sh $@ $(FEATURE_SRCS)
+
+VERSION_H := $(BUILD)/gen/qgpu/version.h
+
+$(VERSION_H): $(S)/VERSION
+	@mkdir -p $(dir $@)
+	$(S)/build-aux/version.sh $< $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c config.mak | $(VERSION_H)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/libqgpu/%.o: $(S)/libqgpu/%.c $(wildcard $(S)/libqgpu/src/*.h) \
-                      $(wildcard $(S)/libqgpu/include/qgpu/*.h) config.mak
+$(BUILD)/libqgpu/%.o: $(S)/libqgpu/%.c config.mak | $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
@@ -77,23 +116,18 @@ $(BUILD)/libqgpu.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-# The shared library exports only what the public headers declare
-# (build-aux/exports.sh writes the version script from them).
+# The shared library exports what the public headers mark QGPU_API (the
+# objects are built with -fvisibility=hidden); tests/check_exports.sh
+# checks that this is exactly what they declare. libqgpu.so.X.Y.Z is the
+# file, libqgpu.so.X (the soname) and libqgpu.so link to it.
 PUBLIC_HEADERS := $(sort $(wildcard $(S)/libqgpu/include/qgpu/*.h))
 
-$(BUILD)/gen/libqgpu.ver: $(PUBLIC_HEADERS) $(S)/build-aux/exports.sh
-	@mkdir -p $(dir $@)
-	$(S)/build-aux/exports.sh $@ $(PUBLIC_HEADERS)
+$(BUILD)/$(SHLIB): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
+	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libqgpu.so
 
-$(BUILD)/libqgpu.so.$(SOVERSION): $(LIB_OBJS) $(BUILD)/gen/libqgpu.ver
-	$(CC) -shared -Wl,-soname,libqgpu.so.$(SOVERSION) \
-	    -Wl,--version-script=$(BUILD)/gen/libqgpu.ver $(LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS)
-	ln -sf libqgpu.so.$(SOVERSION) $(BUILD)/libqgpu.so
-
-$(BUILD)/qgpu.pc: $(S)/libqgpu/qgpu.pc.in config.mak
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
-
-$(BUILD)/tool/%.o: $(S)/tool/%.c $(wildcard $(S)/tool/*.h) $(S)/libqgpu/include/qgpu/qgpu.h config.mak
+$(BUILD)/tool/%.o: $(S)/tool/%.c config.mak | $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(TOOL_CFLAGS) -c $< -o $@
 
@@ -101,8 +135,7 @@ $(BUILD)/tool/%.o: $(S)/tool/%.c $(wildcard $(S)/tool/*.h) $(S)/libqgpu/include/
 $(BUILD)/qgpu: $(BUILD)/tool/qgpu.o $(TOOL_LIB_OBJS) $(BUILD)/libqgpu.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(AV_LIBS) $(LIB_LIBS)
 
-$(BUILD)/tests/%.o: $(S)/tests/%.c $(wildcard $(S)/tests/*.h $(S)/tests/ref/*.h) \
-                    $(wildcard $(S)/libqgpu/src/*.h) $(S)/libqgpu/include/qgpu/qgpu.h config.mak
+$(BUILD)/tests/%.o: $(S)/tests/%.c config.mak | $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -127,21 +160,28 @@ $(BUILD)/tests/fate_filter: $(S)/fate/ffmpeg-filter.sh $(FFMPEG_BIN)
 	chmod +x $@
 
 # libqgpu.so's exported symbols against the public headers.
-$(BUILD)/tests/check_exports: $(S)/tests/check_exports.sh $(BUILD)/libqgpu.so.$(SOVERSION)
+$(BUILD)/tests/check_exports: $(S)/tests/check_exports.sh $(BUILD)/$(SHLIB)
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\nexec %s %s %s\n' "$(abspath $<)" "$(abspath $(BUILD)/libqgpu.so.$(SOVERSION))" \
+	printf '#!/bin/sh\nexec %s %s %s\n' "$(abspath $<)" "$(abspath $(BUILD)/$(SHLIB))" \
 	    "$(abspath $(PUBLIC_HEADERS))" > $@
 	chmod +x $@
 
+# `make install` into a scratch DESTDIR, PREFIX=/usr with a multiarch
+# LIBDIR: the .pc file, the soname links, a program built with pkg-config.
+$(BUILD)/tests/check_install: $(S)/tests/check_install.sh $(BUILD)/$(SHLIB)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec %s %s %s %s\n' "$(abspath $<)" "$(abspath $(S))" "$(CURDIR)" \
+	    "$(VERSION)" > $@
+	chmod +x $@
+
 # Every test binary; the last line sums them up: "N passed, N failed".
-check: all $(TEST_BINS) $(BUILD)/tests/check_exports $(FATE_FILTER)
+check: all $(TEST_BINS) $(BUILD)/tests/check_exports $(BUILD)/tests/check_install $(FATE_FILTER)
 	@QGPU_SRC=$(abspath $(S)) $(S)/build-aux/run-tests.sh $(TEST_BINS) $(BUILD)/tests/check_exports \
-	    $(FATE_FILTER)
+	    $(BUILD)/tests/check_install $(FATE_FILTER)
 
 BENCH_OBJS := $(BUILD)/bench/qgpu_bench.o $(BUILD)/bench/y4m.o
 
-$(BUILD)/bench/%.o: $(S)/bench/%.c $(wildcard $(S)/bench/*.h) $(wildcard $(S)/libqgpu/src/*.h) \
-                    $(S)/libqgpu/include/qgpu/qgpu.h config.mak
+$(BUILD)/bench/%.o: $(S)/bench/%.c config.mak | $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -I$(S)/bench -c $< -o $@
 
@@ -152,30 +192,38 @@ $(BUILD)/qgpu-bench: $(BENCH_OBJS) $(BUILD)/libqgpu.a
 bench: $(BUILD)/qgpu-bench
 	@echo "built $(BUILD)/qgpu-bench; e.g.: $(BUILD)/qgpu-bench -r REF.y4m -d DIST.y4m (doc/performance.md)"
 
+# The .pc file is written at install time, with the directories installed
+# to (make install PREFIX=/usr gives prefix=/usr).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/qgpu
-	install -m 644 $(BUILD)/libqgpu.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libqgpu.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libqgpu.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libqgpu.so
-	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/qgpu/
-	install -m 644 $(BUILD)/qgpu.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/qgpu
+	install -m 644 $(BUILD)/libqgpu.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libqgpu.so
+	install -m 644 $(PUBLIC_HEADERS) $(VERSION_H) $(DESTDIR)$(INCLUDEDIR)/qgpu/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $(S)/libqgpu/qgpu.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/qgpu.pc
 ifeq ($(BUILD_TOOL),yes)
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BUILD)/qgpu $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 $(BUILD)/qgpu $(DESTDIR)$(BINDIR)/
 endif
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/lib/libqgpu.a $(DESTDIR)$(PREFIX)/lib/libqgpu.so \
-	      $(DESTDIR)$(PREFIX)/lib/libqgpu.so.$(SOVERSION) \
-	      $(addprefix $(DESTDIR)$(PREFIX)/include/qgpu/,$(notdir $(PUBLIC_HEADERS))) \
-	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/qgpu.pc \
-	      $(DESTDIR)$(PREFIX)/bin/qgpu
-	-rmdir $(DESTDIR)$(PREFIX)/include/qgpu
+	rm -f $(DESTDIR)$(LIBDIR)/libqgpu.a $(DESTDIR)$(LIBDIR)/libqgpu.so \
+	      $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SHLIB) \
+	      $(addprefix $(DESTDIR)$(INCLUDEDIR)/qgpu/,$(notdir $(PUBLIC_HEADERS) $(VERSION_H))) \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/qgpu.pc \
+	      $(DESTDIR)$(BINDIR)/qgpu
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/qgpu
 
 clean:
 	rm -rf $(BUILD)/libqgpu $(BUILD)/tool $(BUILD)/tests $(BUILD)/gen $(BUILD)/bench \
-	       $(BUILD)/libqgpu.a $(BUILD)/libqgpu.so* $(BUILD)/qgpu $(BUILD)/qgpu.pc \
+	       $(BUILD)/libqgpu.a $(BUILD)/libqgpu.so* $(BUILD)/qgpu \
 	       $(BUILD)/qgpu-bench
+
+# Header dependencies found by the compiler at the last build.
+-include $(wildcard $(BUILD)/libqgpu/src/*.d $(BUILD)/libqgpu/src/feature/*.d $(BUILD)/gen/*.d \
+                    $(BUILD)/tool/*.d $(BUILD)/tests/*.d $(BUILD)/tests/ref/*.d $(BUILD)/bench/*.d)
 
 .PHONY: all bench check tests install uninstall clean
 .SECONDARY:

@@ -19,7 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "qgpu/qgpu.h"
+
+#include "stats.h"
 #include "y4m.h"
 
 #define MAX_FRAMES 64
@@ -133,39 +135,48 @@ static void frameset_free(FrameSet *s)
     s->count = 0;
 }
 
-/* Pinned host -> device copy bandwidth of the context's device, GB/s. */
+/* Pinned host -> device copy bandwidth of the context's device, GB/s, on
+ * an in-order queue of its own (as the library's upload queue is). */
 static double measure_h2d(QgpuContext *ctx)
 {
     const size_t bytes = 256u << 20;
+    QgpuStats stats;
     cl_int status;
-    cl_mem pinned = clCreateBuffer(ctx->cl, CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &status);
-    cl_mem device = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &status);
+    cl_command_queue queue;
+    cl_mem pinned = NULL, device = NULL;
     double best = 0.0;
     void *host;
+
+    qgpu_stats_get(ctx, &stats);
+    queue = clCreateCommandQueue(stats.cl, stats.device, 0, &status);
+    if (status != CL_SUCCESS)
+        return 0.0;
+    pinned = clCreateBuffer(stats.cl, CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &status);
+    device = clCreateBuffer(stats.cl, CL_MEM_READ_WRITE, bytes, NULL, &status);
     if (!pinned || !device)
         goto out;
-    host = clEnqueueMapBuffer(ctx->upload_queue, pinned, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0,
-                              NULL, NULL, &status);
+    host = clEnqueueMapBuffer(queue, pinned, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
+                              &status);
     if (status != CL_SUCCESS)
         goto out;
     memset(host, 1, bytes);
     for (int run = 0; run < 6; run++) {
         double t0 = now();
         for (int i = 0; i < 4; i++)
-            clEnqueueWriteBuffer(ctx->upload_queue, device, CL_FALSE, 0, bytes, host, 0, NULL,
-                                 NULL);
-        clFinish(ctx->upload_queue);
+            clEnqueueWriteBuffer(queue, device, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
+        clFinish(queue);
         double gbps = 4.0 * bytes / (now() - t0) / 1e9;
         if (run > 0 && gbps > best) /* run 0 warms up */
             best = gbps;
     }
-    clEnqueueUnmapMemObject(ctx->upload_queue, pinned, host, 0, NULL, NULL);
-    clFinish(ctx->upload_queue);
+    clEnqueueUnmapMemObject(queue, pinned, host, 0, NULL, NULL);
+    clFinish(queue);
 out:
     if (pinned)
         clReleaseMemObject(pinned);
     if (device)
         clReleaseMemObject(device);
+    clReleaseCommandQueue(queue);
     return best;
 }
 
@@ -356,6 +367,7 @@ int main(int argc, char **argv)
                     ok = enable_case(ctx, &cases[c]) == 0;
                     if (ok) {
                         unsigned long long before;
+                        QgpuStats stats;
                         int warmup = 2 * depth + 2;
                         double r;
                         before = 0;
@@ -366,14 +378,15 @@ int main(int argc, char **argv)
                             ok = 0;
                         }
                         fps[run] = r;
-                        launches = (ctx->launches - before) / (frames + warmup);
-                        upload = 2 * ctx->upload_bytes;
-                        if (ok && run == 2 && ctx->profiling) {
-                            for (int k = 0; k < ctx->nb_profile; k++)
+                        qgpu_stats_get(ctx, &stats);
+                        launches = (stats.launches - before) / (frames + warmup);
+                        upload = 2 * stats.upload_bytes;
+                        if (ok && run == 2 && stats.profiling) {
+                            for (int k = 0; k < stats.nb_profile; k++)
                                 fprintf(stderr, "  profile %-44s %8.4f ms/launch x %llu\n",
-                                        ctx->profile[k].name,
-                                        ctx->profile[k].total_ms / ctx->profile[k].count,
-                                        ctx->profile[k].count / (frames + warmup));
+                                        stats.profile[k].name,
+                                        stats.profile[k].total_ms / stats.profile[k].count,
+                                        stats.profile[k].count / (frames + warmup));
                         }
                     }
                     qgpu_close(&ctx);

@@ -134,7 +134,8 @@ if [ "$with_filter" = yes ]; then
     [ -n "$qgpu_lib" ] && [ -f "$qgpu_lib" ] || die "--qgpu-lib=.../libqgpu.a missing (build libqgpu first)"
     sh "$here/register-filter.sh" "$ffsrc" "$qgpu_src/filter/vf_qgpu.c"
     # An uninstalled qgpu.pc: the static libqgpu.a (alone in its directory,
-    # so that -lqgpu can't pick up libqgpu.so), the source tree's headers.
+    # so that -lqgpu can't pick up libqgpu.so), the source tree's headers
+    # and the build's generated qgpu/version.h.
     # json-c is linked statically too when its .a exists, so that the
     # binaries need only libc, libm, libz, libOpenCL and libdav1d.
     mkdir -p "$bdir/qgpu/lib"
@@ -149,10 +150,10 @@ if [ "$with_filter" = yes ]; then
     cat >"$bdir/qgpu/qgpu.pc.new" <<EOF
 Name: qgpu
 Description: video quality metrics on OpenCL (uninstalled, for the FFmpeg build)
-Version: $(sed -n 's/^#define QGPU_VERSION_MAJOR \([0-9]*\)/\1/p' "$qgpu_src/libqgpu/include/qgpu/qgpu.h").$(sed -n 's/^#define QGPU_VERSION_MINOR \([0-9]*\)/\1/p' "$qgpu_src/libqgpu/include/qgpu/qgpu.h").$(sed -n 's/^#define QGPU_VERSION_PATCH \([0-9]*\)/\1/p' "$qgpu_src/libqgpu/include/qgpu/qgpu.h")
+Version: $(cat "$qgpu_src/VERSION")
 Libs: -L$bdir/qgpu/lib -lqgpu
 Libs.private: -ljson-c $(pkg-config --libs OpenCL) -lm -lpthread
-Cflags: -I$qgpu_src/libqgpu/include
+Cflags: -I$qgpu_src/libqgpu/include -I$build_root/gen
 EOF
     cmp -s "$bdir/qgpu/qgpu.pc.new" "$bdir/qgpu/qgpu.pc" || mv "$bdir/qgpu/qgpu.pc.new" "$bdir/qgpu/qgpu.pc"
     rm -f "$bdir/qgpu/qgpu.pc.new"

@@ -49,7 +49,7 @@ STATIC_AV_ARCHIVES := $(foreach m,$(STATIC_AV_MODULES),$(FFMPEG_PREFIX)/lib/$(m)
 # (Debian ships no libdav1d.a); json-c from its .a.
 STATIC_LIBS = $(shell $(STATIC_PC) --libs $(STATIC_AV_MODULES)) \
               -l:libjson-c.a $(OPENCL_LIBS) -lm -lpthread
-STATIC_CFLAGS = $(CFLAGS) -I$(S)/libqgpu/include -I$(S)/libqgpu/src -I$(BUILD) \
+STATIC_CFLAGS = $(CFLAGS) -I$(S)/libqgpu/include -I$(BUILD)/gen -I$(S)/libqgpu/src -I$(BUILD) \
                 -I$(S)/tool -I$(S)/tests -I$(S)/tests/ref $(OPENCL_CFLAGS) $(JSON_CFLAGS) \
                 $(shell $(STATIC_PC) --cflags $(STATIC_AV_MODULES))
 # Shared objects a static tool may need (checked with ldd after linking).

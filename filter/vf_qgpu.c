@@ -157,7 +157,9 @@ static av_cold int qgpu_preinit(AVFilterContext *ctx)
 
 static void qgpu_log_cb(void *opaque, int level, const char *message)
 {
-    static const int av_levels[] = { AV_LOG_ERROR, AV_LOG_WARNING, AV_LOG_VERBOSE, AV_LOG_DEBUG };
+    /* QGPU_LOG_INFO at FFmpeg's default level: the device used, and a first
+     * run compiling its kernels (else the first frames look stuck) */
+    static const int av_levels[] = { AV_LOG_ERROR, AV_LOG_WARNING, AV_LOG_INFO, AV_LOG_DEBUG };
     av_log(opaque, level >= 0 && level <= 3 ? av_levels[level] : AV_LOG_DEBUG, "%s\n", message);
 }
 
@@ -283,7 +285,7 @@ static int open_library(AVFilterContext *ctx, AVBufferRef *hwfc)
     cfg.log_callback = qgpu_log_cb;
     cfg.log_opaque = ctx;
     cfg.log_level = av_log_get_level() >= AV_LOG_DEBUG ? QGPU_LOG_DEBUG :
-                    av_log_get_level() >= AV_LOG_VERBOSE ? QGPU_LOG_INFO : QGPU_LOG_WARNING;
+                    av_log_get_level() >= AV_LOG_INFO ? QGPU_LOG_INFO : QGPU_LOG_WARNING;
     if (hwfc) {
 #if CONFIG_OPENCL
         AVHWDeviceContext *dev = ((AVHWFramesContext *)hwfc->data)->device_ctx;

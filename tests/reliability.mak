@@ -78,12 +78,12 @@ $(FUZZ_BUILD)/config.mak: $(S)/configure
 	cd $(FUZZ_BUILD) && CC=$(FUZZ_CC) $(abspath $(S))/configure --enable-sanitizers --disable-tool
 
 $(FUZZ_BUILD)/libqgpu.a: $(FUZZ_BUILD)/config.mak $(LIB_SRCS) $(KERNELS) \
-                         $(wildcard $(S)/libqgpu/src/*.h)
+                         $(wildcard $(S)/libqgpu/src/*.h $(S)/libqgpu/src/feature/*.h)
 	$(MAKE) -C $(FUZZ_BUILD) libqgpu.a CFLAGS='$(FUZZ_LIB_CFLAGS)'
 
 $(FUZZ_BUILD)/fuzz_%: $(S)/fuzz/fuzz_%.c $(S)/fuzz/fuzz_common.h $(FUZZ_BUILD)/libqgpu.a \
                       $(S)/bench/y4m.c $(S)/bench/y4m.h
-	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -I$(S)/libqgpu/include -I$(S)/libqgpu/src \
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer -I$(S)/libqgpu/include -I$(FUZZ_BUILD)/gen -I$(S)/libqgpu/src \
 	    -I$(S)/bench $(JSON_CFLAGS) -o $@ $< $(if $(filter fuzz_y4m,$(notdir $@)),$(S)/bench/y4m.c) \
 	    $(FUZZ_BUILD)/libqgpu.a $(OPENCL_LIBS) $(JSON_LIBS) -lm -lpthread
 

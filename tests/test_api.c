@@ -299,6 +299,129 @@ static void test_build_and_cache(void)
     qgpu_close(&ctx);
 }
 
+static void note_compile(void *opaque, int level, const char *message)
+{
+    if (level == QGPU_LOG_INFO && strstr(message, "compiling kernels for "))
+        snprintf(opaque, 512, "%s", message);
+}
+
+/* One context's first frame; returns the "compiling kernels" message it
+ * logged ("" when none). */
+static void first_frame_notice(char *notice)
+{
+    QgpuConfig cfg;
+    QgpuContext *ctx = NULL;
+    TestPicture a;
+    unsigned frame;
+
+    notice[0] = '\0';
+    qgpu_config_default(&cfg);
+    cfg.log_callback = note_compile;
+    cfg.log_opaque = notice;
+    cfg.log_level = QGPU_LOG_INFO;
+    if (!CHECK(qgpu_open(&ctx, &cfg) == 0, "open: %s", qgpu_open_error()))
+        return;
+    test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_420, 8, 0);
+    test_picture_random(&a);
+    CHECK(qgpu_enable_feature(ctx, "psnr") == 0 && qgpu_submit(ctx, &a.pic, &a.pic) == 0 &&
+              qgpu_flush(ctx) == 0 && qgpu_collect(ctx, &frame, 1) == 1,
+          "one frame: %s", qgpu_last_error(ctx));
+    test_picture_free(&a);
+    qgpu_close(&ctx);
+}
+
+/* A first run that must compile kernels says so (INFO, through the log
+ * callback, naming the device and the cache); a run served by the cache
+ * does not. */
+static void test_compile_notice(void)
+{
+    char dir[] = "/tmp/qgpu-notice-XXXXXX", notice[512], cmd[600];
+    const char *old_cache = getenv("XDG_CACHE_HOME"), *old_no = getenv("QGPU_NO_CACHE");
+    char *saved_cache = old_cache ? strdup(old_cache) : NULL;
+    char *saved_no = old_no ? strdup(old_no) : NULL;
+
+    if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp"))
+        return;
+    setenv("XDG_CACHE_HOME", dir, 1);
+    unsetenv("QGPU_NO_CACHE");
+    first_frame_notice(notice);
+    CHECK(strstr(notice, "compiling kernels for ") && strstr(notice, ", once; cached in ") &&
+              strstr(notice, dir),
+          "a cold cache says it compiles, and where it caches: '%s'", notice);
+    first_frame_notice(notice);
+    CHECK(notice[0] == '\0', "a warm cache compiles nothing and says nothing: '%s'", notice);
+    setenv("QGPU_NO_CACHE", "1", 1);
+    first_frame_notice(notice);
+    CHECK(strstr(notice, "compiling kernels for ") && strstr(notice, "no cache"),
+          "without a cache it says so too: '%s'", notice);
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+    if (saved_cache)
+        setenv("XDG_CACHE_HOME", saved_cache, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    if (saved_no)
+        setenv("QGPU_NO_CACHE", saved_no, 1);
+    else
+        unsetenv("QGPU_NO_CACHE");
+    free(saved_cache);
+    free(saved_no);
+}
+
+/* The launch helper sets every argument, names the first one that fails
+ * (index, name, OpenCL status) and refuses a wrong argument count. */
+static void test_launch_helper(void)
+{
+    QgpuContext *ctx = test_open(1);
+    const char *source = "__kernel void store(__global int *out, int value) { out[0] = value; }\n";
+    cl_program program = NULL;
+    cl_kernel kernel = NULL;
+    cl_mem out = NULL;
+    QgpuSlot slot;
+    cl_int value = 0;
+    cl_long too_wide = 7;
+    size_t one = 1;
+    int err;
+
+    if (!ctx)
+        return;
+    memset(&slot, 0, sizeof(slot));
+    CHECK(qgpu_program_build(ctx, "launchtest", source, NULL, &program) == 0, "build: %s",
+          qgpu_last_error(ctx));
+    if (program && qgpu_kernel_create(ctx, program, "store", &kernel) == 0 &&
+        qgpu_buffer_create(ctx, sizeof(cl_int), &out) == 0) {
+        const QgpuArg good[] = {qgpu_arg_mem("out", out), qgpu_arg_int("value", 1234)};
+        const QgpuArg wide[] = {qgpu_arg_mem("out", out),
+                                qgpu_arg_value("value", sizeof(too_wide), &too_wide)};
+        const QgpuArg short_list[] = {qgpu_arg_mem("out", out)};
+
+        err = qgpu_launch(ctx, &slot, kernel, "test: store", good, 2, 1, &one, NULL);
+        CHECK(err == 0, "launch: %s", qgpu_last_error(ctx));
+        CHECK(clEnqueueReadBuffer(qgpu_compute_queue(ctx), out, CL_TRUE, 0, sizeof(value),
+                                  &value, 0, NULL, NULL) == CL_SUCCESS && value == 1234,
+              "the kernel ran with the arguments given (%d)", value);
+
+        err = qgpu_launch(ctx, &slot, kernel, "test: store", wide, 2, 1, &one, NULL);
+        CHECK(err == QGPU_ERR_OPENCL, "a wrong-size argument fails (%d)", err);
+        CHECK(strstr(qgpu_last_error(ctx), "test: store: argument 1 'value' of kernel store") &&
+                  strstr(qgpu_last_error(ctx), "CL_INVALID_ARG_SIZE"),
+              "the message names the argument and the status: %s", qgpu_last_error(ctx));
+
+        err = qgpu_launch(ctx, &slot, kernel, "test: store", short_list, 1, 1, &one, NULL);
+        CHECK(err == QGPU_ERR_OPENCL && strstr(qgpu_last_error(ctx), "takes 2 arguments but 1"),
+              "a missing argument is refused before the launch: %s", qgpu_last_error(ctx));
+    }
+    clFinish(qgpu_compute_queue(ctx));
+    qgpu_profile_slot_free(&slot);
+    qgpu_buffer_release(&out);
+    qgpu_kernel_release(&kernel);
+    CHECK(out == NULL && kernel == NULL, "release helpers leave NULL");
+    if (program)
+        clReleaseProgram(program);
+    qgpu_close(&ctx);
+}
+
 /* A failing feature init leaves a context that reports the error and closes
  * cleanly (here: chroma of a 1-pixel-wide 4:2:0 picture is empty). */
 static void test_failed_start(void)
@@ -381,6 +504,8 @@ int main(void)
     test_ordering();
     test_pooling_and_logs();
     test_build_and_cache();
+    test_launch_helper();
+    test_compile_notice();
     test_failed_start();
     test_compute_bitdepth();
     return test_finish();

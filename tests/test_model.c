@@ -904,6 +904,81 @@ static void test_names_vs_golden(void)
 
 /* With every extractor of vmaf_v0.6.1 present: the whole model registers
  * exactly the names libvmaf prints for it. */
+/* Model feature names resolve through the names the feature classes
+ * declare. The table is libvmaf's own naming (feature_name.c, alias.c and
+ * each extractor's provided-feature list), written out here on purpose as
+ * an independent reference: {name a model may use, extractor, printed}. */
+static void test_declared_names(void)
+{
+    static const struct { const char *name, *extractor, *output; } libvmaf[] = {
+        {"VMAF_integer_feature_adm2_score", "adm", "integer_adm2"},
+        {"VMAF_integer_feature_aim_score", "adm", "integer_aim"},
+        {"VMAF_integer_feature_adm3_score", "adm", "integer_adm3"},
+        {"integer_adm_scale2", "adm", "integer_adm_scale2"},
+        {"integer_adm_num_scale0", "adm", "integer_adm_num_scale0"},
+        {"integer_adm_den", "adm", "integer_adm_den"},
+        {"VMAF_integer_feature_vif_scale0_score", "vif", "integer_vif_scale0"},
+        {"VMAF_integer_feature_vif_scale3_score", "vif", "integer_vif_scale3"},
+        {"integer_vif_den_scale1", "vif", "integer_vif_den_scale1"},
+        {"VMAF_integer_feature_motion_sad_score", "motion",
+         "VMAF_integer_feature_motion_sad_score"},
+        {"VMAF_integer_feature_motion_score", "motion", "integer_motion"},
+        {"VMAF_integer_feature_motion2_score", "motion", "integer_motion2"},
+        {"VMAF_integer_feature_motion3_score", "motion", "integer_motion3"},
+        {"VMAF_feature_adm2_score", "float_adm", "adm2"},
+        {"VMAF_feature_adm_scale1_score", "float_adm", "adm_scale1"},
+        {"adm_den_scale3", "float_adm", "adm_den_scale3"},
+        {"VMAF_feature_vif_scale2_score", "float_vif", "vif_scale2"},
+        {"vif_num", "float_vif", "vif_num"},
+        {"VMAF_feature_motion_score", "float_motion", "motion"},
+        {"VMAF_feature_motion2_score", "float_motion", "motion2"},
+        {"float_psnr", "float_psnr", "float_psnr"},
+        {"float_anpsnr", "float_ansnr", "float_anpsnr"},
+        {"float_moment_dis2nd", "float_moment", "float_moment_dis2nd"},
+        {"psnr_cb", "psnr", "psnr_cb"},
+        {"mse_y", "psnr", "mse_y"},
+        {"float_ssim", "float_ssim", "float_ssim"},
+        {"float_ms_ssim", "float_ms_ssim", "float_ms_ssim"},
+        {"ciede2000", "ciede", "ciede2000"},
+        {"psnr_hvs", "psnr_hvs", "psnr_hvs"},
+        {"psnr_hvs_cr", "psnr_hvs", "psnr_hvs_cr"},
+        {"Cambi_feature_cambi_score", "cambi", "cambi"},
+        {"Speed_chroma_feature_speed_chroma_uv_score", "speed_chroma", "speed_chroma_uv"},
+        {"ssimulacra2", "ssimulacra2", "ssimulacra2"},
+    };
+    const QgpuFeatureClass *cls, *other;
+    const QgpuFeatureOutput *out;
+
+    for (size_t i = 0; i < sizeof(libvmaf) / sizeof(libvmaf[0]); i++) {
+        int found = qgpu_feature_output_find(libvmaf[i].name, &cls, &out) == 0;
+        CHECK(found && !strcmp(cls->name, libvmaf[i].extractor) &&
+                  !strcmp(out->name, libvmaf[i].output),
+              "%s -> %s/%s (got %s/%s)", libvmaf[i].name, libvmaf[i].extractor,
+              libvmaf[i].output, found ? cls->name : "-", found ? out->name : "-");
+        /* the printed name resolves to the same output */
+        CHECK(qgpu_feature_output_find(libvmaf[i].output, &other, &out) == 0 && other == cls,
+              "printed name %s resolves", libvmaf[i].output);
+    }
+    /* no libvmaf extractor of ours provides it (speed_temporal is not built) */
+    CHECK(qgpu_feature_output_find("Speed_temporal_feature_speed_temporal_score", &cls, &out) ==
+              -1, "speed_temporal is not declared by any feature");
+    /* every name is declared once, by one class */
+    for (int c = 0; qgpu_feature_classes[c]; c++) {
+        CHECK(qgpu_feature_classes[c]->outputs && qgpu_feature_classes[c]->outputs[0].name,
+              "%s declares its outputs", qgpu_feature_classes[c]->name);
+        for (out = qgpu_feature_classes[c]->outputs; out && out->name; out++) {
+            const QgpuFeatureOutput *first;
+            CHECK(qgpu_feature_output_find(out->name, &other, &first) == 0 && first == out,
+                  "%s (%s) is declared once", out->name, qgpu_feature_classes[c]->name);
+            if (out->model_name)
+                CHECK(qgpu_feature_output_find(out->model_name, &other, &first) == 0 &&
+                          first == out,
+                      "%s (%s) is declared once", out->model_name,
+                      qgpu_feature_classes[c]->name);
+        }
+    }
+}
+
 static void test_full_model_names(void)
 {
     static const struct { const char *spec, *golden; } cases[] = {
@@ -1020,6 +1095,7 @@ int main(void)
     test_use_pipeline();
     test_missing_input();
     test_names_vs_golden();
+    test_declared_names();
     test_full_model_names();
     test_full_model_values();
     {

@@ -755,6 +755,17 @@ static int enable_metrics(const Options *o, QgpuContext *ctx)
     return EXIT_OK;
 }
 
+/* The library's messages: warnings always, notes (the device used, a
+ * first run compiling its kernels) unless --quiet. */
+static void print_library_log(void *opaque, int level, const char *message)
+{
+    (void)opaque;
+    pthread_mutex_lock(&stderr_lock);
+    end_progress_locked();
+    fprintf(stderr, level == QGPU_LOG_WARNING ? "qgpu: warning: %s\n" : "qgpu: %s\n", message);
+    pthread_mutex_unlock(&stderr_lock);
+}
+
 int main(int argc, char **argv)
 {
     Options o;
@@ -786,6 +797,8 @@ int main(int argc, char **argv)
     qgpu_config_default(&cfg);
     cfg.device = o.device;
     cfg.pipeline_depth = o.depth;
+    cfg.log_callback = print_library_log;
+    cfg.log_level = o.quiet ? QGPU_LOG_WARNING : QGPU_LOG_INFO;
     ret = qgpu_open(&run.ctx, &cfg);
     if (ret) {
         fprintf(stderr, "qgpu: %s%s\n", qgpu_open_error(), oom_hint(ret));

@@ -33,9 +33,11 @@ MAN_DIR = $(DESTDIR)$(PREFIX)/share/man/man1
 install: install-man
 uninstall: uninstall-man
 
+# The version in the page's header comes from VERSION.
 install-man:
 	install -d $(MAN_DIR)
-	install -m 644 $(S)/doc/qgpu.1 $(MAN_DIR)/
+	sed '1s/"libqgpu [0-9.]*"/"libqgpu $(VERSION)"/' $(S)/doc/qgpu.1 > $(MAN_DIR)/qgpu.1
+	chmod 644 $(MAN_DIR)/qgpu.1
 
 uninstall-man:
 	rm -f $(MAN_DIR)/qgpu.1

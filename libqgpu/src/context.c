@@ -1,5 +1,5 @@
-/* Context life cycle, error messages, logging and OpenCL accessors. */
-#include <stdarg.h>
+/* Context life cycle: qgpu_open(), qgpu_open_cl(), qgpu_close(), and the
+ * settings made before the first submit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,7 @@ static _Thread_local char open_error[QGPU_ERROR_MAX];
 
 const char *qgpu_version(void)
 {
-    return "0.1.0";
+    return QGPU_VERSION;
 }
 
 void qgpu_config_default(QgpuConfig *cfg)
@@ -25,77 +25,9 @@ void qgpu_config_default(QgpuConfig *cfg)
     cfg->log_level = QGPU_LOG_WARNING;
 }
 
-int qgpu_error(QgpuContext *ctx, int err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
-    va_end(ap);
-    return err;
-}
-
-int qgpu_cl_error(QgpuContext *ctx, cl_int status, const char *what)
-{
-    int err = QGPU_ERR_OPENCL;
-    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
-        status == CL_INVALID_BUFFER_SIZE)
-        err = QGPU_ERR_DEVICE_MEMORY;
-    else if (status == CL_OUT_OF_HOST_MEMORY)
-        err = QGPU_ERR_NO_MEMORY;
-    return qgpu_error(ctx, err, "%s: %s (%d) on %s", what, qgpu_cl_status_name(status),
-                      (int)status, ctx->device_name);
-}
-
-void qgpu_log(QgpuContext *ctx, int level, const char *fmt, ...)
-{
-    char message[1024];
-    va_list ap;
-    if (!ctx->cfg.log_callback || level > ctx->cfg.log_level)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof(message), fmt, ap);
-    va_end(ap);
-    ctx->cfg.log_callback(ctx->cfg.log_opaque, level, message);
-}
-
 const char *qgpu_open_error(void)
 {
     return open_error;
-}
-
-const char *qgpu_last_error(const QgpuContext *ctx)
-{
-    return ctx ? ctx->error : "";
-}
-
-const char *qgpu_device_name(const QgpuContext *ctx)
-{
-    return ctx ? ctx->device_name : "";
-}
-
-const char *qgpu_platform_name(const QgpuContext *ctx)
-{
-    return ctx ? ctx->platform_name : "";
-}
-
-cl_context qgpu_cl_context(QgpuContext *ctx)
-{
-    return ctx->cl;
-}
-
-cl_device_id qgpu_cl_device(QgpuContext *ctx)
-{
-    return ctx->device;
-}
-
-cl_command_queue qgpu_compute_queue(QgpuContext *ctx)
-{
-    return ctx->compute_queue;
-}
-
-int qgpu_slot_count(const QgpuContext *ctx)
-{
-    return ctx->slot_count;
 }
 
 static int create_queues(QgpuContext *ctx)
@@ -246,10 +178,6 @@ void qgpu_close(QgpuContext **pctx)
     free(ctx->hooks);
     qgpu_pipeline_release(ctx);
     qgpu_copy_pool_destroy(&ctx->copy_pool);
-    if (ctx->widen)
-        clReleaseKernel(ctx->widen);
-    if (ctx->shift_down)
-        clReleaseKernel(ctx->shift_down);
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);
     qgpu_profile_free(ctx);

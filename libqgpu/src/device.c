@@ -1,4 +1,5 @@
-/* OpenCL platform/device enumeration and selection. */
+/* OpenCL platform/device enumeration and selection, and the context's
+ * device and OpenCL objects. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,4 +199,29 @@ int qgpu_list_devices(QgpuDeviceCallback cb, void *opaque)
         cb(opaque, list[i].platform_index, list[i].device_index, type_name(list[i].type),
            list[i].name, list[i].platform_name);
     return count;
+}
+
+const char *qgpu_device_name(const QgpuContext *ctx)
+{
+    return ctx ? ctx->device_name : "";
+}
+
+const char *qgpu_platform_name(const QgpuContext *ctx)
+{
+    return ctx ? ctx->platform_name : "";
+}
+
+cl_context qgpu_cl_context(QgpuContext *ctx)
+{
+    return ctx->cl;
+}
+
+cl_device_id qgpu_cl_device(QgpuContext *ctx)
+{
+    return ctx->device;
+}
+
+cl_command_queue qgpu_compute_queue(QgpuContext *ctx)
+{
+    return ctx->compute_queue;
 }

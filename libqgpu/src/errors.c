@@ -1,7 +1,48 @@
-/* Names of qgpu and OpenCL error codes. */
-#include "qgpu/qgpu.h"
+/* Errors and logging: a context's last message (qgpu_error,
+ * qgpu_cl_error), the log callback (qgpu_log), the names of qgpu and
+ * OpenCL codes. A leaf of the library: it calls nothing else in it. */
+#include <stdarg.h>
+#include <stdio.h>
 
-#include "ocl.h"
+#include "internal.h"
+
+int qgpu_error(QgpuContext *ctx, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+int qgpu_cl_error(QgpuContext *ctx, cl_int status, const char *what)
+{
+    int err = QGPU_ERR_OPENCL;
+    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_RESOURCES ||
+        status == CL_INVALID_BUFFER_SIZE)
+        err = QGPU_ERR_DEVICE_MEMORY;
+    else if (status == CL_OUT_OF_HOST_MEMORY)
+        err = QGPU_ERR_NO_MEMORY;
+    return qgpu_error(ctx, err, "%s: %s (%d) on %s", what, qgpu_cl_status_name(status),
+                      (int)status, ctx->device_name);
+}
+
+void qgpu_log(QgpuContext *ctx, int level, const char *fmt, ...)
+{
+    char message[1024];
+    va_list ap;
+    if (!ctx->cfg.log_callback || level > ctx->cfg.log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof(message), fmt, ap);
+    va_end(ap);
+    ctx->cfg.log_callback(ctx->cfg.log_opaque, level, message);
+}
+
+const char *qgpu_last_error(const QgpuContext *ctx)
+{
+    return ctx ? ctx->error : "";
+}
 
 const char *qgpu_strerror(int err)
 {

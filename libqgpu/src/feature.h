@@ -1,20 +1,23 @@
 /*
  * The contract between the pipeline and one metric ("feature").
  *
- * A feature is one kernels/<name>.cl plus one libqgpu/src/feature_<name>.c
- * that defines a `const QgpuFeatureClass qgpu_feature_<name>` and adds it to
- * feature_table.c. Nothing else needs to change to add a metric.
+ * A feature is libqgpu/src/feature/<name>.c, which defines
+ * `const QgpuFeatureClass qgpu_feature_<name> = {` (on one line: the build
+ * finds the classes by it and generates the table of them), beside its
+ * kernels in libqgpu/src/feature/<name>.cl (built after common.cl, the
+ * shared prelude). The class declares every name it outputs. Nothing else
+ * needs to change to add a metric. A feature includes only this header.
  *
  * Life cycle of an enabled feature (all calls on the context's thread):
  *   init()      once, at the first qgpu_submit(), when the video format is
  *               known: check the format/size (QGPU_ERR_UNSUPPORTED with a
- *               message naming the metric and the limit), register output
- *               names (qgpu_score_register), build kernels
+ *               message naming the metric and the limit), register its
+ *               outputs (qgpu_output_register), build kernels
  *               (qgpu_program_get), allocate device buffers and reserve
  *               readback space (qgpu_results_reserve).
- *   enqueue()   per frame: enqueue kernels on ctx->compute_queue reading
- *               slot->ref / slot->dist, writing partial results into
- *               slot->results at the reserved offset. Never wait, never
+ *   enqueue()   per frame: launch kernels (qgpu_launch, with the slot)
+ *               reading slot->ref / slot->dist, writing partial results
+ *               into slot->results at the reserved offset. Never wait, never
  *               read back: the pipeline does one read of slot->results per
  *               frame after every feature has enqueued.
  *   collect()   per frame, in order, once the slot's work is done on the
@@ -35,6 +38,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "qgpu/qgpu.h"
 
 #include "ocl.h"
 #include "options.h"
@@ -64,14 +69,33 @@ typedef struct QgpuVideoFormat {
     int vmaf_plane_h[3];
 } QgpuVideoFormat;
 
-/* One pipeline slot: the device copy of one frame pair and its readback. */
+/* Kernel events of one frame, kept with its slot while QGPU_PROFILE=1 and
+ * read when the frame is collected (profile.c). */
+typedef struct QgpuSlotProfile {
+    cl_event *events;
+    const char **names;     /* the launches' labels (static strings) */
+    int count;
+    int cap;
+} QgpuSlotProfile;
+
+/* One pipeline slot: everything one frame pair in flight owns. Features
+ * read ref, dist and results in enqueue() (and pass the slot to the launch
+ * helper), results_host in collect(); the rest is the pipeline's. */
 typedef struct QgpuSlot {
-    int index;              /* 0 .. ctx->slot_count - 1 */
+    int index;              /* 0 .. slot count - 1 */
     unsigned frame_index;   /* frame held by the slot */
     cl_mem ref;             /* planes as in QgpuVideoFormat */
     cl_mem dist;
     cl_mem results;         /* features write their partial sums here */
     void *results_host;     /* mapped pinned copy, valid in collect() */
+
+    /* the pipeline's (pipeline.c, profile.c) */
+    cl_mem staging;         /* pinned host memory: ref then dist, as uploaded */
+    void *staging_host;     /* its mapping */
+    cl_mem raw;             /* 8-bit pictures before widening, when widened */
+    cl_mem results_pinned;  /* the pinned buffer behind results_host */
+    cl_event done;          /* the readback of results: the frame's only wait */
+    QgpuSlotProfile profile;
 } QgpuSlot;
 
 /* Flags of a feature class. */
@@ -79,8 +103,24 @@ enum {
     QGPU_FEATURE_NEEDS_CHROMA = 1 << 0, /* reads planes 1 and 2 (else luma only) */
 };
 
+/* One score a feature can output. Every name a feature registers comes
+ * from its class's table of these (qgpu_output_register), and models find
+ * their extractors through the same tables: the table is the one place a
+ * name is written. */
+typedef struct QgpuFeatureOutput {
+    const char *name;       /* libvmaf's printed name, before the option suffix */
+    const char *model_name; /* libvmaf's internal name, as model files may give it;
+                             * NULL when models use the printed name */
+    unsigned flags;         /* QGPU_OUTPUT_* */
+} QgpuFeatureOutput;
+
+enum {
+    QGPU_OUTPUT_NO_SUFFIX = 1 << 0, /* printed without the option suffix (libvmaf quirk) */
+};
+
 typedef struct QgpuFeatureClass {
     const char *name;              /* libvmaf extractor name: "psnr" */
+    const QgpuFeatureOutput *outputs; /* every name it can output; ends with name NULL */
     const QgpuOptionDef *options;  /* terminated by an entry with name NULL */
     size_t priv_size;              /* options struct + state, zeroed, options at offset 0.. */
     unsigned flags;
@@ -99,12 +139,13 @@ typedef struct QgpuFeatureClass {
 struct QgpuFeature {
     const QgpuFeatureClass *cls;
     QgpuContext *ctx;
+    const QgpuVideoFormat *fmt; /* the stream's format, from init() on */
     void *priv;            /* cls->priv_size bytes; options parsed into it */
     char *spec;            /* canonical "name=opt=val:..." (for de-duplication) */
     char *name_suffix;     /* libvmaf's output-name suffix, "" or "_egl_1" */
 };
 
-/* ---- services the pipeline offers to features (context.c, scores.c, ...) */
+/* ---- services the pipeline offers to features (errors.c, device.c, ...) */
 
 /* Records a detailed message for the context and returns err. */
 int qgpu_error(QgpuContext *ctx, int err, const char *fmt, ...)
@@ -118,21 +159,128 @@ void qgpu_log(QgpuContext *ctx, int level, const char *fmt, ...)
 cl_context qgpu_cl_context(QgpuContext *ctx);
 cl_device_id qgpu_cl_device(QgpuContext *ctx);
 cl_command_queue qgpu_compute_queue(QgpuContext *ctx);
-int qgpu_slot_count(const QgpuContext *ctx);
 
-/* Builds (or loads from the cache) the program of kernels/<name>.cl with
- * build options `options` (may be NULL). Programs are shared by the
- * context: do not release the returned program. */
+/* Builds (or loads from the cache) the program of <name>.cl (the feature's
+ * kernel file, after the common.cl prelude) with build options `options`
+ * (may be NULL). Programs are shared by the context: do not release the
+ * returned program. */
 int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
                      cl_program *program);
-/* Creates a kernel from a program; the caller releases it. */
+
+/* ---- kernels and buffers (launch.c) ----
+ * Create in init(), release in uninit(); the release calls take NULL and
+ * leave NULL behind, so uninit() may run after a partial init(). */
 int qgpu_kernel_create(QgpuContext *ctx, cl_program program, const char *name,
                        cl_kernel *kernel);
-/* Creates a device buffer; the caller releases it. */
+void qgpu_kernel_release(cl_kernel *kernel);
+/* A device buffer of `bytes` (read and written by kernels). */
 int qgpu_buffer_create(QgpuContext *ctx, size_t bytes, cl_mem *buffer);
-/* Enqueues a kernel on the compute queue (no wait). local may be NULL. */
-int qgpu_kernel_run(QgpuContext *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
-                    const size_t *local, const char *what);
+/* A device buffer holding a copy of `data` (tables kernels only read);
+ * `what` names it in errors ("vif: log2 table"). */
+int qgpu_buffer_upload(QgpuContext *ctx, size_t bytes, const void *data, cl_mem *buffer,
+                       const char *what);
+/* Writes `bytes` of `data` at the start of a buffer, waiting until done:
+ * only in init() (per frame, everything stays on the device). */
+int qgpu_buffer_write(QgpuContext *ctx, cl_mem buffer, size_t bytes, const void *data,
+                      const char *what);
+void qgpu_buffer_release(cl_mem *buffer);
+
+/* v rounded up to a multiple of m (global sizes from work-group sizes). */
+static inline size_t qgpu_round_up(size_t v, size_t m)
+{
+    return (v + m - 1) / m * m;
+}
+
+/* One kernel argument, built with the qgpu_arg_*() functions below. The
+ * name is the kernel's parameter name: it is what an error message shows. */
+typedef enum QgpuArgKind {
+    QGPU_ARG_MEM,    /* a buffer (may be NULL) */
+    QGPU_ARG_INT,
+    QGPU_ARG_UINT,
+    QGPU_ARG_LONG,
+    QGPU_ARG_ULONG,
+    QGPU_ARG_FLOAT,
+    QGPU_ARG_LOCAL,  /* __local memory of `bytes` bytes */
+    QGPU_ARG_VALUE,  /* any other type by value (int4, float8, short): `bytes` at `ptr` */
+} QgpuArgKind;
+
+typedef struct QgpuArg {
+    const char *name;
+    QgpuArgKind kind;
+    union {
+        cl_mem mem;
+        cl_int i;
+        cl_uint u;
+        cl_long l;
+        cl_ulong ul;
+        cl_float f;
+        struct {
+            size_t bytes;
+            const void *ptr; /* QGPU_ARG_VALUE: must stay valid until the launch */
+        } raw;
+    } v;
+} QgpuArg;
+
+static inline QgpuArg qgpu_arg_mem(const char *name, cl_mem mem)
+{
+    QgpuArg a = {name, QGPU_ARG_MEM, {.mem = mem}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_int(const char *name, cl_int value)
+{
+    QgpuArg a = {name, QGPU_ARG_INT, {.i = value}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_uint(const char *name, cl_uint value)
+{
+    QgpuArg a = {name, QGPU_ARG_UINT, {.u = value}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_long(const char *name, cl_long value)
+{
+    QgpuArg a = {name, QGPU_ARG_LONG, {.l = value}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_ulong(const char *name, cl_ulong value)
+{
+    QgpuArg a = {name, QGPU_ARG_ULONG, {.ul = value}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_float(const char *name, cl_float value)
+{
+    QgpuArg a = {name, QGPU_ARG_FLOAT, {.f = value}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_local(const char *name, size_t bytes)
+{
+    QgpuArg a = {name, QGPU_ARG_LOCAL, {.raw = {bytes, NULL}}};
+    return a;
+}
+
+static inline QgpuArg qgpu_arg_value(const char *name, size_t bytes, const void *ptr)
+{
+    QgpuArg a = {name, QGPU_ARG_VALUE, {.raw = {bytes, ptr}}};
+    return a;
+}
+
+#define QGPU_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Sets the kernel's arguments from args[0 .. nb_args - 1] and enqueues it
+ * on the compute queue as part of the slot's frame (no wait): dims 1..3,
+ * global[dims], local[dims] or NULL (the driver picks). nb_args must be the
+ * kernel's argument count. On failure the message names `what`, the first
+ * argument that failed (index and name) and the OpenCL status. `what`
+ * labels the launch in QGPU_PROFILE=1 profiles too: a string literal
+ * ("vif: scale 0"). */
+int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
+                const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
+                const size_t *local);
 
 /* Reserves `bytes` (rounded up to 8) in every slot's results buffer;
  * returns the byte offset (a multiple of 8). Kernels get slot->results plus
@@ -140,8 +288,14 @@ int qgpu_kernel_run(QgpuContext *ctx, cl_kernel kernel, cl_uint dims, const size
  * elements, offset / 4 for float/uint), not a sub-buffer. Only in init(). */
 int qgpu_results_reserve(QgpuContext *ctx, size_t bytes, size_t *offset);
 
-/* Registers an output name (libvmaf's printed name, suffix included);
- * returns its id (>= 0) or a negative error. Only during init(). */
+/* Registers output `index` of the feature's class table (its name plus
+ * the feature's option suffix) and sets *id to its score id; 0 or a
+ * negative error. Only during init(). */
+int qgpu_output_register(QgpuFeature *f, int index, int *id);
+/* Registers outputs first .. first + count - 1 of the class table, their
+ * ids into ids[first ..]; 0 or a negative error. */
+int qgpu_outputs_register(QgpuFeature *f, int first, int count, int *ids);
+/* Registers a score name as is (models' scores); id or negative error. */
 int qgpu_score_register(QgpuContext *ctx, const char *name);
 /* Sets the score of a frame (any frame not yet final). */
 int qgpu_score_set(QgpuContext *ctx, int score_id, unsigned frame_index, double value);

@@ -13,6 +13,22 @@ const QgpuFeatureClass *qgpu_feature_class_find(const char *name)
     return NULL;
 }
 
+int qgpu_feature_output_find(const char *name, const QgpuFeatureClass **cls,
+                             const QgpuFeatureOutput **output)
+{
+    for (int i = 0; qgpu_feature_classes[i]; i++) {
+        const QgpuFeatureOutput *o = qgpu_feature_classes[i]->outputs;
+        for (; o && o->name; o++) {
+            if (!strcmp(name, o->name) || (o->model_name && !strcmp(name, o->model_name))) {
+                *cls = qgpu_feature_classes[i];
+                *output = o;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
 const char *qgpu_feature_name(int index)
 {
     for (int i = 0; qgpu_feature_classes[i]; i++)

@@ -9,6 +9,7 @@
 
 #include "feature.h"
 #include "ocl.h"
+#include "stats.h"
 
 #define QGPU_MAX_SLOTS 16
 #define QGPU_ERROR_MAX 8192
@@ -18,13 +19,6 @@ typedef struct QgpuProgram {
     char *key;             /* kernel file name + build options */
     cl_program program;
 } QgpuProgram;
-
-/* Device time of one kernel label, summed over frames (QGPU_PROFILE=1). */
-typedef struct QgpuProfileEntry {
-    char name[96];
-    double total_ms;
-    unsigned long long count;
-} QgpuProfileEntry;
 
 /* Scores of all frames: values[frame * capacity_names + id]. */
 typedef struct QgpuScoreStore {
@@ -57,6 +51,7 @@ struct QgpuContext {
 
     QgpuProgram *programs;
     int nb_programs;
+    bool compile_noted;    /* "compiling kernels" was logged */
 
     /* features and hooks, in enabling order */
     QgpuFeature **features;
@@ -72,20 +67,15 @@ struct QgpuContext {
     QgpuVideoFormat fmt;   /* what features see */
     QgpuVideoFormat in_fmt; /* what the caller submits (differs when widened) */
     int compute_bitdepth;  /* 0: native; else 8-bit input is widened to it */
-    cl_kernel widen;       /* 8 -> 16 bit, when widening */
-    cl_kernel shift_down;  /* MSB-aligned 16-bit input -> low bits (qgpu_submit_cl) */
-    cl_mem raw[QGPU_MAX_SLOTS]; /* 8-bit uploads before widening */
     size_t upload_bytes;   /* bytes of each picture sent to the device */
     size_t device_bytes;   /* bytes of each picture on the device, as features see it */
     size_t results_bytes;  /* per slot, reserved by features */
 
-    /* pipeline */
+    /* pipeline (pipeline.c creates and releases all of it) */
     int slot_count;
     QgpuSlot slots[QGPU_MAX_SLOTS];
-    cl_mem staging[QGPU_MAX_SLOTS];       /* pinned: ref then dist */
-    void *staging_host[QGPU_MAX_SLOTS];
-    cl_mem results_pinned[QGPU_MAX_SLOTS];
-    cl_event done[QGPU_MAX_SLOTS];        /* readback of the slot's results */
+    cl_kernel widen;       /* 8 -> 16 bit, when widening */
+    cl_kernel shift_down;  /* MSB-aligned 16-bit input -> low bits (qgpu_submit_cl) */
     unsigned submitted;    /* frames submitted */
     unsigned processed;    /* frames whose device work was collected */
     unsigned finalized;    /* frames visible to the user */
@@ -99,18 +89,16 @@ struct QgpuContext {
     unsigned frames_from_host;         /* qgpu_submit() */
     unsigned frames_from_device;       /* qgpu_submit_cl() */
     int profiling;                     /* QGPU_PROFILE=1: time every kernel */
-    int current_slot;                  /* slot being enqueued */
-    cl_event *prof_events[QGPU_MAX_SLOTS];
-    const char **prof_names[QGPU_MAX_SLOTS];
-    int prof_count[QGPU_MAX_SLOTS];
-    int prof_cap[QGPU_MAX_SLOTS];
     QgpuProfileEntry *profile;         /* accumulated per kernel label */
     int nb_profile;
 };
 
 /* profile.c */
-int qgpu_profile_add_event(QgpuContext *ctx, const char *what, cl_event event);
-void qgpu_profile_collect(QgpuContext *ctx, int slot);
+/* Keeps a launch's event with its frame's slot (takes the reference). */
+int qgpu_profile_add_event(QgpuContext *ctx, QgpuSlot *slot, const char *what, cl_event event);
+/* Adds the slot's events to the context's totals and releases them. */
+void qgpu_profile_collect(QgpuContext *ctx, QgpuSlot *slot);
+void qgpu_profile_slot_free(QgpuSlot *slot);
 void qgpu_profile_free(QgpuContext *ctx);
 
 /* program.c */
@@ -134,6 +122,10 @@ void qgpu_pipeline_release(QgpuContext *ctx);
 
 /* features.c */
 const QgpuFeatureClass *qgpu_feature_class_find(const char *name);
+/* The class and output that declare `name` (a printed or a model name);
+ * 0, or -1 when no feature outputs it. */
+int qgpu_feature_output_find(const char *name, const QgpuFeatureClass **cls,
+                             const QgpuFeatureOutput **output);
 void qgpu_feature_free(QgpuFeature *f);
 extern const QgpuFeatureClass *const qgpu_feature_classes[];
 

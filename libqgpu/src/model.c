@@ -1,6 +1,7 @@
 /*
  * VMAF models (see model.h): JSON model files through json-c, the mapping of
- * libvmaf's model feature names to our extractors, per-frame prediction, and
+ * libvmaf's model feature names to our extractors (through the names each
+ * feature class declares, feature.h), per-frame prediction, and
  * qgpu_use_model(), which wires a model into a context as a frame hook.
  *
  * Semantics follow libvmaf 3.2.0 (read_json_model.c, predict.c, model.c,
@@ -30,103 +31,6 @@
 
 #define MODEL_FILE_MAX (64u << 20) /* refuse absurd "model" files */
 #define SVM_MAX_DIM_STACK 64
-
-/* ---- libvmaf feature names -> extractor and printed name ---------------
- * libvmaf finds the extractor of a model feature by looking the name up in
- * every extractor's provided-feature list, and prints it through its alias
- * table (feature/alias.c, feature_name.c) plus the option suffix. A model
- * may name a feature either way; both columns are accepted. */
-typedef struct FeatureMap {
-    const char *name;      /* libvmaf's internal name */
-    const char *extractor; /* our (= libvmaf's) extractor name */
-    const char *output;    /* printed name without suffix */
-} FeatureMap;
-
-#define SCALES(prefix_in, prefix_out, suffix_in, ext)                                          \
-    { prefix_in "0" suffix_in, ext, prefix_out "0" }, { prefix_in "1" suffix_in, ext, prefix_out "1" }, \
-    { prefix_in "2" suffix_in, ext, prefix_out "2" }, { prefix_in "3" suffix_in, ext, prefix_out "3" }
-
-static const FeatureMap feature_map[] = {
-    /* integer_adm.c */
-    { "VMAF_integer_feature_adm2_score", "adm", "integer_adm2" },
-    { "VMAF_integer_feature_aim_score", "adm", "integer_aim" },
-    { "VMAF_integer_feature_adm3_score", "adm", "integer_adm3" },
-    SCALES("integer_adm_scale", "integer_adm_scale", "", "adm"),
-    { "integer_adm", "adm", "integer_adm" },
-    { "integer_adm_num", "adm", "integer_adm_num" },
-    { "integer_adm_den", "adm", "integer_adm_den" },
-    SCALES("integer_adm_num_scale", "integer_adm_num_scale", "", "adm"),
-    SCALES("integer_adm_den_scale", "integer_adm_den_scale", "", "adm"),
-    /* integer_vif.c */
-    SCALES("VMAF_integer_feature_vif_scale", "integer_vif_scale", "_score", "vif"),
-    { "integer_vif", "vif", "integer_vif" },
-    { "integer_vif_num", "vif", "integer_vif_num" },
-    { "integer_vif_den", "vif", "integer_vif_den" },
-    SCALES("integer_vif_num_scale", "integer_vif_num_scale", "", "vif"),
-    SCALES("integer_vif_den_scale", "integer_vif_den_scale", "", "vif"),
-    /* integer_motion.c (the SAD has no alias: printed under its own name) */
-    { "VMAF_integer_feature_motion_sad_score", "motion", "VMAF_integer_feature_motion_sad_score" },
-    { "VMAF_integer_feature_motion_score", "motion", "integer_motion" },
-    { "VMAF_integer_feature_motion2_score", "motion", "integer_motion2" },
-    { "VMAF_integer_feature_motion3_score", "motion", "integer_motion3" },
-    /* float extractors */
-    { "VMAF_feature_adm2_score", "float_adm", "adm2" },
-    { "VMAF_feature_aim_score", "float_adm", "aim" },
-    { "VMAF_feature_adm3_score", "float_adm", "adm3" },
-    SCALES("VMAF_feature_adm_scale", "adm_scale", "_score", "float_adm"),
-    { "adm_num", "float_adm", "adm_num" },
-    { "adm_den", "float_adm", "adm_den" },
-    SCALES("adm_num_scale", "adm_num_scale", "", "float_adm"),
-    SCALES("adm_den_scale", "adm_den_scale", "", "float_adm"),
-    SCALES("VMAF_feature_vif_scale", "vif_scale", "_score", "float_vif"),
-    { "vif", "float_vif", "vif" },
-    { "vif_num", "float_vif", "vif_num" },
-    { "vif_den", "float_vif", "vif_den" },
-    SCALES("vif_num_scale", "vif_num_scale", "", "float_vif"),
-    SCALES("vif_den_scale", "vif_den_scale", "", "float_vif"),
-    { "VMAF_feature_motion_score", "float_motion", "motion" },
-    { "VMAF_feature_motion2_score", "float_motion", "motion2" },
-    { "VMAF_feature_motion3_score", "float_motion", "motion3" },
-    { "float_psnr", "float_psnr", "float_psnr" },
-    { "float_ansnr", "float_ansnr", "float_ansnr" },
-    { "float_anpsnr", "float_ansnr", "float_anpsnr" },
-    { "float_moment_ref1st", "float_moment", "float_moment_ref1st" },
-    { "float_moment_dis1st", "float_moment", "float_moment_dis1st" },
-    { "float_moment_ref2nd", "float_moment", "float_moment_ref2nd" },
-    { "float_moment_dis2nd", "float_moment", "float_moment_dis2nd" },
-    /* other extractors */
-    { "psnr_y", "psnr", "psnr_y" },
-    { "psnr_cb", "psnr", "psnr_cb" },
-    { "psnr_cr", "psnr", "psnr_cr" },
-    { "mse_y", "psnr", "mse_y" },
-    { "mse_cb", "psnr", "mse_cb" },
-    { "mse_cr", "psnr", "mse_cr" },
-    { "float_ssim", "float_ssim", "float_ssim" },
-    { "float_ms_ssim", "float_ms_ssim", "float_ms_ssim" },
-    { "ciede2000", "ciede", "ciede2000" },
-    { "psnr_hvs", "psnr_hvs", "psnr_hvs" },
-    { "psnr_hvs_y", "psnr_hvs", "psnr_hvs_y" },
-    { "psnr_hvs_cb", "psnr_hvs", "psnr_hvs_cb" },
-    { "psnr_hvs_cr", "psnr_hvs", "psnr_hvs_cr" },
-    { "Cambi_feature_cambi_score", "cambi", "cambi" },
-    { "Speed_chroma_feature_speed_chroma_u_score", "speed_chroma", "speed_chroma_u" },
-    { "Speed_chroma_feature_speed_chroma_v_score", "speed_chroma", "speed_chroma_v" },
-    { "Speed_chroma_feature_speed_chroma_uv_score", "speed_chroma", "speed_chroma_uv" },
-    { "Speed_temporal_feature_speed_temporal_score", "speed_temporal", "speed_temporal" },
-    { "ssimulacra2", "ssimulacra2", "ssimulacra2" },
-};
-
-int qgpu_model_feature_lookup(const char *name, const char **extractor, const char **output)
-{
-    for (size_t i = 0; i < sizeof(feature_map) / sizeof(feature_map[0]); i++) {
-        if (!strcmp(name, feature_map[i].name) || !strcmp(name, feature_map[i].output)) {
-            *extractor = feature_map[i].extractor;
-            *output = feature_map[i].output;
-            return 0;
-        }
-    }
-    return -1;
-}
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -426,6 +330,8 @@ static int parse_model_dict(ParseCtx *pc, json_object *d)
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(names, i);
         QgpuModelFeature *f = &m->features[i];
+        const QgpuFeatureClass *cls;
+        const QgpuFeatureOutput *output;
         if (!json_object_is_type(e, json_type_string))
             return PFAIL(pc, "model '%s': \"feature_names\"[%zu] is a %s, expected a string",
                          pc->src, i, type_name(e));
@@ -434,9 +340,15 @@ static int parse_model_dict(ParseCtx *pc, json_object *d)
             return fail(pc->err, pc->err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory",
                         pc->src);
         m->nb_features = (int)i + 1;
-        if (qgpu_model_feature_lookup(f->name, &f->extractor, &f->output))
+        /* libvmaf looks a model feature up in every extractor's provided
+         * names and prints it through its alias table; a model may give
+         * either name, and each feature class declares both */
+        if (qgpu_feature_output_find(f->name, &cls, &output))
             return PFAIL(pc, "model '%s': unknown feature '%s' (feature_names[%zu]): no "
                          "extractor provides it", pc->src, f->name, i);
+        f->extractor = cls->name;
+        f->output = output->name;
+        f->suffixed = !(output->flags & QGPU_OUTPUT_NO_SUFFIX);
         f->slope = 1.0;
         f->intercept = 0.0;
     }
@@ -956,6 +868,8 @@ static int input_name(QgpuContext *ctx, const QgpuModel *m, const QgpuModelFeatu
     }
     suffix = qgpu_options_name_suffix(cls->options, priv);
     free(priv);
+    if (suffix && !f->suffixed)
+        suffix[0] = '\0';
     if (suffix)
         *name = malloc(strlen(f->output) + strlen(suffix) + 1);
     if (!*name) {

@@ -42,6 +42,7 @@ typedef struct QgpuModelFeature {
     char *name;             /* libvmaf's name in the model: "VMAF_integer_feature_adm2_score" */
     const char *extractor;  /* extractor providing it: "adm" */
     const char *output;     /* printed name before the option suffix: "integer_adm2" */
+    int suffixed;           /* 0: printed without the option suffix (libvmaf quirk) */
     double slope, intercept;
     QgpuModelOpt opts[QGPU_MODEL_MAX_OPTS]; /* feature_opts_dicts entry + overrides */
     int nb_opts;
@@ -106,9 +107,5 @@ double qgpu_model_predict(const QgpuModel *m, const double *raw);
 double qgpu_model_transform(const QgpuModel *m, double y);
 
 void qgpu_model_free(QgpuModel **m);
-
-/* Extractor and printed base name of a libvmaf model feature name; 0 when
- * found, -1 for a name no libvmaf extractor provides. */
-int qgpu_model_feature_lookup(const char *name, const char **extractor, const char **output);
 
 #endif /* QGPU_MODEL_H */

@@ -142,19 +142,19 @@ static int slots_create(QgpuContext *ctx)
     for (int i = 0; i < ctx->slot_count; i++) {
         QgpuSlot *slot = &ctx->slots[i];
         slot->index = i;
-        err = pinned_create(ctx, 2 * ctx->upload_bytes, &ctx->staging[i], &ctx->staging_host[i]);
+        err = pinned_create(ctx, 2 * ctx->upload_bytes, &slot->staging, &slot->staging_host);
         if (!err)
             err = qgpu_buffer_create(ctx, ctx->device_bytes, &slot->ref);
         if (!err)
             err = qgpu_buffer_create(ctx, ctx->device_bytes, &slot->dist);
         if (!err && ctx->widen)
-            err = qgpu_buffer_create(ctx, 2 * ctx->upload_bytes, &ctx->raw[i]);
+            err = qgpu_buffer_create(ctx, 2 * ctx->upload_bytes, &slot->raw);
         if (!err)
             err = qgpu_buffer_create(ctx, ctx->results_bytes ? ctx->results_bytes : 8,
                                      &slot->results);
         if (!err)
             err = pinned_create(ctx, ctx->results_bytes ? ctx->results_bytes : 8,
-                                &ctx->results_pinned[i], &slot->results_host);
+                                &slot->results_pinned, &slot->results_host);
         if (err)
             return err;
     }
@@ -165,35 +165,27 @@ void qgpu_pipeline_release(QgpuContext *ctx)
 {
     for (int i = 0; i < QGPU_MAX_SLOTS; i++) {
         QgpuSlot *slot = &ctx->slots[i];
-        if (ctx->done[i])
-            clReleaseEvent(ctx->done[i]);
-        if (ctx->staging_host[i])
-            clEnqueueUnmapMemObject(ctx->upload_queue, ctx->staging[i], ctx->staging_host[i], 0,
+        if (slot->done)
+            clReleaseEvent(slot->done);
+        if (slot->staging_host)
+            clEnqueueUnmapMemObject(ctx->upload_queue, slot->staging, slot->staging_host, 0,
                                     NULL, NULL);
         if (slot->results_host)
-            clEnqueueUnmapMemObject(ctx->upload_queue, ctx->results_pinned[i],
+            clEnqueueUnmapMemObject(ctx->upload_queue, slot->results_pinned,
                                     slot->results_host, 0, NULL, NULL);
-        if (ctx->upload_queue && (ctx->staging_host[i] || slot->results_host))
+        if (ctx->upload_queue && (slot->staging_host || slot->results_host))
             clFinish(ctx->upload_queue);
-        if (ctx->staging[i])
-            clReleaseMemObject(ctx->staging[i]);
-        if (ctx->results_pinned[i])
-            clReleaseMemObject(ctx->results_pinned[i]);
-        if (slot->ref)
-            clReleaseMemObject(slot->ref);
-        if (slot->dist)
-            clReleaseMemObject(slot->dist);
-        if (slot->results)
-            clReleaseMemObject(slot->results);
-        if (ctx->raw[i])
-            clReleaseMemObject(ctx->raw[i]);
-        ctx->raw[i] = NULL;
+        qgpu_buffer_release(&slot->staging);
+        qgpu_buffer_release(&slot->results_pinned);
+        qgpu_buffer_release(&slot->ref);
+        qgpu_buffer_release(&slot->dist);
+        qgpu_buffer_release(&slot->results);
+        qgpu_buffer_release(&slot->raw);
+        qgpu_profile_slot_free(slot);
         memset(slot, 0, sizeof(*slot));
-        ctx->done[i] = NULL;
-        ctx->staging[i] = NULL;
-        ctx->staging_host[i] = NULL;
-        ctx->results_pinned[i] = NULL;
     }
+    qgpu_kernel_release(&ctx->widen);
+    qgpu_kernel_release(&ctx->shift_down);
 }
 
 /* First submit: the format is known; set up features, hooks and slots. */
@@ -227,6 +219,7 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
     }
     for (int i = 0; i < ctx->nb_features; i++) {
         QgpuFeature *f = ctx->features[i];
+        f->fmt = &ctx->fmt;
         err = f->cls->init(f, &ctx->fmt);
         if (err)
             return err;
@@ -284,24 +277,22 @@ static void stage_pair(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPictu
 static int widen(QgpuContext *ctx, QgpuSlot *slot)
 {
     cl_uint n = (cl_uint)ctx->upload_bytes;
-    cl_int shift = ctx->fmt.bitdepth - ctx->in_fmt.bitdepth;
-    cl_int status = 0;
-    size_t local = 256, global[2] = {(n + 255) / 256 * 256, 2};
-    size_t local2[2] = {local, 1};
-    status |= clSetKernelArg(ctx->widen, 0, sizeof(cl_mem), &ctx->raw[slot->index]);
-    status |= clSetKernelArg(ctx->widen, 1, sizeof(cl_mem), &slot->ref);
-    status |= clSetKernelArg(ctx->widen, 2, sizeof(cl_mem), &slot->dist);
-    status |= clSetKernelArg(ctx->widen, 3, sizeof(cl_uint), &n);
-    status |= clSetKernelArg(ctx->widen, 4, sizeof(cl_int), &shift);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "widen: clSetKernelArg");
-    return qgpu_kernel_run(ctx, ctx->widen, 2, global, local2, "pipeline: widen to compute depth");
+    size_t global[2] = {qgpu_round_up(n, 256), 2}, local[2] = {256, 1};
+    const QgpuArg args[] = {
+        qgpu_arg_mem("raw", slot->raw),
+        qgpu_arg_mem("ref", slot->ref),
+        qgpu_arg_mem("dist", slot->dist),
+        qgpu_arg_uint("n", n),
+        qgpu_arg_int("shift", ctx->fmt.bitdepth - ctx->in_fmt.bitdepth),
+    };
+    return qgpu_launch(ctx, slot, ctx->widen, "pipeline: widen to compute depth", args,
+                       QGPU_ARRAY_SIZE(args), 2, global, local);
 }
 
 /* Enqueues the upload of the staged pair; *uploaded: its last write. */
 static int upload_host(QgpuContext *ctx, QgpuSlot *slot, cl_event *uploaded)
 {
-    unsigned char *staging = ctx->staging_host[slot->index];
+    unsigned char *staging = slot->staging_host;
     size_t offset;
     cl_mem ref = qgpu_submit_target(ctx, slot, 0, &offset);
     cl_mem dist = qgpu_submit_target(ctx, slot, 1, &offset);
@@ -328,7 +319,7 @@ cl_mem qgpu_submit_target(QgpuContext *ctx, const QgpuSlot *slot, int which, siz
 {
     if (ctx->widen) {
         *offset = which ? ctx->upload_bytes : 0;
-        return ctx->raw[slot->index];
+        return slot->raw;
     }
     *offset = 0;
     return which ? slot->dist : slot->ref;
@@ -336,11 +327,10 @@ cl_mem qgpu_submit_target(QgpuContext *ctx, const QgpuSlot *slot, int which, siz
 
 /* 16-bit samples of one picture >> shift, in place (qgpu_submit_cl's
  * MSB-aligned input). The kernel is made at the first need. */
-static int shift_down(QgpuContext *ctx, cl_mem buffer, int shift)
+static int shift_down(QgpuContext *ctx, QgpuSlot *slot, cl_mem buffer, int shift)
 {
     cl_uint n = (cl_uint)(ctx->upload_bytes / 2);
-    cl_int status = 0;
-    size_t local = 256, global = (n + 255) / 256 * 256;
+    size_t local = 256, global = qgpu_round_up(n, 256);
     if (!ctx->shift_down) {
         cl_program program;
         int err = qgpu_program_get(ctx, "external", NULL, &program);
@@ -349,13 +339,13 @@ static int shift_down(QgpuContext *ctx, cl_mem buffer, int shift)
         if (err)
             return err;
     }
-    status |= clSetKernelArg(ctx->shift_down, 0, sizeof(cl_mem), &buffer);
-    status |= clSetKernelArg(ctx->shift_down, 1, sizeof(cl_uint), &n);
-    status |= clSetKernelArg(ctx->shift_down, 2, sizeof(cl_int), &shift);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, "shift_down_16: clSetKernelArg");
-    return qgpu_kernel_run(ctx, ctx->shift_down, 1, &global, &local,
-                           "pipeline: MSB-aligned input to low bits");
+    const QgpuArg args[] = {
+        qgpu_arg_mem("samples", buffer),
+        qgpu_arg_uint("n", n),
+        qgpu_arg_int("shift", shift),
+    };
+    return qgpu_launch(ctx, slot, ctx->shift_down, "pipeline: MSB-aligned input to low bits",
+                       args, QGPU_ARRAY_SIZE(args), 1, &global, &local);
 }
 
 int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2])
@@ -363,7 +353,6 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
     cl_int status;
     int err = 0;
 
-    ctx->current_slot = slot->index;
     /* The upload queue runs ahead; make sure it is submitted to the device. */
     clFlush(ctx->upload_queue);
     status = clEnqueueBarrierWithWaitList(ctx->compute_queue, 1, &uploaded, NULL);
@@ -372,7 +361,7 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
     for (int i = 0; i < 2 && !err; i++) {
         size_t offset;
         if (shift && shift[i] > 0)
-            err = shift_down(ctx, qgpu_submit_target(ctx, slot, i, &offset), shift[i]);
+            err = shift_down(ctx, slot, qgpu_submit_target(ctx, slot, i, &offset), shift[i]);
     }
     if (!err && ctx->widen)
         err = widen(ctx, slot);
@@ -382,7 +371,7 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
         return err;
     status = clEnqueueReadBuffer(ctx->compute_queue, slot->results, CL_FALSE, 0,
                                  ctx->results_bytes ? ctx->results_bytes : 8,
-                                 slot->results_host, 0, NULL, &ctx->done[slot->index]);
+                                 slot->results_host, 0, NULL, &slot->done);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueReadBuffer(results)");
     clFlush(ctx->compute_queue);
@@ -412,17 +401,17 @@ static int process_oldest(QgpuContext *ctx)
     int index = frame % ctx->slot_count;
     QgpuSlot *slot = &ctx->slots[index];
     cl_int exec_status = CL_COMPLETE;
-    cl_int status = qgpu_fault_frame_wait(clWaitForEvents(1, &ctx->done[index]));
+    cl_int status = qgpu_fault_frame_wait(clWaitForEvents(1, &slot->done));
 
-    clGetEventInfo(ctx->done[index], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
+    clGetEventInfo(slot->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
                    &exec_status, NULL);
-    clReleaseEvent(ctx->done[index]);
-    ctx->done[index] = NULL;
+    clReleaseEvent(slot->done);
+    slot->done = NULL;
     if (status != CL_SUCCESS || exec_status < 0)
         return qgpu_cl_error(ctx, status != CL_SUCCESS ? status : exec_status,
                              "frame execution on the device");
     if (ctx->profiling)
-        qgpu_profile_collect(ctx, index);
+        qgpu_profile_collect(ctx, slot);
     for (int i = 0; i < ctx->nb_features; i++) {
         int err = ctx->features[i]->cls->collect(ctx->features[i], slot);
         if (err)
@@ -435,8 +424,8 @@ static int process_oldest(QgpuContext *ctx)
 static int oldest_done(const QgpuContext *ctx)
 {
     cl_int exec_status = CL_QUEUED;
-    int index = ctx->processed % ctx->slot_count;
-    clGetEventInfo(ctx->done[index], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
+    const QgpuSlot *slot = &ctx->slots[ctx->processed % ctx->slot_count];
+    clGetEventInfo(slot->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
                    &exec_status, NULL);
     return exec_status == CL_COMPLETE || exec_status < 0;
 }
@@ -527,7 +516,7 @@ int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dis
         return QGPU_ERR_INVALID_ARG;
     if ((err = qgpu_submit_check(ctx, ref, dist, 1)) || (err = qgpu_submit_slot(ctx, ref, &slot)))
         return err;
-    stage_pair(ctx, ref, dist, ctx->staging_host[slot->index]);
+    stage_pair(ctx, ref, dist, slot->staging_host);
     err = upload_host(ctx, slot, &uploaded);
     if (!err)
         err = qgpu_submit_enqueue(ctx, slot, uploaded, NULL);

@@ -1,35 +1,35 @@
 /* Per-kernel device times (QGPU_PROFILE=1): each kernel's event is kept
  * with its slot and read when the slot's frame is collected, so profiling
- * adds no wait inside a frame. */
+ * adds no wait inside a frame. Also the context's counters (stats.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-int qgpu_profile_add_event(QgpuContext *ctx, const char *what, cl_event event)
+int qgpu_profile_add_event(QgpuContext *ctx, QgpuSlot *slot, const char *what, cl_event event)
 {
-    int s = ctx->current_slot;
-    if (ctx->prof_count[s] == ctx->prof_cap[s]) {
-        int cap = ctx->prof_cap[s] ? ctx->prof_cap[s] * 2 : 32;
-        cl_event *events = realloc(ctx->prof_events[s], cap * sizeof(*events));
+    QgpuSlotProfile *p = &slot->profile;
+    if (p->count == p->cap) {
+        int cap = p->cap ? p->cap * 2 : 32;
+        cl_event *events = realloc(p->events, cap * sizeof(*events));
         const char **names;
         if (!events) {
             clReleaseEvent(event);
             return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
         }
-        ctx->prof_events[s] = events;
-        names = realloc(ctx->prof_names[s], cap * sizeof(*names));
+        p->events = events;
+        names = realloc(p->names, cap * sizeof(*names));
         if (!names) {
             clReleaseEvent(event);
             return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
         }
-        ctx->prof_names[s] = names;
-        ctx->prof_cap[s] = cap;
+        p->names = names;
+        p->cap = cap;
     }
-    ctx->prof_events[s][ctx->prof_count[s]] = event;
-    ctx->prof_names[s][ctx->prof_count[s]] = what;
-    ctx->prof_count[s]++;
+    p->events[p->count] = event;
+    p->names[p->count] = what;
+    p->count++;
     return 0;
 }
 
@@ -48,31 +48,48 @@ static QgpuProfileEntry *entry_for(QgpuContext *ctx, const char *what)
     return &list[ctx->nb_profile++];
 }
 
-void qgpu_profile_collect(QgpuContext *ctx, int slot)
+void qgpu_profile_collect(QgpuContext *ctx, QgpuSlot *slot)
 {
-    for (int i = 0; i < ctx->prof_count[slot]; i++) {
+    QgpuSlotProfile *p = &slot->profile;
+    for (int i = 0; i < p->count; i++) {
         cl_ulong start = 0, end = 0;
-        QgpuProfileEntry *e = entry_for(ctx, ctx->prof_names[slot][i]);
-        clGetEventProfilingInfo(ctx->prof_events[slot][i], CL_PROFILING_COMMAND_START,
-                                sizeof(start), &start, NULL);
-        clGetEventProfilingInfo(ctx->prof_events[slot][i], CL_PROFILING_COMMAND_END,
-                                sizeof(end), &end, NULL);
-        clReleaseEvent(ctx->prof_events[slot][i]);
+        QgpuProfileEntry *e = entry_for(ctx, p->names[i]);
+        clGetEventProfilingInfo(p->events[i], CL_PROFILING_COMMAND_START, sizeof(start), &start,
+                                NULL);
+        clGetEventProfilingInfo(p->events[i], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+        clReleaseEvent(p->events[i]);
         if (e && end >= start) {
             e->total_ms += (end - start) * 1e-6;
             e->count++;
         }
     }
-    ctx->prof_count[slot] = 0;
+    p->count = 0;
+}
+
+void qgpu_profile_slot_free(QgpuSlot *slot)
+{
+    QgpuSlotProfile *p = &slot->profile;
+    for (int i = 0; i < p->count; i++)
+        clReleaseEvent(p->events[i]);
+    free(p->events);
+    free(p->names);
+    memset(p, 0, sizeof(*p));
 }
 
 void qgpu_profile_free(QgpuContext *ctx)
 {
-    for (int s = 0; s < QGPU_MAX_SLOTS; s++) {
-        for (int i = 0; i < ctx->prof_count[s]; i++)
-            clReleaseEvent(ctx->prof_events[s][i]);
-        free(ctx->prof_events[s]);
-        free(ctx->prof_names[s]);
-    }
     free(ctx->profile);
+    ctx->profile = NULL;
+    ctx->nb_profile = 0;
+}
+
+void qgpu_stats_get(const QgpuContext *ctx, QgpuStats *stats)
+{
+    stats->launches = ctx->launches;
+    stats->upload_bytes = ctx->upload_bytes;
+    stats->profiling = ctx->profiling;
+    stats->nb_profile = ctx->nb_profile;
+    stats->profile = ctx->profile;
+    stats->cl = ctx->cl;
+    stats->device = ctx->device;
 }

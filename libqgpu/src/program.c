@@ -157,7 +157,7 @@ static int build_log_error(QgpuContext *ctx, cl_program program, const char *nam
         log = calloc(1, len + 1);
     if (log)
         clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, len, log, NULL);
-    qgpu_error(ctx, QGPU_ERR_BUILD, "building kernels/%s.cl for %s failed (%s):\n%s", name,
+    qgpu_error(ctx, QGPU_ERR_BUILD, "building %s.cl for %s failed (%s):\n%s", name,
                ctx->device_name, qgpu_cl_status_name(status), log ? log : "(no build log)");
     free(log);
     return QGPU_ERR_BUILD;
@@ -225,6 +225,17 @@ int qgpu_program_build(QgpuContext *ctx, const char *name, const char *source,
             qgpu_log(ctx, QGPU_LOG_INFO, "cache entry %s unusable, rebuilding", path);
         }
     }
+    /* The first build from source can take many seconds (NVIDIA: ~1 s a
+     * program); say why the first frames are slow, once a context. */
+    if (!ctx->compile_noted) {
+        ctx->compile_noted = true;
+        if (use_cache)
+            qgpu_log(ctx, QGPU_LOG_INFO, "compiling kernels for %s, once; cached in %s",
+                     ctx->device_name, dir);
+        else
+            qgpu_log(ctx, QGPU_LOG_INFO, "compiling kernels for %s (no cache: QGPU_NO_CACHE "
+                     "is set or HOME is not)", ctx->device_name);
+    }
     int err = build_from_source(ctx, name, source, options, out);
     if (!err && use_cache)
         cache_store(ctx, dir, path, key, *out);
@@ -235,7 +246,8 @@ int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
                      cl_program *program)
 {
     char key[512];
-    const char *source;
+    const char *source, *prelude = qgpu_kernel_source("common");
+    char *full;
     QgpuProgram *programs;
     int err;
 
@@ -247,13 +259,23 @@ int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
         }
     }
     source = qgpu_kernel_source(name);
-    if (!source)
-        return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source kernels/%s.cl", name);
+    if (!source || !prelude)
+        return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source %s.cl",
+                          source ? "common" : name);
     programs = realloc(ctx->programs, (ctx->nb_programs + 1) * sizeof(*programs));
     if (!programs)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
     ctx->programs = programs;
-    err = qgpu_program_build(ctx, name, source, options, program);
+    /* common.cl, then the program's file from its line 1 (build logs then
+     * give the file's own line numbers) */
+    full = malloc(strlen(prelude) + strlen(source) + sizeof("#line 1\n"));
+    if (!full)
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
+    strcpy(full, prelude);
+    strcat(full, "#line 1\n");
+    strcat(full, source);
+    err = qgpu_program_build(ctx, name, full, options, program);
+    free(full);
     if (err)
         return err;
     programs[ctx->nb_programs].key = strdup(key);
@@ -275,44 +297,4 @@ void qgpu_programs_release(QgpuContext *ctx)
     free(ctx->programs);
     ctx->programs = NULL;
     ctx->nb_programs = 0;
-}
-
-int qgpu_kernel_create(QgpuContext *ctx, cl_program program, const char *name,
-                       cl_kernel *kernel)
-{
-    cl_int status;
-    *kernel = clCreateKernel(program, name, &status);
-    if (status != CL_SUCCESS) {
-        char what[256];
-        snprintf(what, sizeof(what), "clCreateKernel(%s)", name);
-        return qgpu_cl_error(ctx, status, what);
-    }
-    return 0;
-}
-
-int qgpu_buffer_create(QgpuContext *ctx, size_t bytes, cl_mem *buffer)
-{
-    cl_int status;
-    *buffer = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &status);
-    if (status != CL_SUCCESS) {
-        char what[128];
-        snprintf(what, sizeof(what), "clCreateBuffer(%zu bytes)", bytes);
-        return qgpu_cl_error(ctx, status, what);
-    }
-    return 0;
-}
-
-int qgpu_kernel_run(QgpuContext *ctx, cl_kernel kernel, cl_uint dims, const size_t *global,
-                    const size_t *local, const char *what)
-{
-    cl_event event = NULL;
-    cl_int status =
-        clEnqueueNDRangeKernel(ctx->compute_queue, kernel, dims, NULL, global, local, 0, NULL,
-                               ctx->profiling ? &event : NULL);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, what);
-    ctx->launches++;
-    if (event)
-        return qgpu_profile_add_event(ctx, what, event);
-    return 0;
 }

@@ -1,5 +1,6 @@
 /* The score store (every score of every frame), lookups and pooling. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,24 @@ int qgpu_score_register(QgpuContext *ctx, const char *name)
     if (!s->names[s->nb_names])
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
     return s->nb_names++;
+}
+
+int qgpu_output_register(QgpuFeature *f, int index, int *id)
+{
+    const QgpuFeatureOutput *o = &f->cls->outputs[index];
+    const char *suffix = o->flags & QGPU_OUTPUT_NO_SUFFIX ? "" : f->name_suffix;
+    char name[256];
+    snprintf(name, sizeof(name), "%s%s", o->name, suffix);
+    *id = qgpu_score_register(f->ctx, name);
+    return *id < 0 ? *id : 0;
+}
+
+int qgpu_outputs_register(QgpuFeature *f, int first, int count, int *ids)
+{
+    int err = 0;
+    for (int i = first; i < first + count && !err; i++)
+        err = qgpu_output_register(f, i, &ids[i]);
+    return err;
 }
 
 /* Makes room for frame_index (rows are NAN until set). */

@@ -3,7 +3,7 @@
  * float_adm.c, adm.c, adm_tools.c), written for clarity, not speed. Every
  * operation is the single-precision one libvmaf performs, in its order
  * (the per-row float sums included), so the device kernels
- * (kernels/float_adm.cl) agree with it to a few float roundings.
+ * (float_adm.cl) agree with it to a few float roundings.
  */
 #ifndef QGPU_TESTS_FLOAT_ADM_REF_H
 #define QGPU_TESTS_FLOAT_ADM_REF_H

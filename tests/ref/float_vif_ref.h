@@ -2,7 +2,7 @@
  * Plain-C reference of libvmaf 3.2.0's float VIF ("float_vif" extractor:
  * float_vif.c, vif.c, vif_tools.c), written for clarity, not speed. Every
  * operation is the single-precision one libvmaf performs, in its order, so
- * the GPU kernels (kernels/float_vif.cl) agree with it to float rounding of
+ * the GPU kernels (float_vif.cl) agree with it to float rounding of
  * log2 (a few ulps per pixel).
  */
 #ifndef QGPU_TESTS_FLOAT_VIF_REF_H

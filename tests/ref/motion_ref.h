@@ -1,7 +1,7 @@
 /*
  * Plain-C reference of libvmaf's integer motion ("motion" extractor, libvmaf
  * 3.2.0 integer_motion.c, the pipelined variant), written for clarity. The
- * GPU kernel (kernels/motion.cl) must reproduce the SAD bit for bit; the
+ * GPU kernel (motion.cl) must reproduce the SAD bit for bit; the
  * per-frame post-processing (motion2/motion3) is shared by the host code.
  */
 #ifndef QGPU_TESTS_MOTION_REF_H

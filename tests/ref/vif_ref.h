@@ -1,7 +1,7 @@
 /*
  * Plain-C reference of libvmaf's integer VIF ("vif" extractor, libvmaf 3.2.0
  * integer_vif.c / integer_vif.h), written for clarity, not speed. The GPU
- * kernels (kernels/vif.cl) must reproduce it bit for bit.
+ * kernels (vif.cl) must reproduce it bit for bit.
  */
 #ifndef QGPU_TESTS_VIF_REF_H
 #define QGPU_TESTS_VIF_REF_H

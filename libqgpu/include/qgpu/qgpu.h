@@ -38,12 +38,20 @@
 extern "C" {
 #endif
 
-#define QGPU_VERSION_MAJOR 0
-#define QGPU_VERSION_MINOR 1
-#define QGPU_VERSION_PATCH 0
+/* QGPU_VERSION_MAJOR, _MINOR, _PATCH and QGPU_VERSION (generated from the
+ * project's VERSION file). */
+#include "qgpu/version.h"
+
+/* What the shared library exports: it is built with -fvisibility=hidden,
+ * and every function declared here carries QGPU_API. */
+#if defined(__GNUC__)
+#define QGPU_API __attribute__((visibility("default")))
+#else
+#define QGPU_API
+#endif
 
 /* Returns the library version as "MAJOR.MINOR.PATCH". */
-const char *qgpu_version(void);
+QGPU_API const char *qgpu_version(void);
 
 /* Error codes (always negative). */
 enum QgpuError {
@@ -64,7 +72,7 @@ enum QgpuError {
 };
 
 /* Static English name of an error code; never NULL. */
-const char *qgpu_strerror(int err);
+QGPU_API const char *qgpu_strerror(int err);
 
 /* Log levels passed to the log callback. */
 enum QgpuLogLevel {
@@ -92,34 +100,34 @@ typedef struct QgpuConfig {
 } QgpuConfig;
 
 /* Fills cfg with the defaults (auto device, depth 2, no logging). */
-void qgpu_config_default(QgpuConfig *cfg);
+QGPU_API void qgpu_config_default(QgpuConfig *cfg);
 
 typedef struct QgpuContext QgpuContext;
 
 /* Opens a context on the selected device. On success *ctx is set and 0 is
  * returned; on failure *ctx is NULL and a negative code is returned (use
  * qgpu_open_error() for its message, as there is no context to ask). */
-int qgpu_open(QgpuContext **ctx, const QgpuConfig *cfg);
+QGPU_API int qgpu_open(QgpuContext **ctx, const QgpuConfig *cfg);
 
 /* Message of the last qgpu_open() failure in this thread. */
-const char *qgpu_open_error(void);
+QGPU_API const char *qgpu_open_error(void);
 
 /* Releases everything the context owns and sets *ctx to NULL. Pending frames
  * are discarded. Safe on NULL and on *ctx == NULL. */
-void qgpu_close(QgpuContext **ctx);
+QGPU_API void qgpu_close(QgpuContext **ctx);
 
 /* Detailed message of the last error on this context ("" when none). */
-const char *qgpu_last_error(const QgpuContext *ctx);
+QGPU_API const char *qgpu_last_error(const QgpuContext *ctx);
 
 /* Name of the device the context runs on, and of its OpenCL platform. */
-const char *qgpu_device_name(const QgpuContext *ctx);
-const char *qgpu_platform_name(const QgpuContext *ctx);
+QGPU_API const char *qgpu_device_name(const QgpuContext *ctx);
+QGPU_API const char *qgpu_platform_name(const QgpuContext *ctx);
 
 /* Enables a feature by its libvmaf extractor name, with options in libvmaf's
  * syntax: "psnr", "psnr=enable_chroma=false:enable_mse=true". Must be called
  * before the first qgpu_submit(). Enabling the same feature twice with the
  * same options is harmless. */
-int qgpu_enable_feature(QgpuContext *ctx, const char *spec);
+QGPU_API int qgpu_enable_feature(QgpuContext *ctx, const char *spec);
 
 /* Scores 8-bit input at a higher bit depth (e.g. 10, as Netflix recommends
  * for the VMAF v1 models): the device shifts every sample left by
@@ -128,7 +136,7 @@ int qgpu_enable_feature(QgpuContext *ctx, const char *spec);
  * -pix_fmt yuv420p10le does the same). 0 (default) scores at the input's own
  * depth; input deeper than 8 bits is then refused. Before the first submit;
  * the model option bitdepth=N calls it. */
-int qgpu_set_compute_bitdepth(QgpuContext *ctx, int bitdepth);
+QGPU_API int qgpu_set_compute_bitdepth(QgpuContext *ctx, int bitdepth);
 
 /* Pixel layouts. */
 enum QgpuLayout {
@@ -158,7 +166,7 @@ typedef struct QgpuPicture {
  * unless every pipeline slot holds a frame not yet collected; then it waits
  * for the oldest one to finish on the device (it stays collectable).
  * The first submit fixes the geometry; later pictures must match it. */
-int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist);
+QGPU_API int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist);
 
 /* Returns the next finished frame in submission order: 1 and *frame_index
  * set when a frame is final, 0 when none is final yet (with wait == 0) or
@@ -166,24 +174,24 @@ int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dis
  * oldest pending frame is final, if one can become final without further
  * submits. Temporal features (motion) finalise frame n when frame n+1 has
  * been processed, or at qgpu_flush(). */
-int qgpu_collect(QgpuContext *ctx, unsigned *frame_index, int wait);
+QGPU_API int qgpu_collect(QgpuContext *ctx, unsigned *frame_index, int wait);
 
 /* Marks the end of the stream: the last frames become final. No submit is
  * accepted afterwards. */
-int qgpu_flush(QgpuContext *ctx);
+QGPU_API int qgpu_flush(QgpuContext *ctx);
 
 /* Score of a final frame by output name ("psnr_y", ...). Returns
  * QGPU_ERR_UNKNOWN_FEATURE when the name is not produced by the enabled
  * features, QGPU_ERR_INVALID_ARG when the frame is not final. */
-int qgpu_get_score(const QgpuContext *ctx, unsigned frame_index, const char *name,
-                   double *value);
+QGPU_API int qgpu_get_score(const QgpuContext *ctx, unsigned frame_index, const char *name,
+                            double *value);
 
 /* Output names, in the order features registered them. */
-int qgpu_score_count(const QgpuContext *ctx);
-const char *qgpu_score_name(const QgpuContext *ctx, int index);
+QGPU_API int qgpu_score_count(const QgpuContext *ctx);
+QGPU_API const char *qgpu_score_name(const QgpuContext *ctx, int index);
 
 /* Number of frames that are final so far. */
-unsigned qgpu_frame_count(const QgpuContext *ctx);
+QGPU_API unsigned qgpu_frame_count(const QgpuContext *ctx);
 
 enum QgpuPool {
     QGPU_POOL_MEAN = 0,
@@ -193,13 +201,13 @@ enum QgpuPool {
 };
 
 /* Pooled value over all final frames. */
-int qgpu_get_pooled(const QgpuContext *ctx, const char *name, int method, double *value);
+QGPU_API int qgpu_get_pooled(const QgpuContext *ctx, const char *name, int method, double *value);
 
 /* Whole-clip values some features emit at flush (e.g. apsnr_y); same
  * contract as qgpu_get_score. */
-int qgpu_aggregate_count(const QgpuContext *ctx);
-const char *qgpu_aggregate_name(const QgpuContext *ctx, int index);
-int qgpu_get_aggregate(const QgpuContext *ctx, const char *name, double *value);
+QGPU_API int qgpu_aggregate_count(const QgpuContext *ctx);
+QGPU_API const char *qgpu_aggregate_name(const QgpuContext *ctx, int index);
+QGPU_API int qgpu_get_aggregate(const QgpuContext *ctx, const char *name, double *value);
 
 /* Log files in libvmaf's layouts. */
 enum QgpuLogFormat {
@@ -216,11 +224,11 @@ enum QgpuLogFormat {
  * limit) leaves the old file, or none; other targets (stdout, devices,
  * FIFOs, a file with several hard links) are written in place. Every write
  * error returns QGPU_ERR_IO with the reason in qgpu_last_error(). */
-int qgpu_write_log(const QgpuContext *ctx, const char *path, int format, double fps);
+QGPU_API int qgpu_write_log(const QgpuContext *ctx, const char *path, int format, double fps);
 /* Same, listing only every subsample-th frame (0, N, 2N...) and pooling over
  * those, as libvmaf's --subsample N logs do; subsample <= 1: every frame. */
-int qgpu_write_log_subsampled(const QgpuContext *ctx, const char *path, int format, double fps,
-                              unsigned subsample);
+QGPU_API int qgpu_write_log_subsampled(const QgpuContext *ctx, const char *path, int format,
+                                       double fps, unsigned subsample);
 
 /* An extra top-level field of a log: a string, or a number (written as an
  * integer when it is one). */
@@ -241,23 +249,24 @@ typedef struct QgpuLogOptions {
 
 /* qgpu_write_log_subsampled with extra top-level fields (e.g. a tool's
  * decoding-error counts), written atomically the same way. */
-int qgpu_write_log_ex(const QgpuContext *ctx, const char *path, const QgpuLogOptions *opts);
+QGPU_API int qgpu_write_log_ex(const QgpuContext *ctx, const char *path,
+                               const QgpuLogOptions *opts);
 
 /* One final frame as one line of JSON (no newline), as the JSON log writes
  * it: {"frameNum": N, "metrics": {"psnr_y": 34.123456, ...}}. Writes at
  * most len bytes (NUL included) to buf, as snprintf; returns the line's
  * length, or a negative error (frame not final: QGPU_ERR_INVALID_ARG). */
-int qgpu_frame_json(const QgpuContext *ctx, unsigned frame, char *buf, size_t len);
+QGPU_API int qgpu_frame_json(const QgpuContext *ctx, unsigned frame, char *buf, size_t len);
 
 /* Device listing, independent of any context: one line per device,
  * "P:D  type  name  (platform)". Calls back once per device. */
 typedef void (*QgpuDeviceCallback)(void *opaque, int platform, int device, const char *type,
                                    const char *name, const char *platform_name);
-int qgpu_list_devices(QgpuDeviceCallback cb, void *opaque);
+QGPU_API int qgpu_list_devices(QgpuDeviceCallback cb, void *opaque);
 
 /* Name of the index-th feature the library knows ("psnr", ...), NULL past
  * the end. */
-const char *qgpu_feature_name(int index);
+QGPU_API const char *qgpu_feature_name(int index);
 
 /* ---- VMAF models ----
  * Adds a VMAF model: its score ("vmaf", or the name= given) is computed for
@@ -283,11 +292,11 @@ const char *qgpu_feature_name(int index);
  * unreadable), QGPU_ERR_MODEL (malformed JSON, wrong model type, unknown
  * feature, unknown built-in version), QGPU_ERR_BAD_OPTION (spec), with a
  * message naming the model and the problem in qgpu_last_error(). */
-int qgpu_use_model(QgpuContext *ctx, const char *spec);
+QGPU_API int qgpu_use_model(QgpuContext *ctx, const char *spec);
 
 /* Name of the index-th built-in model ("vmaf_v0.6.1", ...), NULL past the
  * end. */
-const char *qgpu_model_name(int index);
+QGPU_API const char *qgpu_model_name(int index);
 
 #ifdef __cplusplus
 }

@@ -44,8 +44,8 @@ extern "C" {
  * from the binary cache) for that device. Errors: QGPU_ERR_INVALID_ARG when
  * context or device is NULL, not a valid OpenCL object, or the device is not
  * one of the context's; the message is in qgpu_open_error(). */
-int qgpu_open_cl(QgpuContext **ctx, cl_context context, cl_device_id device,
-                 const QgpuConfig *cfg);
+QGPU_API int qgpu_open_cl(QgpuContext **ctx, cl_context context, cl_device_id device,
+                          const QgpuConfig *cfg);
 
 /* One picture in the caller's OpenCL memory: one 2D image per plane, as
  * FFmpeg's OpenCL frames hold them (AVFrame.data[i] of an AV_PIX_FMT_OPENCL
@@ -87,13 +87,13 @@ typedef struct QgpuCLPicture {
  *  - when the call returns, the library has finished reading the images
  *    (it waits for the copies): they may be released, reused or written at
  *    once, as qgpu_submit()'s host buffers may. */
-int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPicture *dist);
+QGPU_API int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPicture *dist);
 
 /* Frames submitted so far with qgpu_submit_cl() (device copies) and with
  * qgpu_submit() (host uploads): a program can check that its frames never
  * went through the host. */
-unsigned qgpu_frames_from_device(const QgpuContext *ctx);
-unsigned qgpu_frames_from_host(const QgpuContext *ctx);
+QGPU_API unsigned qgpu_frames_from_device(const QgpuContext *ctx);
+QGPU_API unsigned qgpu_frames_from_host(const QgpuContext *ctx);
 
 #ifdef __cplusplus
 }

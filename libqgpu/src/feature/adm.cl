@@ -1,0 +1,562 @@
+/*
+ * ADM: libvmaf's integer ADM extractor (libvmaf 3.2.0 integer_adm.c), bit-exact.
+ *
+ * Per frame, luma only:
+ *   adm_dwt0    scale 0 db2 DWT of ref and dist (z = 0 / 1), 16x16 band tiles
+ *               staged in __local: source 34x34, vertical pass, horizontal pass.
+ *   adm_dwt123  the same from the previous scale's band a (int32, int64 sums);
+ *               launched for scales 1, 2, 3.
+ *   adm_score   all four scales in one launch: each work-group scores
+ *               ADM_RS band rows across the whole scored width, ADM_CW
+ *               columns at a time (each work-item decouples its own sample
+ *               in registers; the masking terms of the tile and its halo are
+ *               staged in __local), finishes libvmaf's per-row rounding and
+ *               writes 9 int64 partial sums (den h/v/d, DLM num h/v/d, AIM
+ *               num h/v/d).
+ * Band buffers hold 8 planes of bw x bh: ref a, h, v, d, dist a, h, v, d; int16
+ * at scale 0 (libvmaf's type there, half the memory traffic), int32 above.
+ * Every intermediate is truncated to the type libvmaf gives it (int16 at
+ * scale 0, int32 above); wrap-arounds go through unsigned arithmetic.
+ */
+#define ADM_T 16      /* DWT output tile */
+#define ADM_SRC 34    /* 2 * ADM_T + 2 source rows/columns */
+#ifndef ADM_CW
+#define ADM_CW 64     /* score kernel: columns per chunk (the host passes -DADM_CW) */
+#endif
+#ifndef ADM_RS
+#define ADM_RS 4      /* score kernel: rows per work-group (the host passes -DADM_RS) */
+#endif
+#define ADM_LW (ADM_CW + 2)
+#define ADM_LH (ADM_RS + 2)
+#define ADM_NP 24     /* ints per scale in the parameter table */
+
+/* db2 in Q15 (integer_adm.h dwt2_db2_coeffs_lo/hi) */
+__constant int DB2_LO[4] = {15826, 27411, 7345, -4240};
+__constant int DB2_HI[4] = {-4240, -7345, 27411, -15826};
+
+static inline int wrap16(int v)
+{
+    return ((v & 0xFFFF) ^ 0x8000) - 0x8000;
+}
+
+static inline int wrap32(long v)
+{
+    return as_int((uint)v);
+}
+
+/* ------------------------------------------------------------------ DWT */
+
+/* src tile -> vertical lo/hi -> horizontal; `scale0` selects libvmaf's
+ * 16-bit pipeline (int32 sums, level shift, int16 results) or the int32
+ * pipeline of scales 1..3 (int64 sums). */
+/* Sample of the previous scale's band a: int16 (scale 0) or int32. */
+static inline int prev_at(__global const short *p16, __global const int *p32, size_t at)
+{
+    return p16 ? p16[at] : p32[at];
+}
+
+/* Vertical pass of one column of band a (scales 1..3). */
+static int vpass_col(__global const short *p16, __global const int *p32, int w, int h, int i,
+                     int col, int hi, long vp_add, int vp_shift)
+{
+    long acc = 0;
+    for (int k = 0; k < 4; k++)
+        acc += (long)(hi ? DB2_HI[k] : DB2_LO[k]) *
+               prev_at(p16, p32, (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * w + col);
+    return wrap32((acc + vp_add) >> vp_shift);
+}
+
+/* Vertical high pass of one picture column at scale 0. */
+static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i, int col,
+                     int shift_vp, int add_vp)
+{
+    uint ah = 0;
+    for (int k = 0; k < 4; k++) {
+        size_t at = (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * pitch + col;
+        int u = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
+        ah += (uint)(DB2_HI[k] * u);
+    }
+    return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
+}
+
+static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
+                     __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
+                     long vp_add, int vp_shift, long hp_add, int hp_shift,
+                     __global short *out16, __global int *out, int bw, int bh,
+                     __global const short *same16, __global const int *same,
+                     __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
+                     __global const uchar *pic0, int bps, int pitch, int bpc)
+{
+    int tx = get_local_id(0), ty = get_local_id(1), lid = ty * ADM_T + tx;
+    for (int p = lid; p < ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
+        int r = p / ADM_SRC, c = p % ADM_SRC;
+        if (scale0) {
+            uint al = 0, ah = 0;
+            for (int k = 0; k < 4; k++) {
+                int u = src[2 * r + k][c];
+                al += (uint)(DB2_LO[k] * u);
+                ah += (uint)(DB2_HI[k] * u);
+            }
+            al -= (uint)(46342 * add_vp); /* dwt2_db2_coeffs_lo_sum * add_shift_VP */
+            vlo[r][c] = wrap16(as_int(al + (uint)add_vp) >> shift_vp);
+            vhi[r][c] = wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
+        } else {
+            long al = 0, ah = 0;
+            for (int k = 0; k < 4; k++) {
+                long u = src[2 * r + k][c];
+                al += DB2_LO[k] * u;
+                ah += DB2_HI[k] * u;
+            }
+            vlo[r][c] = wrap32((al + vp_add) >> vp_shift);
+            vhi[r][c] = wrap32((ah + vp_add) >> vp_shift);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int i = get_group_id(1) * ADM_T + ty, j = get_group_id(0) * ADM_T + tx;
+    if (i >= bh || j >= bw)
+        return;
+    int res[4];
+    if (scale0) {
+        int s[4] = {0, 0, 0, 0};
+        /* libvmaf's AVX-512 scale-0 DWT: 32-output blocks, the last column
+         * unmirrored when (bw - 1) % 32 (8-bit) / % 64 (more bits) == 0;
+         * lo taps past the row read hi[0..1] (see the int32 case below) */
+        int quirk = bw > 1 && (bw - 1) % (bpc == 8 ? 32 : 64) == 0 && j == bw - 1;
+        for (int k = 0; k < 4; k++) {
+            int lo = vlo[ty][2 * tx + k], hi = vhi[ty][2 * tx + k];
+            int idx = 2 * j - 1 + k;
+            if (quirk && idx >= w_in)
+                lo = vpass0_hi(pic0, bps, h_in, pitch, i, idx - w_in, shift_vp, add_vp);
+            s[0] += DB2_LO[k] * lo; /* band a */
+            s[2] += DB2_HI[k] * lo; /* band v */
+            s[1] += DB2_LO[k] * hi; /* band h */
+            s[3] += DB2_HI[k] * hi; /* band d */
+        }
+        for (int b = 0; b < 4; b++)
+            res[b] = wrap16((s[b] + 32768) >> 16);
+    } else {
+        long s[4] = {0, 0, 0, 0};
+        /* libvmaf's AVX-512 horizontal pass (the golden scores) does not
+         * mirror the last output column when (bw - 1) % 8 == 0: its taps past
+         * the row read the next temporary row in memory: lo(img) ->
+         * hi(img)[0..1], hi(ref) -> lo(dist)[0..1]; hi(dist) reads stale
+         * memory, where the mirrored value is kept. */
+        int quirk = bw > 1 && (bw - 1) % 8 == 0 && j == bw - 1;
+        for (int k = 0; k < 4; k++) {
+            long lo = vlo[ty][2 * tx + k], hi = vhi[ty][2 * tx + k];
+            int idx = 2 * j - 1 + k;
+            if (quirk && idx >= w_in) {
+                lo = vpass_col(same16, same, w_in, h_in, i, idx - w_in, 1, vp_add, vp_shift);
+                if (z == 0)
+                    hi = vpass_col(dis16, dis, w_in, h_in, i, idx - w_in, 0, vp_add, vp_shift);
+            }
+            s[0] += DB2_LO[k] * lo;
+            s[2] += DB2_HI[k] * lo;
+            s[1] += DB2_LO[k] * hi;
+            s[3] += DB2_HI[k] * hi;
+        }
+        for (int b = 0; b < 4; b++)
+            res[b] = wrap32((s[b] + hp_add) >> hp_shift);
+    }
+    size_t plane = (size_t)bw * bh, at = (size_t)i * bw + j;
+    for (int b = 0; b < 4; b++) {
+        if (scale0)
+            out16[b * plane + at] = (short)res[b];
+        else
+            out[b * plane + at] = res[b];
+    }
+}
+
+/* Scale 0 from the pictures; z = 0 ref, 1 dist. */
+__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
+void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
+              int pitch, int bpc, __global short *bands, int bw, int bh)
+{
+    __local int src[ADM_SRC][ADM_SRC + 1];
+    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    __global const uchar *pic = get_group_id(2) ? dist : ref;
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+        int r = p / ADM_SRC, c = p % ADM_SRC;
+        size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
+                    mirror_skip_start_edge(c0 + c, w);
+        src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int shift_vp = bpc == 8 ? 8 : bpc;
+    dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
+             bands + get_group_id(2) * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
+             bps, pitch, bpc);
+}
+
+/* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
+ * (prev16, from16 = 1), else int32 (prev). */
+__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
+void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
+                int scale, __global int *bands, int bw, int bh)
+{
+    __local int src[ADM_SRC][ADM_SRC + 1];
+    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    /* adm_dwt2_s123_combined rounding per scale */
+    const long vp_add = scale == 1 ? 0 : 32768;
+    const int vp_shift = scale == 1 ? 0 : 16;
+    const long hp_add = scale == 2 ? 32768 : 16384;
+    const int hp_shift = scale == 2 ? 16 : 15;
+    size_t pa = get_group_id(2) * 4 * (size_t)w * h; /* plane a of this picture */
+    __global const short *pic16 = from16 ? prev16 + pa : 0;
+    __global const int *pic = from16 ? 0 : prev + pa;
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+        int r = p / ADM_SRC, c = p % ADM_SRC;
+        src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                                            mirror_skip_start_edge(c0 + c, w));
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift,
+             0, bands + get_group_id(2) * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
+             from16 ? prev16 + 4 * (size_t)w * h : 0, from16 ? 0 : prev + 4 * (size_t)w * h, w,
+             h, get_group_id(2), 0, 0, 0, 0);
+}
+
+/* ------------------------------------------------------------ decouple */
+
+/* float(x) of a non-negative long as m * 2^e, m in [2^23, 2^24) */
+static inline void float_parts(long x, ulong *m, int *e)
+{
+    uint bits = as_uint(convert_float_rte(x));
+    *m = (bits & 0x7FFFFF) | 0x800000;
+    *e = (int)((bits >> 23) & 0xFF) - 150;
+}
+
+/* libvmaf's angle test, in float values promoted to double:
+ *   (f(ot)/4096)^2 >= (double)cos1sq * (f(o)/4096) * (f(t)/4096)
+ * The left side is exact in double; the right side is one rounding of a
+ * 72-bit product. Both are evaluated here exactly with integers. */
+static int angle_flag(long ot, long o, long t, ulong cos_m)
+{
+    if (ot < 0)
+        return 0;
+    if (o == 0 || t == 0)
+        return 1;
+    if (ot == 0)
+        return 0;
+    ulong m1, m2, m3;
+    int e1, e2, e3;
+    float_parts(ot, &m1, &e1);
+    float_parts(o, &m2, &e2);
+    float_parts(t, &m3, &e3);
+    ulong p1 = cos_m * m2; /* < 2^48 */
+    ulong lo = p1 * m3, hi = mul_hi(p1, m3);
+    int len = 128 - (int)clz(hi); /* the product is >= 2^69 */
+    int k = len - 53;
+    ulong q = (lo >> k) | (hi << (64 - k));
+    ulong rem = lo & ((1UL << k) - 1), hlf = 1UL << (k - 1);
+    if (rem > hlf || (rem == hlf && (q & 1)))
+        q++;
+    /* compare m1^2 * 2^(2 e1) with q * 2^(k + e2 + e3 - 24) */
+    int ex = k + e2 + e3 - 24 - 2 * e1;
+    ulong m1sq = m1 * m1; /* [2^46, 2^48) */
+    if (ex >= 0)
+        return 0; /* q >= 2^52 > m1sq */
+    if (-ex >= 9)
+        return 1;
+    return (m1sq << -ex) >= q;
+}
+
+/* floor(RN53(|v| * n) / 2^s) with the sign of v: libvmaf's (rst * egl)
+ * in double, truncated to an integer; egl = n * 2^-s exactly. */
+static long gain_trunc(long v, ulong n, int s)
+{
+    ulong a = (ulong)(v < 0 ? -v : v);
+    ulong lo = a * n, hi = mul_hi(a, n);
+    if (lo == 0 && hi == 0)
+        return 0;
+    int len = hi ? 128 - (int)clz(hi) : 64 - (int)clz(lo);
+    if (len > 53) { /* round the product to double precision */
+        int k = len - 53;
+        ulong q = k >= 64 ? hi >> (k - 64) : (lo >> k) | (k ? hi << (64 - k) : 0);
+        ulong rem, hlf;
+        if (k >= 64) {
+            rem = 1; /* k < 64 always: |v| < 2^32, n < 2^54 */
+            hlf = 1;
+        } else {
+            rem = lo & ((1UL << k) - 1);
+            hlf = 1UL << (k - 1);
+        }
+        if (rem > hlf || (rem == hlf && (q & 1)))
+            q++;
+        /* value = q * 2^k; result = floor(q * 2^(k - s)) */
+        ulong r = k >= s ? q << (k - s) : q >> (s - k);
+        return v < 0 ? -(long)r : (long)r;
+    }
+    ulong r = s >= 64 ? 0 : (s ? (lo >> s) | (hi << (64 - s)) : lo);
+    return v < 0 ? -(long)r : (long)r;
+}
+
+/* Splits dist band t into restored r and additive a (adm_decouple,
+ * adm_decouple_s123); o = ref h/v/d. */
+static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a[3], ulong cos_m,
+                     ulong egl_n, int egl_s)
+{
+    long ot = (long)o[0] * t[0] + (long)o[1] * t[1];
+    long om = (long)o[0] * o[0] + (long)o[1] * o[1];
+    long tm = (long)t[0] * t[0] + (long)t[1] * t[1];
+    int flag = angle_flag(ot, om, tm, cos_m);
+    for (int k = 0; k < 3; k++) {
+        long tmp;
+        if (o[k] == 0) {
+            tmp = 32768;
+        } else if (scale0) {
+            int recip = 1073741824 / abs(o[k]); /* Q30 div_lookup */
+            if (o[k] < 0)
+                recip = -recip;
+            tmp = ((long)recip * t[k] + 16384) >> 15;
+        } else {
+            uint ab = abs(o[k]);
+            int sh = 0;
+            uint msb = ab;
+            if (ab >= 32768) { /* get_best15_from32 */
+                sh = 17 - (int)clz(ab);
+                msb = (ab + (1u << (sh - 1))) >> sh;
+            }
+            int recip = 1073741824 / (int)msb;
+            long sign = o[k] < 0 ? -1 : 1;
+            long round = as_int(1u << (14 + sh));
+            tmp = (((long)recip * t[k]) * sign + round) >> (15 + sh);
+        }
+        long kk = clamp(tmp, 0L, 32768L);
+        int rst = wrap32((kk * o[k] + 16384) >> 15);
+        if (scale0)
+            rst = wrap16(rst);
+        if (flag && kk > 0 && o[k] != 0) {
+            long g = gain_trunc(rst, egl_n, egl_s);
+            if (o[k] > 0)
+                rst = g < t[k] ? (int)g : t[k];
+            else
+                rst = g > t[k] ? (int)g : t[k];
+            if (scale0)
+                rst = wrap16(rst);
+        }
+        r[k] = rst;
+        a[k] = scale0 ? wrap16(t[k] - rst) : as_int((uint)t[k] - (uint)rst);
+    }
+}
+
+/* ----------------------------------------------------------------- CSF */
+
+static inline int csf_value(int scale0, uint rf, int k, int v)
+{
+    if (scale0) {
+        /* i_rfactor Q21 (h, v) / Q23 (d); i_shifts {15,15,17}, i_shiftsadd {16384,16384,65535} */
+        uint add = k == 2 ? 65535u : 16384u;
+        int sh = k == 2 ? 17 : 15;
+        return wrap16(as_int(rf * (uint)v + add) >> sh);
+    }
+    return wrap32(((long)rf * v + (1L << 27)) >> 28);
+}
+
+static inline int csf_flt(int scale0, int c)
+{
+    if (scale0)
+        return wrap16((4369 * abs(c) + 2048) >> 12); /* FIX_ONE_BY_30 = 2^17 / 30 */
+    /* 2^32 / 30; libvmaf's rounding term 1u << 31 lands in an int32: -2^31 */
+    return wrap32((143165577L * (long)abs(c) - 2147483648L) >> 32);
+}
+
+/* vec: libvmaf's AVX-512 scale-0 masking (the golden scores) keeps this
+ * term in int32 for the columns of its 14-wide vector loop; the scalar
+ * code, used for the rest, truncates it to int16. */
+static inline int csf_centre(int scale0, int c, int vec)
+{
+    if (scale0)
+        return vec ? (8738 * abs(c) + 2048) >> 12 : wrap16((8738 * abs(c) + 2048) >> 12);
+    return wrap32((286331153L * (long)abs(c) - 2147483648L) >> 32); /* I4_ONE_BY_15 */
+}
+
+/* ------------------------------------------------------------ score */
+
+/* Parameter table, ADM_NP ints per scale (adm.c fills it). */
+enum {
+    P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
+    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE
+};
+
+static inline long add_for(int sh)
+{
+    return sh > 0 ? 1L << (sh - 1) : 0;
+}
+
+__kernel __attribute__((reqd_work_group_size(ADM_CW * ADM_RS, 1, 1)))
+void adm_score(__global const short *b0, __global const int *b1, __global const int *b2,
+               __global const int *b3, __constant int *params, ulong cos_m,
+               ulong egl_n, int egl_s, int skip_aim, __global long *results, uint results_index)
+{
+    __local int lfa[3][ADM_LH][ADM_LW], lfr[3][ADM_LH][ADM_LW];
+    __local long red[ADM_CW * ADM_RS];
+    __local long rows[ADM_RS][9];
+
+    int g = get_group_id(0), lid = get_local_id(0);
+    int tx = lid % ADM_CW, ty = lid / ADM_CW;
+    int scale = 0;
+    while (scale < 3 && g >= params[(scale + 1) * ADM_NP + P_FIRST])
+        scale++;
+    __constant int *P = params + scale * ADM_NP;
+    __global const int *bands = scale == 1 ? b1 : scale == 2 ? b2 : b3;
+    int scale0 = scale == 0;
+    int bw = P[P_BW], bh = P[P_BH], bottom = P[P_BOTTOM], left = P[P_LEFT], right = P[P_RIGHT];
+    int row0 = P[P_TOP] + (g - P[P_FIRST]) * ADM_RS;
+    uint rf[3] = {(uint)P[P_RF0], (uint)P[P_RF1], (uint)P[P_RF2]};
+    size_t plane = (size_t)bw * bh;
+    __global const int *ref = bands, *dis = bands + 4 * plane;
+    __global const short *ref16 = b0, *dis16 = b0 + 4 * plane;
+    if (scale0) {
+        ref = 0;
+        dis = 0;
+    } else {
+        ref16 = 0;
+        dis16 = 0;
+    }
+
+    long acc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int row = row0 + ty;
+    int den_sh = P[P_DEN_SH], den_cub = P[P_DEN_CUB], den_sq = P[P_DEN_SQ];
+    long den_cub_add = add_for(den_cub);
+    int cub[3] = {P[P_CUB0], P[P_CUB1], P[P_CUB2]};
+
+    for (int c0 = left; c0 < right; c0 += ADM_CW) {
+        int col = c0 + tx;
+        int o[3], t[3], r[3], a[3];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* own sample: decoupled into registers, its masking terms to __local
+         * (outside the band the mirrored sample, as a neighbour needs it) */
+        {
+            size_t at = (size_t)mirror_skip_start_edge(row, bh) * bw +
+                        mirror_skip_start_edge(col, bw);
+            for (int k = 0; k < 3; k++) {
+                o[k] = prev_at(ref16, ref, (k + 1) * plane + at);
+                t[k] = prev_at(dis16, dis, (k + 1) * plane + at);
+            }
+            decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
+            for (int k = 0; k < 3; k++) {
+                lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
+                lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, r[k]));
+            }
+        }
+        /* halo: rows above and below, columns left and right */
+        for (int p = lid; p < 2 * ADM_LW + 2 * ADM_RS; p += ADM_CW * ADM_RS) {
+            int y, x;
+            if (p < 2 * ADM_LW) {
+                y = p < ADM_LW ? 0 : ADM_RS + 1;
+                x = p % ADM_LW;
+            } else {
+                y = 1 + (p - 2 * ADM_LW) / 2;
+                x = (p & 1) ? ADM_LW - 1 : 0;
+            }
+            size_t at = (size_t)mirror_skip_start_edge(row0 - 1 + y, bh) * bw +
+                        mirror_skip_start_edge(c0 - 1 + x, bw);
+            int ho[3], ht[3], hr[3], ha[3];
+            for (int k = 0; k < 3; k++) {
+                ho[k] = prev_at(ref16, ref, (k + 1) * plane + at);
+                ht[k] = prev_at(dis16, dis, (k + 1) * plane + at);
+            }
+            decouple(scale0, ho, ht, hr, ha, cos_m, egl_n, egl_s);
+            for (int k = 0; k < 3; k++) {
+                lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha[k]));
+                lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[k]));
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        if (row >= bottom || col >= right)
+            continue;
+        int y = ty + 1, x = tx + 1;
+
+        /* denominator: |ref|^3 */
+        for (int k = 0; k < 3; k++) {
+            if (scale0) {
+                ulong u = (ushort)abs(o[k]);
+                acc[k] += (long)(u * u * u);
+            } else {
+                ulong u = (uint)abs(o[k]);
+                acc[k] += (long)(((((u * u) + (1UL << den_sq)) >> den_sq) * u + den_cub_add) >>
+                                 den_cub);
+            }
+        }
+
+        /* thresholds: 3x3 of |csf|/30 around, |csf|/15 at the centre, all orientations */
+        uint thr_d = 0, thr_a = 0;
+        int vec = scale0 && left > 0 && row >= max(P[P_TOP], 1) && row < min(bottom, bh - 1) &&
+                  col < right - (right - left) % 14;
+        for (int k = 0; k < 3; k++) {
+            int sd = 0, sa = 0;
+            for (int dy = -1; dy <= 1; dy++) {
+                for (int dx = -1; dx <= 1; dx++) {
+                    if (dy == 0 && dx == 0)
+                        continue;
+                    sd += lfa[k][y + dy][x + dx];
+                    sa += lfr[k][y + dy][x + dx];
+                }
+            }
+            sd += csf_centre(scale0, csf_value(scale0, rf[k], k, a[k]), vec);
+            sa += csf_centre(scale0, csf_value(scale0, rf[k], k, r[k]), vec);
+            thr_d += (uint)sd;
+            thr_a += (uint)sa;
+        }
+
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1 && skip_aim)
+                break;
+            uint thr = pass ? thr_a : thr_d;
+            for (int k = 0; k < 3; k++) {
+                int v = pass ? a[k] : r[k];
+                int xv, xsq;
+                if (scale0) {
+                    int sub = k == 2 ? 12 : 10, sqs = k == 2 ? 30 : 29;
+                    xv = as_int(rf[k] * (uint)v);
+                    xv = as_int((uint)abs(xv) - (thr << sub));
+                    xv = max(xv, 0);
+                    xsq = wrap32(((long)xv * xv + (1L << (sqs - 1))) >> sqs);
+                } else {
+                    xv = wrap32(((long)v * rf[k] + (1L << 27)) >> 28);
+                    xv = as_int((uint)abs(xv) - thr);
+                    xv = max(xv, 0);
+                    xsq = wrap32(((long)xv * xv + (1L << 29)) >> 30);
+                }
+                acc[3 + 3 * pass + k] += ((long)xsq * xv + add_for(cub[k])) >> cub[k];
+            }
+        }
+    }
+
+    /* per-row rounding as libvmaf, then the work-group's sum */
+    int inner = P[P_INNER];
+    for (int q = 0; q < 9; q++) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        red[lid] = acc[q];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int step = ADM_CW / 2; step > 0; step >>= 1) {
+            if (tx < step)
+                red[lid] += red[lid + step];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (tx == 0) {
+            long s = red[lid], v = 0;
+            if (row < bottom) {
+                if (q < 3)
+                    v = (long)(((ulong)s + (ulong)add_for(den_sh)) >> den_sh);
+                else
+                    v = (s + add_for(inner)) >> inner;
+            }
+            rows[ty][q] = v;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 9) {
+        long s = 0;
+        for (int y = 0; y < ADM_RS; y++)
+            s += rows[y][lid];
+        results[results_index + (size_t)g * 9 + lid] = s;
+    }
+}

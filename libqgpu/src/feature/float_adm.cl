@@ -1,0 +1,255 @@
+/*
+ * float_adm: libvmaf 3.2.0's float ADM extractor (float_adm.c, adm.c,
+ * adm_tools.c), luma only, fp32.
+ *
+ * Build options: -DFADM_BPS=1 (8-bit samples) or 2 (16-bit words).
+ *
+ * Per frame (float_adm.c enqueues them):
+ *   fadm_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
+ *   fadm_dwt      one per scale: db2 DWT of ref and dis (vertical pass,
+ *                 then horizontal, as adm_dwt2_s), band a kept for the next
+ *                 scale, and the decoupling of adm_decouple_s: writes the
+ *                 ref bands o, the restored bands r and the additive bands a
+ *   fadm_rows     one per scale, one work-group per row of the scored region:
+ *                 the row's float sums (left to right) of the CSF-weighted
+ *                 ref cubes (den), of the masked r cubes (num, DLM) and of
+ *                 the masked a cubes (aim), per orientation; the host adds
+ *                 the rows top to bottom in float, as adm_csf_den_scale_s and
+ *                 adm_cm_s do.
+ *
+ * What has to match libvmaf: float products added in tap order without
+ * multiply-add contraction; DWT borders -1 -> 1, n -> n-1, n+1 -> n-2
+ * (dwt2_src_indices_filt_s); masking neighbourhood borders -1 -> 1,
+ * n -> n-1 (the ADM_CM_THRESH_S_* macros); the two double constants
+ * FLOAT_ONE_BY_30 / FLOAT_ONE_BY_15 (products taken in double, the centre
+ * term added in double), emulated here with a hi/lo split and fma.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef FADM_BPS
+#define FADM_BPS 1
+#endif
+#if FADM_BPS == 1
+typedef uchar sample_t;
+#else
+typedef ushort sample_t;
+#endif
+
+__constant float FADM_LO[4] = {0.482962913144690f, 0.836516303737469f, 0.224143868041857f,
+                               -0.129409522550921f};
+__constant float FADM_HI[4] = {-0.129409522550921f, -0.224143868041857f, 0.836516303737469f,
+                               -0.482962913144690f};
+
+/* float(x * c) for a double constant c = hi + lo (hi = (float)c), close to
+ * libvmaf's double product rounded to float */
+static inline float fadm_mul_d(float x, float hi, float lo)
+{
+    float p = x * hi;
+    float e = fma(x, hi, -p);
+    return p + fma(x, lo, e);
+}
+
+/* float((double)s + (double)x * c): the centre term of the threshold */
+static inline float fadm_add_mul_d(float s, float x, float hi, float lo)
+{
+    float p = x * hi;
+    float e = fma(x, lo, fma(x, hi, -p));
+    float t = s + p;
+    float bb = t - s;
+    float err = (s - (t - bb)) + (p - bb);
+    return t + (err + e);
+}
+
+__kernel void fadm_convert(__global const sample_t *ref, __global const sample_t *dis, int n,
+                           float scale, __global float *out)
+{
+    int i = get_global_id(0);
+    if (i >= n)
+        return;
+    /* picture_copy: sample / 2^(bpc-8) + offset(-128), exact in float */
+    out[i] = (float)ref[i] * scale - 128.0f;
+    out[n + i] = (float)dis[i] * scale - 128.0f;
+}
+
+/* adm_dwt2_s at band position (i, j): out[0..3] = a, h, v, d */
+static inline void fadm_dwt_at(__global const float *src, int w, int h, int i, int j,
+                               float out[4])
+{
+    int iy[4], jx[4];
+    for (int k = 0; k < 4; k++) {
+        iy[k] = mirror_skip_start_edge(2 * i - 1 + k, h);
+        jx[k] = mirror_skip_start_edge(2 * j - 1 + k, w);
+    }
+    float lo[4], hi[4];
+    for (int c = 0; c < 4; c++) {
+        float al = 0.0f, ah = 0.0f;
+        for (int k = 0; k < 4; k++) {
+            float s = src[iy[k] * w + jx[c]];
+            al += FADM_LO[k] * s;
+        }
+        for (int k = 0; k < 4; k++) {
+            float s = src[iy[k] * w + jx[c]];
+            ah += FADM_HI[k] * s;
+        }
+        lo[c] = al;
+        hi[c] = ah;
+    }
+    float a = 0.0f, v = 0.0f, hh = 0.0f, d = 0.0f;
+    for (int k = 0; k < 4; k++)
+        a += FADM_LO[k] * lo[k];
+    for (int k = 0; k < 4; k++)
+        v += FADM_HI[k] * lo[k];
+    for (int k = 0; k < 4; k++)
+        hh += FADM_LO[k] * hi[k];
+    for (int k = 0; k < 4; k++)
+        d += FADM_HI[k] * hi[k];
+    out[0] = a;
+    out[1] = hh;
+    out[2] = v;
+    out[3] = d;
+}
+
+static inline void fadm_decouple(float o, float t, int angle, float egl_hi, float egl_lo,
+                                 float *r, float *a)
+{
+    float k = t / (o + 1e-30f);
+    k = k < 0.0f ? 0.0f : (k > 1.0f ? 1.0f : k);
+    float rst = k * o;
+    /* rst * adm_enhn_gain_limit is a double product in libvmaf; the min/max
+     * with t of its float rounding gives the same float */
+    if (angle && rst > 0.0f)
+        rst = fmin(fadm_mul_d(rst, egl_hi, egl_lo), t);
+    else if (angle && rst < 0.0f)
+        rst = fmax(fadm_mul_d(rst, egl_hi, egl_lo), t);
+    *r = rst;
+    *a = t - rst;
+}
+
+/* One scale: src holds ref then dis (w x h each, planes of n floats);
+ * lp_out gets band a of ref and dis (bw x bh, planes of bn); bands gets 9
+ * planes of plane stride ps: o h/v/d, r h/v/d, a h/v/d. */
+__kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global float *lp_out,
+                       int bw, int bh, int bn, __global float *bands, int ps, float cos1sq,
+                       float egl_hi, float egl_lo)
+{
+    int j = get_global_id(0), i = get_global_id(1);
+    if (j >= bw || i >= bh)
+        return;
+    float o[4], t[4];
+    fadm_dwt_at(src, w, h, i, j, o);
+    fadm_dwt_at(src + n, w, h, i, j, t);
+    int q = i * bw + j;
+    lp_out[q] = o[0];
+    lp_out[bn + q] = t[0];
+
+    float ot_dp = o[1] * t[1] + o[2] * t[2];
+    float o_mag = o[1] * o[1] + o[2] * o[2];
+    float t_mag = t[1] * t[1] + t[2] * t[2];
+    int angle = (ot_dp >= 0.0f) && (ot_dp * ot_dp >= cos1sq * o_mag * t_mag);
+    for (int b = 0; b < 3; b++) {
+        float r, a;
+        fadm_decouple(o[1 + b], t[1 + b], angle, egl_hi, egl_lo, &r, &a);
+        bands[b * ps + q] = o[1 + b];
+        bands[(3 + b) * ps + q] = r;
+        bands[(6 + b) * ps + q] = a;
+    }
+}
+
+static inline float fadm_pterm(float x, int p3, float p)
+{
+    return p3 ? x * x * x : pow(x, p);
+}
+
+/* adm_cm_s threshold at (i, j) from the masking planes m (unweighted) */
+static inline float fadm_thr(__global const float *bands, int mplane, int ps, int w, int h,
+                             int i, int j, float rf0, float rf1, float rf2, float c30h,
+                             float c30l, float c15h, float c15l)
+{
+    float thr = 0.0f;
+    int y[3] = {mirror_skip_start_edge(i - 1, h), i, mirror_skip_start_edge(i + 1, h)};
+    int x[3] = {mirror_skip_start_edge(j - 1, w), j, mirror_skip_start_edge(j + 1, w)};
+    for (int b = 0; b < 3; b++) {
+        __global const float *m = bands + (mplane + b) * ps;
+        float rf = b == 0 ? rf0 : (b == 1 ? rf1 : rf2);
+        float sum = 0.0f;
+        for (int dy = 0; dy < 3; dy++)
+            for (int dx = 0; dx < 3; dx++) {
+                float c = fabs(rf * m[y[dy] * w + x[dx]]);
+                if (dy == 1 && dx == 1)
+                    sum = fadm_add_mul_d(sum, c, c15h, c15l);
+                else
+                    sum += fadm_mul_d(c, c30h, c30l);
+            }
+        thr += sum;
+    }
+    return thr;
+}
+
+/* One work-group per row of the scored region (FADM_RL work-items): each
+ * work-item computes the 9 terms of one sample of a chunk of FADM_RL
+ * columns into __local, then work-item 0 adds the chunk's terms left to
+ * right to the row's float sums (libvmaf's accum_inner order).
+ * cst: rf0 rf1 rf2 p c30h c30l c15h c15l */
+#ifndef FADM_RL
+#define FADM_RL 64
+#endif
+__kernel __attribute__((reqd_work_group_size(FADM_RL, 1, 1)))
+void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int top, int right,
+               int bottom, float8 cst, int p3, int bypass, int do_aim,
+               __global float *results, int index)
+{
+    __local float terms[9][FADM_RL];
+    int lid = get_local_id(0);
+    int r = get_group_id(1);
+    int i = top + r;
+    float rf[3] = {cst.s0, cst.s1, cst.s2};
+    float p = cst.s3;
+    float acc[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j0 = left; j0 < right; j0 += FADM_RL) {
+        int j = j0 + lid;
+        if (j < right) {
+            int q = i * w + j;
+            for (int b = 0; b < 3; b++) {
+                float v = fabs(rf[b] * bands[b * ps + q]);
+                terms[b][lid] = fadm_pterm(v, p3, p);
+            }
+            float thr = 0.0f;
+            if (!bypass)
+                thr = fadm_thr(bands, 6, ps, w, h, i, j, rf[0], rf[1], rf[2], cst.s4, cst.s5,
+                               cst.s6, cst.s7);
+            for (int b = 0; b < 3; b++) {
+                float x = bands[(3 + b) * ps + q] * rf[b];
+                x = fabs(x) - thr;
+                x = x < 0.0f ? 0.0f : x;
+                terms[3 + b][lid] = fadm_pterm(x, p3, p);
+            }
+            for (int b = 0; b < 3; b++)
+                terms[6 + b][lid] = 0.0f;
+            if (do_aim) {
+                thr = 0.0f;
+                if (!bypass)
+                    thr = fadm_thr(bands, 3, ps, w, h, i, j, rf[0], rf[1], rf[2], cst.s4,
+                                   cst.s5, cst.s6, cst.s7);
+                for (int b = 0; b < 3; b++) {
+                    float x = bands[(6 + b) * ps + q] * rf[b];
+                    x = fabs(x) - thr;
+                    x = x < 0.0f ? 0.0f : x;
+                    terms[6 + b][lid] = fadm_pterm(x, p3, p);
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) {
+            int n = min(FADM_RL, right - j0);
+            for (int k = 0; k < n; k++)
+                for (int t = 0; t < 9; t++)
+                    acc[t] += terms[t][k];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        __global float *o = results + index + r * 9;
+        for (int t = 0; t < 9; t++)
+            o[t] = acc[t];
+    }
+}

@@ -1,0 +1,377 @@
+/*
+ * float_vif: libvmaf 3.2.0's float VIF extractor (libvmaf/src/feature/
+ * float_vif.c, vif.c, vif_tools.c), luma only, fp32 kernels
+ * (float_vif.cl).
+ *
+ * Launches per frame: 1 conversion + 4 statistic (one per scale) + 3
+ * decimation + 1 row-sum = 9. The results hold one (num, den) float pair per
+ * row of every scale; collect() adds them top to bottom in float (libvmaf's
+ * accum_num/accum_den are floats) and finishes in double:
+ *   vif_scaleN = num[N] / den[N]
+ *   vif = sum(num) / sum(den) (1 when the sum of den is 0)   (debug)
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "feature.h"
+
+#define FVIF_T 16
+#define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
+
+/* Outputs (libvmaf's names); from OUT_VIF on only with debug=true. */
+enum {
+    OUT_SCALE0, OUT_SCALE1, OUT_SCALE2, OUT_SCALE3,
+    OUT_VIF, OUT_NUM, OUT_DEN,
+    OUT_NUM0, OUT_DEN0, OUT_NUM1, OUT_DEN1, OUT_NUM2, OUT_DEN2, OUT_NUM3, OUT_DEN3,
+    OUT_COUNT
+};
+
+static const QgpuFeatureOutput float_vif_outputs[] = {
+    [OUT_SCALE0] = {"vif_scale0", "VMAF_feature_vif_scale0_score"},
+    [OUT_SCALE1] = {"vif_scale1", "VMAF_feature_vif_scale1_score"},
+    [OUT_SCALE2] = {"vif_scale2", "VMAF_feature_vif_scale2_score"},
+    [OUT_SCALE3] = {"vif_scale3", "VMAF_feature_vif_scale3_score"},
+    [OUT_VIF] = {"vif"},
+    [OUT_NUM] = {"vif_num"},
+    [OUT_DEN] = {"vif_den"},
+    [OUT_NUM0] = {"vif_num_scale0"},
+    [OUT_DEN0] = {"vif_den_scale0"},
+    [OUT_NUM1] = {"vif_num_scale1"},
+    [OUT_DEN1] = {"vif_den_scale1"},
+    [OUT_NUM2] = {"vif_num_scale2"},
+    [OUT_DEN2] = {"vif_den_scale2"},
+    [OUT_NUM3] = {"vif_num_scale3"},
+    [OUT_DEN3] = {"vif_den_scale3"},
+    [OUT_COUNT] = {NULL},
+};
+
+typedef struct FloatVifState {
+    /* options */
+    bool debug;
+    double egl;
+    double kernelscale;
+    double prescale;
+    char prescale_method[QGPU_OPT_STRING_MAX];
+    double sigma_nsq;
+    double min_val[4]; /* [1..3] used */
+    bool skip_scale0;
+    /* state */
+    cl_kernel k_convert, k_stat, k_dec, k_rowsum;
+    cl_mem img[4][2];  /* per scale: ref, dis (float) */
+    cl_mem terms;      /* num/den terms of every scale */
+    cl_mem poly;       /* log2 polynomial */
+    float sigma_max_inv;
+    cl_mem filt[4];
+    int fw[4];
+    int w[4], h[4];
+    size_t toff[4];
+    int rows_total;
+    size_t offset;
+    int ids[OUT_COUNT];
+} FloatVifState;
+
+static const QgpuOptionDef float_vif_options[] = {
+    {"debug", NULL, QGPU_OPT_BOOL, offsetof(FloatVifState, debug), 0, NULL, 0, 1, 0,
+     "also output vif, vif_num, vif_den and per-scale num/den"},
+    {"vif_enhn_gain_limit", "egl", QGPU_OPT_DOUBLE, offsetof(FloatVifState, egl), 100.0, NULL,
+     1.0, 100.0, QGPU_OPT_PARAM, "enhancement gain limit, 1.0 disables enhancement"},
+    {"vif_kernelscale", "ks", QGPU_OPT_DOUBLE, offsetof(FloatVifState, kernelscale), 1.0, NULL,
+     0.1, 4.0, QGPU_OPT_PARAM, "scale of the Gaussian kernel (only 1.0 is supported)"},
+    {"vif_prescale", "ps", QGPU_OPT_DOUBLE, offsetof(FloatVifState, prescale), 1.0, NULL, 0.1,
+     4.0, QGPU_OPT_PARAM, "resize factor before VIF (only 1.0 is supported)"},
+    {"vif_prescale_method", "pm", QGPU_OPT_STRING, offsetof(FloatVifState, prescale_method), 0,
+     "nearest", 0, 0, QGPU_OPT_PARAM, "resize method of vif_prescale"},
+    {"vif_sigma_nsq", "snsq", QGPU_OPT_DOUBLE, offsetof(FloatVifState, sigma_nsq), 2.0, NULL,
+     0.0, 5.0, QGPU_OPT_PARAM, "noise variance of the VIF model"},
+    {"vif_scale1_min_val", "s1miv", QGPU_OPT_DOUBLE, offsetof(FloatVifState, min_val[1]), 0.0,
+     NULL, 0.0, 1.0, QGPU_OPT_PARAM, "lower bound of vif_scale1"},
+    {"vif_scale2_min_val", "s2miv", QGPU_OPT_DOUBLE, offsetof(FloatVifState, min_val[2]), 0.0,
+     NULL, 0.0, 1.0, QGPU_OPT_PARAM, "lower bound of vif_scale2"},
+    {"vif_scale3_min_val", "s3miv", QGPU_OPT_DOUBLE, offsetof(FloatVifState, min_val[3]), 0.0,
+     NULL, 0.0, 1.0, QGPU_OPT_PARAM, "lower bound of vif_scale3"},
+    {"vif_skip_scale0", "ssclz", QGPU_OPT_BOOL, offsetof(FloatVifState, skip_scale0), 0, NULL, 0,
+     1, QGPU_OPT_PARAM, "skip scale 0 (not supported)"},
+    {NULL},
+};
+
+/* vif_tools.c (libvmaf 3.2.0) computes its filters at start-up:
+ * vif_get_filter(scale, kernelscale) = get_1d_gaussian_kernel(size, size / 5)
+ * with size = max(round_up_to_odd((2^(4 - scale) + 1) * kernelscale), 3)
+ * (17, 9, 5, 3 at kernelscale 1); each tap is the Gaussian pdf (exp in
+ * double, rounded to float, divided by a float 1 / (stdev sqrt(2 pi))), the
+ * taps are summed in float and each divided by the sum in float. These
+ * differ from the decimal table older libvmaf shipped by up to 14 ulps. */
+static int fvif_filter(float *out, int scale, float kernelscale)
+{
+    int n = (1 << (4 - scale)) + 1;
+    int size = (int)ceilf((float)n * kernelscale);
+    if (size % 2 == 0)
+        size++;
+    if (size < 3)
+        size = 3;
+    float stdev = (float)size / 5.0f, sum = 0.0f;
+    int k = (size - 1) / 2;
+    for (int i = 0; i < size; i++) {
+        float x = (float)(i - k);
+        float num = (float)exp(-0.5 * x / stdev * x / stdev);
+        float den = (float)(1 / (stdev * sqrt(2 * M_PI)));
+        out[i] = num / den;
+        sum += out[i];
+    }
+    for (int i = 0; i < size; i++)
+        out[i] /= sum;
+    return size;
+}
+
+/* vif_tools.c, log2_poly_s (VIF_OPT_FAST_LOG2) */
+static const float fvif_log2_poly[9] = {-0.012671635276421, 0.064841182402670, -0.157048836463065,
+                                        0.257167726303123,  -0.353800560300520, 0.480131410397451,
+                                        -0.721314327952201, 1.442694803896991,  0};
+
+static int register_names(QgpuFeature *f, FloatVifState *s)
+{
+    for (int i = 0; i < OUT_COUNT; i++)
+        s->ids[i] = -1;
+    return qgpu_outputs_register(f, 0, s->debug ? OUT_COUNT : OUT_VIF, s->ids);
+}
+
+static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
+{
+    FloatVifState *s = f->priv;
+    QgpuContext *ctx = f->ctx;
+    cl_device_fp_config fp = 0;
+    cl_program prog;
+    char opts[128];
+    size_t terms = 0;
+    int err;
+
+    if (fabs(s->kernelscale - 1.0) > 1e-4)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "float_vif: vif_kernelscale %g is not supported (only 1.0)",
+                          s->kernelscale);
+    if (s->prescale != 1.0)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "float_vif: vif_prescale %g is not supported (only 1.0)", s->prescale);
+    if (strcmp(s->prescale_method, "nearest") && strcmp(s->prescale_method, "bilinear") &&
+        strcmp(s->prescale_method, "bicubic") && strcmp(s->prescale_method, "lanczos4"))
+        return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
+                          "float_vif: vif_prescale_method '%s' is not one of nearest, bilinear, "
+                          "bicubic, lanczos4",
+                          s->prescale_method);
+    if (s->skip_scale0)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "float_vif: vif_skip_scale0 is not supported");
+    if (fmt->width < FVIF_MIN_SIZE || fmt->height < FVIF_MIN_SIZE)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "float_vif: picture %dx%d is too small (needs at least %dx%d: four "
+                          "dyadic scales with mirrored filter borders)",
+                          fmt->width, fmt->height, FVIF_MIN_SIZE, FVIF_MIN_SIZE);
+    if ((err = register_names(f, s)))
+        return err;
+
+    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
+    snprintf(opts, sizeof(opts), "-DFVIF_BPS=%d%s", fmt->bytes_per_sample,
+             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt"
+                                                        : "");
+    if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
+        return err;
+    if ((err = qgpu_kernel_create(ctx, prog, "fvif_convert", &s->k_convert)) ||
+        (err = qgpu_kernel_create(ctx, prog, "fvif_stat", &s->k_stat)) ||
+        (err = qgpu_kernel_create(ctx, prog, "fvif_dec", &s->k_dec)) ||
+        (err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))
+        return err;
+
+    s->rows_total = 0;
+    for (int i = 0; i < 4; i++) {
+        /* vif.c with VIF_OPT_HANDLE_BORDERS: each scale is floor(w/2) x floor(h/2) */
+        s->w[i] = i ? s->w[i - 1] / 2 : fmt->width;
+        s->h[i] = i ? s->h[i - 1] / 2 : fmt->height;
+        s->toff[i] = terms;
+        terms += (size_t)2 * s->w[i] * s->h[i];
+        s->rows_total += s->h[i];
+        for (int j = 0; j < 2; j++)
+            if ((err = qgpu_buffer_create(ctx, (size_t)s->w[i] * s->h[i] * sizeof(float),
+                                          &s->img[i][j])))
+                return err;
+        float coef[17] = {0};
+        s->fw[i] = fvif_filter(coef, i, (float)s->kernelscale);
+        if ((err = qgpu_buffer_upload(ctx, sizeof(coef), coef, &s->filt[i],
+                                      "float_vif: filter")))
+            return err;
+    }
+    if ((err = qgpu_buffer_create(ctx, terms * sizeof(float), &s->terms)) ||
+        (err = qgpu_buffer_upload(ctx, sizeof(fvif_log2_poly), fvif_log2_poly, &s->poly,
+                                  "float_vif: log2 polynomial")))
+        return err;
+    /* vif_statistic_s: powf(vif_sigma_nsq, 2.0f) / (255.0 * 255.0), as float */
+    s->sigma_max_inv = (float)(powf((float)s->sigma_nsq, 2.0f) / (255.0 * 255.0));
+    return qgpu_results_reserve(ctx, (size_t)s->rows_total * 2 * sizeof(float), &s->offset);
+}
+
+static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
+{
+    static const char *const what_stat[4] = {"float_vif: scale 0", "float_vif: scale 1",
+                                             "float_vif: scale 2", "float_vif: scale 3"};
+    static const char *const what_dec[4] = {"", "float_vif: decimate 1", "float_vif: decimate 2",
+                                            "float_vif: decimate 3"};
+    FloatVifState *s = f->priv;
+    int err;
+
+    /* conversion: luma of both pictures to float */
+    {
+        cl_int n = s->w[0] * s->h[0];
+        size_t global = qgpu_round_up((size_t)n, 256), local = 256;
+        const QgpuArg args[] = {
+            qgpu_arg_mem("ref", slot->ref),
+            qgpu_arg_mem("dis", slot->dist),
+            qgpu_arg_int("n", n),
+            qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
+            qgpu_arg_mem("out_ref", s->img[0][0]),
+            qgpu_arg_mem("out_dis", s->img[0][1]),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_vif: convert", args,
+                               QGPU_ARRAY_SIZE(args), 1, &global, &local)))
+            return err;
+    }
+    for (int i = 0; i < 4; i++) {
+        int w = s->w[i], h = s->h[i];
+        if (i) {
+            size_t local[2] = {16, 8};
+            size_t global[2] = {qgpu_round_up((size_t)w, 16), qgpu_round_up((size_t)h, 8)};
+            const QgpuArg args[] = {
+                qgpu_arg_mem("src_ref", s->img[i - 1][0]),
+                qgpu_arg_mem("src_dis", s->img[i - 1][1]),
+                qgpu_arg_int("sw", s->w[i - 1]),
+                qgpu_arg_int("sh", s->h[i - 1]),
+                qgpu_arg_mem("filt", s->filt[i]),
+                qgpu_arg_int("fw", s->fw[i]),
+                qgpu_arg_mem("dst_ref", s->img[i][0]),
+                qgpu_arg_mem("dst_dis", s->img[i][1]),
+                qgpu_arg_int("dw", w),
+                qgpu_arg_int("dh", h),
+            };
+            if ((err = qgpu_launch(f->ctx, slot, s->k_dec, what_dec[i], args,
+                                   QGPU_ARRAY_SIZE(args), 2, global, local)))
+                return err;
+        }
+        size_t local[2] = {FVIF_T, FVIF_T};
+        size_t global[2] = {qgpu_round_up((size_t)w, FVIF_T), qgpu_round_up((size_t)h, FVIF_T)};
+        /* the terms of scale i: a sub-range of one buffer, passed as a
+         * sub-buffer would need alignment; use a separate offset instead */
+        const QgpuArg args[] = {
+            qgpu_arg_mem("src_ref", s->img[i][0]),
+            qgpu_arg_mem("src_dis", s->img[i][1]),
+            qgpu_arg_int("w", w),
+            qgpu_arg_int("h", h),
+            qgpu_arg_mem("filt", s->filt[i]),
+            qgpu_arg_int("fw", s->fw[i]),
+            qgpu_arg_float("egl", (cl_float)s->egl),
+            qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
+            qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
+            qgpu_arg_mem("poly", s->poly),
+            qgpu_arg_mem("terms", s->terms),
+            qgpu_arg_int("toff", (cl_int)s->toff[i]),
+        };
+        if ((err = qgpu_launch(f->ctx, slot, s->k_stat, what_stat[i], args,
+                               QGPU_ARRAY_SIZE(args), 2, global, local)))
+            return err;
+    }
+    {
+        cl_int4 rows, toff, wid, hei;
+        int acc = 0;
+        for (int i = 0; i < 4; i++) {
+            acc += s->h[i];
+            rows.s[i] = acc;
+            toff.s[i] = (cl_int)s->toff[i];
+            wid.s[i] = s->w[i];
+            hei.s[i] = s->h[i];
+        }
+        size_t local = 64, global = qgpu_round_up((size_t)s->rows_total, 64);
+        const QgpuArg args[] = {
+            qgpu_arg_mem("terms", s->terms),
+            qgpu_arg_value("rows", sizeof(rows), &rows),
+            qgpu_arg_value("toff", sizeof(toff), &toff),
+            qgpu_arg_value("wid", sizeof(wid), &wid),
+            qgpu_arg_value("hei", sizeof(hei), &hei),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_int("results_index", (cl_int)(s->offset / sizeof(float))),
+        };
+        return qgpu_launch(f->ctx, slot, s->k_rowsum, "float_vif: row sums", args,
+                           QGPU_ARRAY_SIZE(args), 1, &global, &local);
+    }
+}
+
+static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
+{
+    FloatVifState *s = f->priv;
+    const float *rows = (const float *)((const unsigned char *)slot->results_host + s->offset);
+    unsigned frame = slot->frame_index;
+    double scores[8];
+    int err = 0;
+
+    for (int i = 0; i < 4; i++) {
+        /* vif_statistic_s: accum_num += accum_inner_num, in float */
+        float num = 0.0f, den = 0.0f;
+        for (int y = 0; y < s->h[i]; y++) {
+            num += rows[2 * y];
+            den += rows[2 * y + 1];
+        }
+        rows += 2 * s->h[i];
+        scores[2 * i] = num;
+        scores[2 * i + 1] = den;
+    }
+    for (int i = 0; i < 4; i++) {
+        double v = scores[2 * i] / scores[2 * i + 1];
+        if (i > 0 && v < s->min_val[i])
+            v = s->min_val[i];
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_SCALE0 + i], frame, v);
+    }
+    if (s->debug) {
+        double tnum = 0.0, tden = 0.0;
+        for (int i = 0; i < 4; i++) {
+            tnum += scores[2 * i];
+            tden += scores[2 * i + 1];
+        }
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_VIF], frame, tden == 0.0 ? 1.0 : tnum / tden);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_NUM], frame, tnum);
+        err |= qgpu_score_set(f->ctx, s->ids[OUT_DEN], frame, tden);
+        for (int i = 0; i < 4; i++) {
+            err |= qgpu_score_set(f->ctx, s->ids[OUT_NUM0 + 2 * i], frame, scores[2 * i]);
+            err |= qgpu_score_set(f->ctx, s->ids[OUT_DEN0 + 2 * i], frame, scores[2 * i + 1]);
+        }
+    }
+    return err ? QGPU_ERR_INVALID_ARG : 0;
+}
+
+static void float_vif_uninit(QgpuFeature *f)
+{
+    FloatVifState *s = f->priv;
+    qgpu_kernel_release(&s->k_convert);
+    qgpu_kernel_release(&s->k_stat);
+    qgpu_kernel_release(&s->k_dec);
+    qgpu_kernel_release(&s->k_rowsum);
+    for (int i = 0; i < 4; i++) {
+        qgpu_buffer_release(&s->img[i][0]);
+        qgpu_buffer_release(&s->img[i][1]);
+        qgpu_buffer_release(&s->filt[i]);
+    }
+    qgpu_buffer_release(&s->terms);
+    qgpu_buffer_release(&s->poly);
+}
+
+const QgpuFeatureClass qgpu_feature_float_vif = {
+    .name = "float_vif",
+    .outputs = float_vif_outputs,
+    .options = float_vif_options,
+    .priv_size = sizeof(FloatVifState),
+    .flags = 0,
+    .lookahead = 0,
+    .init = float_vif_init,
+    .enqueue = float_vif_enqueue,
+    .collect = float_vif_collect,
+    .flush = NULL,
+    .uninit = float_vif_uninit,
+};

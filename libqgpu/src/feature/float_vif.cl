@@ -1,0 +1,218 @@
+/*
+ * float_vif: libvmaf 3.2.0's float VIF extractor (float_vif.c, vif.c,
+ * vif_tools.c), luma only, fp32.
+ *
+ * Build options: -DFVIF_BPS=1 (8-bit samples) or 2 (16-bit words).
+ *
+ * Per frame (float_vif.c enqueues them):
+ *   fvif_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
+ *   fvif_stat     one per scale: the five separable filters (mu1, mu2,
+ *                 ref^2, dis^2, ref*dis) from a __local tile, then the
+ *                 per-pixel VIF statistic; num/den terms stored column-major
+ *   fvif_dec      scales 1..3: blur the previous scale with this scale's
+ *                 filter and keep the even rows/columns
+ *   fvif_rowsum   one work-item per row of every scale: the row's num/den
+ *                 terms added left to right in float, as vif_statistic_s
+ *                 does; the host adds the row sums top to bottom in float.
+ *
+ * What has to match libvmaf: every filter output is a float sum of float
+ * products taken in tap order (vertical pass first, then horizontal on the
+ * vertical results), no multiply-add contraction; borders mirror with
+ * index -1 -> 1 and index n -> n-2 (what libvmaf 3.2.0 does: the n -> n-1
+ * rule of older vif_tools.c moves vif_scale0 of the 160x90 pair by 1.2e-3);
+ * the per-scale num/den are single-precision sums, row by row.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef FVIF_BPS
+#define FVIF_BPS 1
+#endif
+#if FVIF_BPS == 1
+typedef uchar sample_t;
+#else
+typedef ushort sample_t;
+#endif
+
+#define FVIF_T 16       /* output tile (work-group 16 x 16) */
+#define FVIF_RMAX 8     /* largest filter radius (17 taps) */
+#define FVIF_L (FVIF_T + 2 * FVIF_RMAX)
+
+/* vif_tools.c's log2f_approx() (vif_options.h defines VIF_OPT_FAST_LOG2, so
+ * libvmaf never calls libm's log2f here): exponent plus a degree-8 Horner
+ * polynomial of the mantissa, evaluated in float (coefficients: log2_poly_s,
+ * rounded to float on the host and passed in). */
+static inline float fvif_log2(float x, __constant float *poly)
+{
+    if (x == 0.0f)
+        return -INFINITY;
+    if (x < 0.0f)
+        return NAN;
+    uint u = as_uint(x);
+    float remain = as_float((u & 0x007FFFFFu) | 0x3F800000u);
+    float log_base = (float)((int)((u & 0x7F800000u) >> 23) - 127);
+    float t = remain - 1.0f, var = 0.0f;
+    for (int i = 0; i < 9; i++)
+        var = var * t + poly[i];
+    return log_base + var;
+}
+
+__kernel void fvif_convert(__global const sample_t *ref, __global const sample_t *dis,
+                           int n, float scale, __global float *out_ref, __global float *out_dis)
+{
+    int i = get_global_id(0);
+    if (i >= n)
+        return;
+    /* picture_copy: sample / 2^(bpc-8) + offset(-128), exact in float */
+    out_ref[i] = (float)ref[i] * scale - 128.0f;
+    out_dis[i] = (float)dis[i] * scale - 128.0f;
+}
+
+/* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). */
+__kernel void fvif_dec(__global const float *src_ref, __global const float *src_dis, int sw,
+                       int sh, __constant float *filt, int fw, __global float *dst_ref,
+                       __global float *dst_dis, int dw, int dh)
+{
+    int j = get_global_id(0), i = get_global_id(1);
+    if (j >= dw || i >= dh)
+        return;
+    int r = fw / 2;
+    float acc_r = 0.0f, acc_d = 0.0f;
+    for (int kx = 0; kx < fw; kx++) {
+        int c = mirror_skip_edge(2 * j - r + kx, sw);
+        float tr = 0.0f, td = 0.0f;
+        for (int ky = 0; ky < fw; ky++) {
+            int row = mirror_skip_edge(2 * i - r + ky, sh);
+            tr += filt[ky] * src_ref[row * sw + c];
+            td += filt[ky] * src_dis[row * sw + c];
+        }
+        acc_r += filt[kx] * tr;
+        acc_d += filt[kx] * td;
+    }
+    dst_ref[i * dw + j] = acc_r;
+    dst_dis[i * dw + j] = acc_d;
+}
+
+__kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))
+void fvif_stat(__global const float *src_ref, __global const float *src_dis, int w, int h,
+               __constant float *filt, int fw, float egl, float sigma_nsq,
+               float sigma_max_inv, __constant float *poly,
+               __global float *terms, int toff)
+{
+    /* this scale's terms: num at [x*h + y], den at [w*h + x*h + y] */
+    terms += toff;
+    __local float sr[FVIF_L][FVIF_L];
+    __local float sd[FVIF_L][FVIF_L];
+    __local float v[5][FVIF_T][FVIF_L];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    int x0 = get_group_id(0) * FVIF_T, y0 = get_group_id(1) * FVIF_T;
+    int r = fw / 2, span = FVIF_T + 2 * r;
+
+    for (int yy = ly; yy < span; yy += FVIF_T) {
+        int gy = mirror_skip_edge(y0 - r + yy, h);
+        for (int xx = lx; xx < span; xx += FVIF_T) {
+            int gx = mirror_skip_edge(x0 - r + xx, w);
+            sr[yy][xx] = src_ref[gy * w + gx];
+            sd[yy][xx] = src_dis[gy * w + gx];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* vertical pass: rows of the output tile, every column of the span */
+    for (int xx = lx; xx < span; xx += FVIF_T) {
+        float a1 = 0.0f, a2 = 0.0f, axx = 0.0f, ayy = 0.0f, axy = 0.0f;
+        for (int k = 0; k < fw; k++) {
+            float f = filt[k], p = sr[ly + k][xx], q = sd[ly + k][xx];
+            a1 += f * p;
+            a2 += f * q;
+            axx += f * (p * p);
+            ayy += f * (q * q);
+            axy += f * (p * q);
+        }
+        v[0][ly][xx] = a1;
+        v[1][ly][xx] = a2;
+        v[2][ly][xx] = axx;
+        v[3][ly][xx] = ayy;
+        v[4][ly][xx] = axy;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int x = x0 + lx, y = y0 + ly;
+    if (x >= w || y >= h)
+        return;
+    float mu1 = 0.0f, mu2 = 0.0f, xx_f = 0.0f, yy_f = 0.0f, xy_f = 0.0f;
+    for (int k = 0; k < fw; k++) {
+        float f = filt[k];
+        mu1 += f * v[0][ly][lx + k];
+        mu2 += f * v[1][ly][lx + k];
+        xx_f += f * v[2][ly][lx + k];
+        yy_f += f * v[3][ly][lx + k];
+        xy_f += f * v[4][ly][lx + k];
+    }
+
+    /* vif_statistic_s, 'matching_matlab' mode */
+    const float eps = 1.0e-10f;
+    float sigma1_sq = xx_f - mu1 * mu1;
+    float sigma2_sq = yy_f - mu2 * mu2;
+    float sigma12 = xy_f - mu1 * mu2;
+    sigma1_sq = sigma1_sq > 0.0f ? sigma1_sq : 0.0f;
+    sigma2_sq = sigma2_sq > 0.0f ? sigma2_sq : 0.0f;
+    float g = sigma12 / (sigma1_sq + eps);
+    float sv_sq = sigma2_sq - g * sigma12;
+    if (sigma1_sq < eps) {
+        g = 0.0f;
+        sv_sq = sigma2_sq;
+        sigma1_sq = 0.0f;
+    }
+    if (sigma2_sq < eps) {
+        g = 0.0f;
+        sv_sq = 0.0f;
+    }
+    if (g < 0.0f) {
+        sv_sq = sigma2_sq;
+        g = 0.0f;
+    }
+    sv_sq = sv_sq > eps ? sv_sq : eps;
+    g = g < egl ? g : egl;
+    /* libvmaf evaluates both arguments in double (vif_sigma_nsq is a double)
+     * and rounds them to float once; float here moves a term by <= 1 ulp */
+    float num = fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq), poly);
+    float den = fvif_log2(1.0f + sigma1_sq / sigma_nsq, poly);
+    if (sigma12 < 0.0f)
+        num = 0.0f;
+    if (sigma1_sq < sigma_nsq) {
+        num = 1.0f - sigma2_sq * sigma_max_inv;
+        den = 1.0f;
+    }
+    int at = x * h + y;
+    terms[at] = num;
+    terms[w * h + at] = den;
+}
+
+/* Row sums of every scale: rows [0, rows.s0) scale 0, [rows.s0, rows.s1)
+ * scale 1, ...; terms of scale s at toff.s<s>. Writes (num, den) per row. */
+__kernel void fvif_rowsum(__global const float *terms, int4 rows, int4 toff, int4 wid,
+                          int4 hei, __global float *results, int results_index)
+{
+    int g = get_global_id(0);
+    if (g >= rows.s3)
+        return;
+    int first, off, w, h;
+    if (g < rows.s0) {
+        first = 0; off = toff.s0; w = wid.s0; h = hei.s0;
+    } else if (g < rows.s1) {
+        first = rows.s0; off = toff.s1; w = wid.s1; h = hei.s1;
+    } else if (g < rows.s2) {
+        first = rows.s1; off = toff.s2; w = wid.s2; h = hei.s2;
+    } else {
+        first = rows.s2; off = toff.s3; w = wid.s3; h = hei.s3;
+    }
+    int y = g - first;
+    __global const float *num = terms + off, *den = terms + off + w * h;
+    float an = 0.0f, ad = 0.0f;
+    for (int x = 0; x < w; x++) {
+        an += num[x * h + y];
+        ad += den[x * h + y];
+    }
+    results[results_index + 2 * g] = an;
+    results[results_index + 2 * g + 1] = ad;
+}

@@ -1,0 +1,110 @@
+/*
+ * Integer motion SAD, bit-exact with libvmaf 3.2.0 (integer_motion.c, the
+ * pipelined variant): blur(prev - cur) with the 5-tap filter
+ * {3571, 16004, 26386, 16004, 3571} (integer_motion.h), vertical pass
+ * (sum + 2^(bpc-1)) >> bpc, horizontal pass (sum + 32768) >> 16, both with
+ * floor (arithmetic) shifts, borders mirrored without repeating the edge;
+ * SAD = sum of |result|.
+ *
+ * One launch per frame. A work-group walks tiles of TW x TH pixels, stages
+ * prev - cur with a 2-pixel halo in __local memory, filters and sums; it also
+ * copies the current reference luma into `store`, the feature's own buffer
+ * that the next frame reads as `prev` (ping-pong buffers, so no work-group
+ * reads what another one writes). With do_sad = 0 (first frame) it only
+ * copies. Each work-group writes one ulong partial sum.
+ *
+ * Build options: -DMOTION_IN8=1 for 8-bit samples (else 16-bit words),
+ * -DMOTION_WG=<work-group size> (a power of two).
+ */
+
+#ifndef MOTION_WG
+#define MOTION_WG 256
+#endif
+#ifndef MOTION_IN8
+#define MOTION_IN8 1
+#endif
+
+#if MOTION_IN8
+#define PIX uchar
+#else
+#define PIX ushort
+#endif
+
+#define TW 64
+#define TH 16
+#define R 2
+#define IW (TW + 2 * R)
+#define IH (TH + 2 * R)
+
+__constant int motion_taps[5] = {3571, 16004, 26386, 16004, 3571};
+
+/* floor(a / 2^s) without relying on the sign behaviour of >> */
+static inline long floor_shift(long a, int s)
+{
+    return a >= 0 ? a >> s : ~((~a) >> s);
+}
+
+__kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const PIX *prev,
+                         __global PIX *store, int w, int h, int bpc, int do_sad,
+                         __global ulong *results, int partial_index)
+{
+    __local int d[IH * IW];
+    __local int v[TH * IW];
+    __local ulong red[MOTION_WG];
+
+    const int lid = get_local_id(0);
+    const int tiles_x = (w + TW - 1) / TW, tiles_y = (h + TH - 1) / TH;
+    const int ntiles = tiles_x * tiles_y;
+    const long vrnd = 1L << (bpc - 1);
+    ulong acc = 0;
+
+    cur += cur_offset;
+    for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
+
+        for (int i = lid; i < IH * IW; i += MOTION_WG) {
+            int ry = i / IW, rx = i - ry * IW;
+            int y = y0 - R + ry, x = x0 - R + rx;
+            size_t o = (size_t)mirror_skip_edge(y, h) * w + mirror_skip_edge(x, w);
+            int c = cur[o];
+            if (do_sad)
+                d[i] = (int)prev[o] - c;
+            if (ry >= R && ry < R + TH && rx >= R && rx < R + TW && y < h && x < w)
+                store[o] = (PIX)c;
+        }
+        if (!do_sad)
+            continue;
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        for (int i = lid; i < TH * IW; i += MOTION_WG) {
+            int ry = i / IW, rx = i - ry * IW;
+            long a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (long)motion_taps[k] * d[(ry + k) * IW + rx];
+            v[i] = (int)floor_shift(a + vrnd, bpc);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        for (int i = lid; i < TH * TW; i += MOTION_WG) {
+            int ry = i / TW, rx = i - ry * TW;
+            if (y0 + ry >= h || x0 + rx >= w)
+                continue;
+            long a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (long)motion_taps[k] * v[ry * IW + rx + k];
+            long r = floor_shift(a + 32768, 16);
+            acc += (ulong)(r < 0 ? -r : r);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    red[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = MOTION_WG / 2; s > 0; s >>= 1) {
+        if (lid < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0)
+        results[partial_index + get_group_id(0)] = red[0];
+}

@@ -1,0 +1,324 @@
+/*
+ * float_ssim and float_ms_ssim (libvmaf 3.2.0's IQA SSIM), luma only.
+ *
+ * Build options: -DSSIM_BPS=1 (8-bit samples) or -DSSIM_BPS=2 (16-bit words).
+ *
+ * What has to match libvmaf (doc/metrics/ssim.md has the numbers):
+ * - every product of a pixel and a filter weight is rounded to float, the
+ *   products of one output are summed exactly (libvmaf: in a double) and
+ *   the sum is rounded to float once. Kernels here have no fp64: they sum
+ *   with a float-float accumulator (Knuth's TwoSum), which carries the
+ *   exact sum of the products and rounds it once at the end. A plain
+ *   float sum rounds up to 10 times per output and moves the variances of
+ *   flat regions (sigma^2 = E[x^2] - mu^2, with E[x^2] ~ 65000) by several
+ *   ulps, which is visible in the mean.
+ * - no multiply-add contraction (FP_CONTRACT OFF below), for the same
+ *   reason: libvmaf's products are rounded.
+ * - SSIM's Gaussian covers only the "valid" region (output (w-10) x
+ *   (h-10), no border handling); the decimations mirror at the borders
+ *   (index -1 reads 0, index n reads n-1).
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef SSIM_BPS
+#define SSIM_BPS 1
+#endif
+#if SSIM_BPS == 1
+typedef uchar sample_t;
+#else
+typedef ushort sample_t;
+#endif
+
+#define T 16              /* output tile edge; work-group is T x T */
+#define R 5               /* Gaussian radius */
+#define NIN (T + 2 * R)   /* input tile edge: 26 */
+#define WG (T * T)
+
+/* libvmaf iqa/ssim_tools.h g_gaussian_window_h (sigma 1.5, 11 taps) */
+__constant float G11[11] = {
+    0.001028f, 0.007599f, 0.036001f, 0.109361f, 0.213006f, 0.266012f,
+    0.213006f, 0.109361f, 0.036001f, 0.007599f, 0.001028f,
+};
+
+/* libvmaf ms_ssim.c g_lpf: the 9x9 9/7 biorthogonal low-pass, used as a
+ * 2-D table (it is not exactly the outer product of its 1-D version). */
+__constant float LPF9[81] = {
+     0.000714f,-0.000450f,-0.002090f, 0.007132f, 0.016114f, 0.007132f,-0.002090f,-0.000450f, 0.000714f,
+    -0.000450f, 0.000283f, 0.001316f,-0.004490f,-0.010146f,-0.004490f, 0.001316f, 0.000283f,-0.000450f,
+    -0.002090f, 0.001316f, 0.006115f,-0.020867f,-0.047149f,-0.020867f, 0.006115f, 0.001316f,-0.002090f,
+     0.007132f,-0.004490f,-0.020867f, 0.071207f, 0.160885f, 0.071207f,-0.020867f,-0.004490f, 0.007132f,
+     0.016114f,-0.010146f,-0.047149f, 0.160885f, 0.363505f, 0.160885f,-0.047149f,-0.010146f, 0.016114f,
+     0.007132f,-0.004490f,-0.020867f, 0.071207f, 0.160885f, 0.071207f,-0.020867f,-0.004490f, 0.007132f,
+    -0.002090f, 0.001316f, 0.006115f,-0.020867f,-0.047149f,-0.020867f, 0.006115f, 0.001316f,-0.002090f,
+    -0.000450f, 0.000283f, 0.001316f,-0.004490f,-0.010146f,-0.004490f, 0.001316f, 0.000283f,-0.000450f,
+     0.000714f,-0.000450f,-0.002090f, 0.007132f, 0.016114f, 0.007132f,-0.002090f,-0.000450f, 0.000714f,
+};
+
+/* float-float accumulator: hi + lo is the running sum, hi rounded */
+typedef struct { float hi, lo; } acc_t;
+
+static inline void acc_add(acc_t *a, float p)
+{
+    float s = a->hi + p;
+    float bp = s - a->hi;
+    float e = (a->hi - (s - bp)) + (p - bp);
+    a->hi = s;
+    a->lo += e;
+}
+
+static inline float acc_val(acc_t a)
+{
+    return a.hi + a.lo;
+}
+
+/* ---- float_ssim's box decimation (scale x scale, weights 1/scale^2) ----
+ * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored.
+ * No reuse between outputs (the windows tile the picture): no staging. */
+__kernel void ssim_box_decimate(__global const sample_t *ref, __global const sample_t *dis,
+                                int src_off, int w, int h, int f, float k, float unit,
+                                __global float *dref, __global float *ddis, int sw, int sh)
+{
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= sw || y >= sh)
+        return;
+    int c = f / 2;
+    acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
+    for (int v = 0; v < f; v++) {
+        int row = src_off + mirror_repeat_edge(y * f - c + v, h) * w;
+        for (int u = 0; u < f; u++) {
+            int col = mirror_repeat_edge(x * f - c + u, w);
+            float pa = ((float)ref[row + col] * unit) * k;
+            float pb = ((float)dis[row + col] * unit) * k;
+            acc_add(&a, pa);
+            acc_add(&b, pb);
+        }
+    }
+    dref[y * sw + x] = acc_val(a);
+    ddis[y * sw + x] = acc_val(b);
+}
+
+/* ---- MS-SSIM's 2x decimation with the 9x9 low-pass ----
+ * A T x T output tile reads a (2T + 7)^2 input window, staged in local
+ * memory for both pictures. */
+#define DIN (2 * T + 7)
+
+static inline void lpf_tile(__local const float *la, __local const float *lb, int sw, int sh,
+                     __global float *dref, __global float *ddis, int dst_off)
+{
+    int tx = get_local_id(0), ty = get_local_id(1);
+    int x = get_group_id(0) * T + tx, y = get_group_id(1) * T + ty;
+    if (x >= sw || y >= sh)
+        return;
+    acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
+    for (int v = 0; v < 9; v++) {
+        int base = (2 * ty + v) * DIN + 2 * tx;
+        for (int u = 0; u < 9; u++) {
+            float kk = LPF9[v * 9 + u];
+            float pa = la[base + u] * kk;
+            float pb = lb[base + u] * kk;
+            acc_add(&a, pa);
+            acc_add(&b, pb);
+        }
+    }
+    dref[dst_off + y * sw + x] = acc_val(a);
+    ddis[dst_off + y * sw + x] = acc_val(b);
+}
+
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void ms_lpf_decimate_raw(__global const sample_t *ref, __global const sample_t *dis,
+                         int src_off, int w, int h, float unit,
+                         __global float *dref, __global float *ddis, int dst_off, int sw, int sh)
+{
+    __local float la[DIN * DIN], lb[DIN * DIN];
+    int lid = get_local_id(1) * T + get_local_id(0);
+    int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
+    for (int i = lid; i < DIN * DIN; i += WG) {
+        int r = i / DIN, c = i - r * DIN;
+        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
+        la[i] = (float)ref[idx] * unit;
+        lb[i] = (float)dis[idx] * unit;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
+}
+
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void ms_lpf_decimate_float(__global const float *sref, __global const float *sdis,
+                           int src_off, int w, int h,
+                           __global float *dref, __global float *ddis, int dst_off, int sw, int sh)
+{
+    __local float la[DIN * DIN], lb[DIN * DIN];
+    int lid = get_local_id(1) * T + get_local_id(0);
+    int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
+    for (int i = lid; i < DIN * DIN; i += WG) {
+        int r = i / DIN, c = i - r * DIN;
+        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
+        la[i] = sref[idx];
+        lb[i] = sdis[idx];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
+}
+
+/* ---- SSIM of one T x T tile of the valid region ----
+ * lx, ly: the NIN x NIN input window (staged by the caller). One pass
+ * makes the five moment planes (mu_x, mu_y, E[x^2], E[y^2], E[xy]):
+ * horizontal 11-tap sums of the five into hb (NIN rows x T columns each),
+ * then the vertical sums per output pixel, then l, c, s. Writes the
+ * work-group's sums of l*c*s, l, c, s to out[0..3]. */
+static inline void ssim_tile(__local const float *lx, __local const float *ly, __local float *hb,
+                      __local float *red, int ow, int oh, int ox0, int oy0,
+                      __global float *out)
+{
+    const float C1 = (0.01f * 255.0f) * (0.01f * 255.0f);
+    const float C2 = (0.03f * 255.0f) * (0.03f * 255.0f);
+    const float C3 = C2 / 2.0f;
+    int tx = get_local_id(0), ty = get_local_id(1);
+    int lid = ty * T + tx;
+
+    for (int i = lid; i < NIN * T; i += WG) {
+        int r = i / T, c = i - r * T;
+        acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
+        acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+        for (int u = 0; u < 11; u++) {
+            float g = G11[u];
+            float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
+            float aa = a * a, bb = b * b, ab = a * b;
+            float p0 = a * g, p1 = b * g, p2 = aa * g, p3 = bb * g, p4 = ab * g;
+            acc_add(&s0, p0);
+            acc_add(&s1, p1);
+            acc_add(&s2, p2);
+            acc_add(&s3, p3);
+            acc_add(&s4, p4);
+        }
+        hb[0 * NIN * T + i] = acc_val(s0);
+        hb[1 * NIN * T + i] = acc_val(s1);
+        hb[2 * NIN * T + i] = acc_val(s2);
+        hb[3 * NIN * T + i] = acc_val(s3);
+        hb[4 * NIN * T + i] = acc_val(s4);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
+    if (ox0 + tx < ow && oy0 + ty < oh) {
+        acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
+        acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+        for (int v = 0; v < 11; v++) {
+            float g = G11[v];
+            int i = (ty + v) * T + tx;
+            float p0 = hb[0 * NIN * T + i] * g;
+            float p1 = hb[1 * NIN * T + i] * g;
+            float p2 = hb[2 * NIN * T + i] * g;
+            float p3 = hb[3 * NIN * T + i] * g;
+            float p4 = hb[4 * NIN * T + i] * g;
+            acc_add(&s0, p0);
+            acc_add(&s1, p1);
+            acc_add(&s2, p2);
+            acc_add(&s3, p3);
+            acc_add(&s4, p4);
+        }
+        float m1 = acc_val(s0), m2 = acc_val(s1);
+        float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
+        float v1 = acc_val(s2) - m11;
+        float v2 = acc_val(s3) - m22;
+        float v12 = acc_val(s4) - m12;
+        if (v1 < 0.0f)
+            v1 = 0.0f;
+        if (v2 < 0.0f)
+            v2 = 0.0f;
+        float v1v2 = v1 * v2;
+        float sd = sqrt(v1v2);
+        float lden = (m11 + m22) + C1;
+        float cden = (v1 + v2) + C2;
+        /* libvmaf: a flat, identical neighbourhood keeps s = 1 even when
+         * rounding left the covariance slightly negative */
+        float cov = (v12 < 0.0f && sd <= 0.0f) ? 0.0f : v12;
+        float snum = cov + C3;
+        float sden = sd + C3;
+        float lnum = (2.0f * m1) * m2 + C1;
+        float cnum = 2.0f * sd + C2;
+        vl = lnum / lden;
+        vc = cnum / cden;
+        vs = snum / sden;
+        vlcs = (vl * vc) * vs;
+    }
+    red[0 * WG + lid] = vlcs;
+    red[1 * WG + lid] = vl;
+    red[2 * WG + lid] = vc;
+    red[3 * WG + lid] = vs;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int n = WG / 2; n > 0; n >>= 1) {
+        if (lid < n) {
+            red[0 * WG + lid] += red[0 * WG + lid + n];
+            red[1 * WG + lid] += red[1 * WG + lid + n];
+            red[2 * WG + lid] += red[2 * WG + lid + n];
+            red[3 * WG + lid] += red[3 * WG + lid + n];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid < 4)
+        out[lid] = red[lid * WG];
+}
+
+/* SSIM straight from the uploaded samples (no decimation).
+ * One work-group per tile; group g = tile (g % tiles_x, g / tiles_x). */
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, int src_off,
+                    int w, int h, float unit, int tiles_x,
+                    __global float *partials, int part_off)
+{
+    __local float lx[NIN * NIN], ly[NIN * NIN];
+    __local float hb[5 * NIN * T];
+    __local float red[4 * WG];
+    int g = get_group_id(0);
+    int ox0 = (g % tiles_x) * T, oy0 = (g / tiles_x) * T;
+    int lid = get_local_id(1) * T + get_local_id(0);
+    for (int i = lid; i < NIN * NIN; i += WG) {
+        int r = i / NIN, c = i - r * NIN;
+        int x = ox0 + c, y = oy0 + r;
+        float a = 0.0f, b = 0.0f;
+        if (x < w && y < h) {
+            a = (float)ref[src_off + y * w + x] * unit;
+            b = (float)dis[src_off + y * w + x] * unit;
+        }
+        lx[i] = a;
+        ly[i] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ssim_tile(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4);
+}
+
+/* SSIM of float pictures, several at once (MS-SSIM's scales 1..4, or
+ * float_ssim's decimated picture). table[5 * s ..] = offset (floats), w,
+ * h, tiles_x, first group of picture s; groups are numbered across the
+ * pictures, in order, and write partials[part_off + 4 * group ..]. */
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void ssim_tiles_float(__global const float *ref, __global const float *dis,
+                      __global const int *table, int count,
+                      __global float *partials, int part_off)
+{
+    __local float lx[NIN * NIN], ly[NIN * NIN];
+    __local float hb[5 * NIN * T];
+    __local float red[4 * WG];
+    int g = get_group_id(0);
+    int s = 0;
+    while (s + 1 < count && g >= table[5 * (s + 1) + 4])
+        s++;
+    int off = table[5 * s], w = table[5 * s + 1], h = table[5 * s + 2];
+    int tiles_x = table[5 * s + 3], lg = g - table[5 * s + 4];
+    int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * T;
+    int lid = get_local_id(1) * T + get_local_id(0);
+    for (int i = lid; i < NIN * NIN; i += WG) {
+        int r = i / NIN, c = i - r * NIN;
+        int x = ox0 + c, y = oy0 + r;
+        float a = 0.0f, b = 0.0f;
+        if (x < w && y < h) {
+            a = ref[off + y * w + x];
+            b = dis[off + y * w + x];
+        }
+        lx[i] = a;
+        ly[i] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ssim_tile(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4);
+}

@@ -1,0 +1,114 @@
+#!/bin/sh
+# check_install.sh SRC MAKEDIR VERSION : `make install` as a distribution
+# package does it, into a scratch DESTDIR: the library configured out of
+# tree with --prefix=/usr/local --libdir=/usr/lib/<multiarch> (the tool
+# left out) and installed with PREFIX=/usr. Checks the files and the
+# symlink chain libqgpu.so -> libqgpu.so.MAJOR -> libqgpu.so.VERSION, the
+# soname, qgpu.pc (prefix, libdir, version), and that a small program
+# builds with `pkg-config --cflags --libs qgpu` against the installed tree
+# and runs with the installed library. Then `make install PREFIX=/usr` of
+# the build under test (MAKEDIR, when configured without --libdir): libdir
+# /usr/lib.
+# Prints "N passed, N failed" like the test binaries.
+src=$1
+makedir=$2
+version=$3
+# independent of the make that runs the tests
+unset MAKEFLAGS MFLAGS MAKELEVEL
+major=${version%%.*}
+pass=0
+fail=0
+
+check() { # check CONDITION-EXIT-STATUS MESSAGE
+    if [ "$1" = 0 ]; then
+        pass=$((pass + 1))
+    else
+        echo "FAIL: $2"
+        fail=$((fail + 1))
+    fi
+}
+
+tmp=$(mktemp -d /tmp/qgpu-install-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+multiarch=$(${CC:-cc} -print-multiarch 2>/dev/null)
+[ -n "$multiarch" ] || multiarch=x86_64-linux-gnu
+libdir=/usr/lib/$multiarch
+dest=$tmp/dest
+
+mkdir -p "$tmp/build"
+(cd "$tmp/build" && "$src/configure" --prefix=/usr/local --libdir="$libdir" --disable-tool \
+     >"$tmp/configure.log" 2>&1)
+check $? "configure --libdir=$libdir (see $tmp/configure.log)"
+grep -q "^LIBDIR=$libdir\$" "$tmp/build/config.mak"
+check $? "configure writes LIBDIR=$libdir to config.mak"
+make -C "$tmp/build" -j2 install DESTDIR="$dest" PREFIX=/usr >"$tmp/make.log" 2>&1
+status=$?
+[ $status = 0 ] || tail -n 20 "$tmp/make.log"
+check $status "make install DESTDIR=... PREFIX=/usr"
+
+lib=$dest$libdir
+[ -f "$lib/libqgpu.so.$version" ] && [ ! -L "$lib/libqgpu.so.$version" ]
+check $? "$libdir/libqgpu.so.$version is the library file"
+[ "$(readlink "$lib/libqgpu.so.$major")" = "libqgpu.so.$version" ]
+check $? "libqgpu.so.$major -> libqgpu.so.$version"
+[ "$(readlink "$lib/libqgpu.so")" = "libqgpu.so.$major" ]
+check $? "libqgpu.so -> libqgpu.so.$major"
+objdump -p "$lib/libqgpu.so.$version" 2>/dev/null | grep -q "SONAME *libqgpu.so.$major\$"
+check $? "soname libqgpu.so.$major"
+[ -f "$lib/libqgpu.a" ]
+check $? "libqgpu.a in $libdir"
+for h in qgpu.h qgpu_opencl.h version.h; do
+    [ -f "$dest/usr/include/qgpu/$h" ]
+    check $? "/usr/include/qgpu/$h"
+done
+grep -q "^#define QGPU_VERSION \"$version\"" "$dest/usr/include/qgpu/version.h"
+check $? "version.h says $version"
+
+pc=$lib/pkgconfig/qgpu.pc
+grep -q '^prefix=/usr$' "$pc"
+check $? "qgpu.pc: prefix=/usr (from make install PREFIX=/usr)"
+grep -q "^libdir=$libdir\$" "$pc"
+check $? "qgpu.pc: libdir=$libdir"
+grep -q "^Version: $version\$" "$pc"
+check $? "qgpu.pc: Version: $version"
+
+cat >"$tmp/hello.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <qgpu/qgpu.h>
+int main(void)
+{
+    printf("%s %s\n", qgpu_version(), QGPU_VERSION);
+    return strcmp(qgpu_version(), QGPU_VERSION) != 0;
+}
+EOF
+export PKG_CONFIG_SYSROOT_DIR="$dest"
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+flags=$(pkg-config --cflags --libs qgpu 2>"$tmp/pkg-config.log")
+check $? "pkg-config --cflags --libs qgpu: $(cat "$tmp/pkg-config.log")"
+# shellcheck disable=SC2086
+${CC:-cc} -o "$tmp/hello" "$tmp/hello.c" $flags >"$tmp/cc.log" 2>&1
+check $? "a program builds with pkg-config's flags: $flags $(cat "$tmp/cc.log")"
+out=$(LD_LIBRARY_PATH="$lib" "$tmp/hello" 2>&1)
+check $? "it runs with the installed library: $out"
+[ "$out" = "$version $version" ]
+check $? "qgpu_version() and QGPU_VERSION are $version: $out"
+LD_LIBRARY_PATH="$lib" ldd "$tmp/hello" 2>/dev/null | grep -q "libqgpu.so.$major => $lib/libqgpu.so.$major"
+check $? "it loads libqgpu.so.$major from the installed tree"
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
+
+# The build under test: its make install with PREFIX=/usr (no --libdir).
+if ! grep -q '^LIBDIR=' "$makedir/config.mak"; then
+    make -C "$makedir" install DESTDIR="$tmp/dest2" PREFIX=/usr >"$tmp/make2.log" 2>&1
+    status=$?
+    [ $status = 0 ] || tail -n 20 "$tmp/make2.log"
+    check $status "make install PREFIX=/usr of the build under test"
+    pc=$tmp/dest2/usr/lib/pkgconfig/qgpu.pc
+    grep -q '^prefix=/usr$' "$pc" && grep -q '^libdir=/usr/lib$' "$pc"
+    check $? "its qgpu.pc: prefix=/usr, libdir=/usr/lib"
+    [ -f "$tmp/dest2/usr/lib/libqgpu.so.$version" ]
+    check $? "its library in /usr/lib"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
