@@ -165,6 +165,16 @@ static void test_ordering(void)
         test_picture_free(&dist[i]);
 }
 
+/* The start of a small text file into text (NUL-terminated; "" when none). */
+static void read_text(const char *path, char *text, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, size - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+}
+
 static void test_pooling_and_logs(void)
 {
     QgpuContext *ctx = test_open(2);
@@ -202,14 +212,8 @@ static void test_pooling_and_logs(void)
         close(fd);
     for (int format = QGPU_LOG_FORMAT_JSON; format <= QGPU_LOG_FORMAT_SUB; format++) {
         char text[8192] = "", number[32];
-        FILE *f;
-        size_t n;
         CHECK(qgpu_write_log(ctx, path, format, 12.5) == 0, "write log %d", format);
-        f = fopen(path, "r");
-        n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[n] = '\0';
+        read_text(path, text, sizeof(text));
         snprintf(number, sizeof(number), "%.6f", v[1]);
         CHECK(strstr(text, number) != NULL, "log %d has frame 1's value %s", format, number);
         if (format == QGPU_LOG_FORMAT_JSON)
@@ -226,24 +230,14 @@ static void test_pooling_and_logs(void)
         QgpuLogField fields[2] = {{"decode_errors", NULL, 3}, {"note", "a\"b<c", 0}};
         QgpuLogOptions lo = {QGPU_LOG_FORMAT_JSON, 1.5, 0, fields, 2};
         char text[8192] = "", line[512];
-        FILE *f;
-        size_t n;
         int len;
         CHECK(qgpu_write_log_ex(ctx, path, &lo) == 0, "write_log_ex");
-        f = fopen(path, "r");
-        n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[n] = 0;
+        read_text(path, text, sizeof(text));
         CHECK(strstr(text, "\"decode_errors\": 3,\n  \"note\": \"a\\\"b<c\",\n  \"frames\"") != NULL,
               "JSON extra fields: %.300s", text);
         lo.format = QGPU_LOG_FORMAT_XML;
         CHECK(qgpu_write_log_ex(ctx, path, &lo) == 0, "write_log_ex XML");
-        f = fopen(path, "r");
-        n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[n] = 0;
+        read_text(path, text, sizeof(text));
         CHECK(strstr(text, "decode_errors=\"3\" note=\"a&quot;b&lt;c\" />") != NULL,
               "XML extra fields: %.300s", text);
         lo.nb_fields = 1;

@@ -143,6 +143,23 @@ static void names(json_object *root, char *out, size_t len)
     }
 }
 
+/* Frames in the JSON log of `-r REF -d DIS -n --feature psnr OPTIONS --json
+ * -o out` (-1 when the run failed). */
+static int psnr_frames(const char *options, const char *out)
+{
+    char a[4096];
+    json_object *x;
+    int n;
+    snprintf(a, sizeof(a), "-r %s -d %s -n --feature psnr %s --json -o %s", ref, dis, options,
+             out);
+    if (run(a))
+        return -1;
+    x = read_json(out);
+    n = nb_frames(x);
+    json_object_put(x);
+    return n;
+}
+
 /* ------------------------------------------------------------ inputs */
 
 /* Raw copies of REF's first FRAMES frames: layout 420/422/444 (chroma
@@ -435,20 +452,12 @@ static void rows_frames(void)
 {
     char a[4096];
     json_object *x, *y;
-    int rc, ok;
+    int rc, ok, n;
     /* --frame_cnt N; 0: every frame, as libvmaf */
-    snprintf(a, sizeof(a), "-r %s -d %s -n --feature psnr --frame_cnt 7 --json -o fc.json", ref,
-             dis);
-    rc = run(a);
-    x = read_json("fc.json");
-    CHECK(rc == 0 && nb_frames(x) == 7, "[--frame_cnt] 7 (rc %d)", rc);
-    json_object_put(x);
-    snprintf(a, sizeof(a), "-r %s -d %s -n --feature psnr --frame_cnt 0 --json -o fc0.json", ref,
-             dis);
-    rc = run(a);
-    x = read_json("fc0.json");
-    CHECK(rc == 0 && nb_frames(x) == 48, "[--frame_cnt] 0 is every frame (%d)", nb_frames(x));
-    json_object_put(x);
+    n = psnr_frames("--frame_cnt 7", "fc.json");
+    CHECK(n == 7, "[--frame_cnt] 7 (%d): %s", n, err);
+    n = psnr_frames("--frame_cnt 0", "fc0.json");
+    CHECK(n == 48, "[--frame_cnt] 0 is every frame (%d): %s", n, err);
     /* --frame_skip_ref / --frame_skip_dist: the reference against itself,
      * skipped by the same count: identical pairs; by different counts: not */
     snprintf(a, sizeof(a), "-r %s -d %s -n --feature psnr --frame_skip_ref 3 --frame_skip_dist 3 "
@@ -494,12 +503,8 @@ static void rows_frames(void)
     }
     json_object_put(x);
     json_object_put(y);
-    snprintf(a, sizeof(a), "-r %s -d %s -n --feature psnr --subsample 0 --json -o s0.json", ref,
-             dis);
-    rc = run(a);
-    x = read_json("s0.json");
-    CHECK(rc == 0 && nb_frames(x) == 48, "[--subsample] 0 is every frame (%d)", nb_frames(x));
-    json_object_put(x);
+    n = psnr_frames("--subsample 0", "s0.json");
+    CHECK(n == 48, "[--subsample] 0 is every frame (%d): %s", n, err);
 }
 
 /* fps, as libvmaf: frames read / processor time of the scoring. */

@@ -132,22 +132,21 @@ static uint8_t *read_fate(const char *rel, size_t *size)
 static uint8_t *ref_y4m;
 static size_t ref_size, ref_header;
 
-/* header line (without its newline) + frames of REF (their "FRAME\n"
- * and samples; frame_bytes each when not the original size, filled from
- * the original's luma). */
+/* header line (without its newline) + REF's first frames (their "FRAME\n"
+ * and samples). */
 static int write_y4m(const char *name, const char *header, int frames)
 {
-    char path[1200];
-    FILE *f;
-    int ok;
-    dir_path(path, sizeof(path), name);
-    f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    ok = fprintf(f, "%s\n", header) > 0 &&
-         fwrite(ref_y4m + ref_header, 1, (size_t)frames * (6 + Y4M_FRAME), f) ==
-             (size_t)frames * (6 + Y4M_FRAME);
-    return fclose(f) == 0 && ok ? 0 : -1;
+    size_t hlen = strlen(header), body = (size_t)frames * (6 + Y4M_FRAME);
+    uint8_t *text = malloc(hlen + 1 + body);
+    int ret = -1;
+    if (text) {
+        memcpy(text, header, hlen);
+        text[hlen] = '\n';
+        memcpy(text + hlen + 1, ref_y4m + ref_header, body);
+        ret = write_file(name, text, hlen + 1 + body);
+    }
+    free(text);
+    return ret;
 }
 
 /* The samples of REF's frame i, plane p (0 luma). */

@@ -448,16 +448,12 @@ int options_parse(int argc, char **argv, Options *o)
             if (parse_count("--dist-offset", optarg, 0, &o->dist_offset))
                 return EXIT_USAGE;
             break;
-        case OPT_THREADS:
-            if (parse_number("--threads", optarg, 0, 10, &ignored))
-                return EXIT_USAGE;
-            break;
+        case OPT_THREADS: /* checked, no effect (doc/compat-cli.md) */
         case OPT_CPUMASK:
-            if (parse_number("--cpumask", optarg, 0, 0, &ignored))
-                return EXIT_USAGE;
-            break;
         case OPT_GPUMASK:
-            if (parse_number("--gpumask", optarg, 0, 0, &ignored))
+            if (parse_number(c == OPT_THREADS ? "--threads" : c == OPT_CPUMASK ? "--cpumask"
+                                                                                : "--gpumask",
+                             optarg, 0, c == OPT_THREADS ? 10 : 0, &ignored))
                 return EXIT_USAGE;
             break;
         case OPT_AOM_CTC:
