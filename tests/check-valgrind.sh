@@ -50,7 +50,7 @@ export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kc
 native_run() { # native_run CACHE_HOME LOG: the scored command, without valgrind
     # shellcheck disable=SC2086 # $feats: one word per option
     XDG_CACHE_HOME="$1" "$qgpu" -q -r "$ref" -d "$dist" --model version=vmaf_v0.6.1 $feats \
-        --frame-cnt "$frames" -o "$2"
+        --frame-cnt "$frames" --json -o "$2"
 }
 
 kernellib=none
@@ -94,7 +94,7 @@ memcheck_run() {
     # shellcheck disable=SC2086 # $flags, $feats: one word per option
     XDG_CACHE_HOME="$out/cache" HWLOC_COMPONENTS=-x86 QGPU_TEST_FAIL_AFTER="$2" "$valgrind" \
         $flags --suppressions="$supp" --log-file="$log" "$qgpu" -q -r "$ref" -d "$dist" \
-        --model version=vmaf_v0.6.1 $feats --frame-cnt "$frames" -o "$out/log-$1.json" \
+        --model version=vmaf_v0.6.1 $feats --frame-cnt "$frames" --json -o "$out/log-$1.json" \
         2>"$out/stderr-$1.txt" || status=$?
     if [ "$status" != "$3" ]; then
         cat "$log" "$out/stderr-$1.txt"

@@ -165,6 +165,16 @@ static void test_ordering(void)
         test_picture_free(&dist[i]);
 }
 
+/* The start of a small text file into text (NUL-terminated; "" when none). */
+static void read_text(const char *path, char *text, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, size - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+}
+
 static void test_pooling_and_logs(void)
 {
     QgpuContext *ctx = test_open(2);
@@ -202,14 +212,8 @@ static void test_pooling_and_logs(void)
         close(fd);
     for (int format = QGPU_LOG_FORMAT_JSON; format <= QGPU_LOG_FORMAT_SUB; format++) {
         char text[8192] = "", number[32];
-        FILE *f;
-        size_t n;
         CHECK(qgpu_write_log(ctx, path, format, 12.5) == 0, "write log %d", format);
-        f = fopen(path, "r");
-        n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[n] = '\0';
+        read_text(path, text, sizeof(text));
         snprintf(number, sizeof(number), "%.6f", v[1]);
         CHECK(strstr(text, number) != NULL, "log %d has frame 1's value %s", format, number);
         if (format == QGPU_LOG_FORMAT_JSON)
@@ -219,6 +223,32 @@ static void test_pooling_and_logs(void)
             CHECK(!strncmp(text, "Frame,psnr_y,\n0,", 16), "CSV layout: %.20s", text);
         if (format == QGPU_LOG_FORMAT_SUB)
             CHECK(!strncmp(text, "{0}{1}frame: 0|psnr_y: ", 23), "SUB layout");
+    }
+    /* extra top-level fields (JSON members after "device", XML <fyi>
+     * attributes), escaped; one frame as a JSON line */
+    {
+        QgpuLogField fields[2] = {{"decode_errors", NULL, 3}, {"note", "a\"b<c", 0}};
+        QgpuLogOptions lo = {QGPU_LOG_FORMAT_JSON, 1.5, 0, fields, 2};
+        char text[8192] = "", line[512];
+        int len;
+        CHECK(qgpu_write_log_ex(ctx, path, &lo) == 0, "write_log_ex");
+        read_text(path, text, sizeof(text));
+        CHECK(strstr(text, "\"decode_errors\": 3,\n  \"note\": \"a\\\"b<c\",\n  \"frames\"") != NULL,
+              "JSON extra fields: %.300s", text);
+        lo.format = QGPU_LOG_FORMAT_XML;
+        CHECK(qgpu_write_log_ex(ctx, path, &lo) == 0, "write_log_ex XML");
+        read_text(path, text, sizeof(text));
+        CHECK(strstr(text, "decode_errors=\"3\" note=\"a&quot;b&lt;c\" />") != NULL,
+              "XML extra fields: %.300s", text);
+        lo.nb_fields = 1;
+        lo.fields = NULL;
+        CHECK(qgpu_write_log_ex(ctx, path, &lo) == QGPU_ERR_INVALID_ARG, "fields NULL");
+        len = qgpu_frame_json(ctx, 1, line, sizeof(line));
+        snprintf(text, sizeof(text), "{\"frameNum\": 1, \"metrics\": {\"psnr_y\": %.6f}}", v[1]);
+        CHECK(len == (int)strlen(text) && !strcmp(line, text), "frame JSON line: %s", line);
+        CHECK(qgpu_frame_json(ctx, 1, NULL, 0) == len, "frame JSON length only");
+        CHECK(qgpu_frame_json(ctx, 9, line, sizeof(line)) == QGPU_ERR_INVALID_ARG,
+              "frame not final");
     }
     remove(path);
     test_picture_free(&a);

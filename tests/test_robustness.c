@@ -531,7 +531,7 @@ static void test_tool_device_lost(const char *argv0)
         int st, lines;
         snprintf(cmd, sizeof(cmd),
                  "cd %s && rm -f log.json stream.jsonl && QGPU_TEST_FAIL_AFTER=%d %s -q -r %s "
-                 "-d %s --feature psnr --feature float_ssim --feature motion -o log.json "
+                 "-d %s -n --feature psnr --feature float_ssim --feature motion --json -o log.json "
                  "--log-stream stream.jsonl 2>stderr.txt",
                  dir, fail_at[i], tool, ref, dist);
         st = system(cmd);

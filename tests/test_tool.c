@@ -79,7 +79,7 @@ static unsigned synth_lost(void *opaque)
 static PairSource synth_source(Synth *s, double fps, unsigned offset)
 {
     PairSource p = {synth_read, synth_ref, synth_release, synth_rest, s, fps, offset,
-                    synth_lost, 0, 0.0};
+                    synth_lost, 0, 0.0, 0};
     return p;
 }
 
@@ -549,7 +549,7 @@ static void test_runs(void)
     snprintf(path, sizeof(path), "%s/late.nut", dir);
     CHECK(write_nut(path, 64, 48, contents, times, N, (AVRational){1, 90000}, 25) == 0,
           "write late.nut");
-    rc = run_tool("-r ref.nut -d late.nut --feature psnr -o a.json");
+    rc = run_tool("-r ref.nut -d late.nut -n --feature psnr --json -o a.json");
     n = read_log("a.json", psnr, nums, 64, NULL);
     CHECK(rc == 0 && n == N && all_at_least(psnr, n, 60.0),
           "different start time and time base: %d identical pairs (rc %d, n %d): %s", N, rc, n,
@@ -565,7 +565,7 @@ static void test_runs(void)
         printf("skip: no MPEG-2 encoder\n");
     } else {
         CHECK(rc == 0, "write bframes.nut");
-        rc = run_tool("-r ref.nut -d bframes.nut --feature psnr -o b.json");
+        rc = run_tool("-r ref.nut -d bframes.nut -n --feature psnr --json -o b.json");
         n = read_log("b.json", psnr, nums, 64, NULL);
         CHECK(rc == 0 && n == N && all_at_least(psnr, n, 30.0),
               "B-frames: %d pairs in presentation order, psnr_y >= 30 (rc %d, n %d, "
@@ -580,14 +580,14 @@ static void test_runs(void)
     snprintf(path, sizeof(path), "%s/ref50.nut", dir);
     CHECK(write_nut(path, 64, 48, contents, times, 2 * N, (AVRational){1, 1000}, 50) == 0,
           "write ref50.nut");
-    rc = run_tool("-r ref50.nut -d late.nut --feature psnr -o c.json");
+    rc = run_tool("-r ref50.nut -d late.nut -n --feature psnr --json -o c.json");
     n = read_log("c.json", psnr, nums, 64, NULL);
     CHECK(rc == 0 && n == 2 * N && all_at_least(psnr, n, 60.0),
           "50 vs 25 fps: %d identical pairs by nearest time (rc %d, n %d): %s", 2 * N, rc, n,
           out_err);
     CHECK(strstr(out_err, "frame rates differ") != NULL, "frame-rate mismatch reported: %s",
           out_err);
-    rc = run_tool("-r ref50.nut -d late.nut --feature psnr --pairing index -o c2.json");
+    rc = run_tool("-r ref50.nut -d late.nut -n --feature psnr --pairing index --json -o c2.json");
     n = read_log("c2.json", psnr, nums, 64, NULL);
     CHECK(rc == 0 && n == N && strstr(out_err, "warning") != NULL,
           "forced index pairing of 50 vs 25 fps: timestamp warning (rc %d, n %d): %s", rc, n,
@@ -601,7 +601,7 @@ static void test_runs(void)
     snprintf(path, sizeof(path), "%s/gap.nut", dir);
     CHECK(write_nut(path, 64, 48, contents, times, N, (AVRational){1, 25}, 25) == 0,
           "write gap.nut");
-    rc = run_tool("-r ref.nut -d gap.nut --feature psnr -o d.json");
+    rc = run_tool("-r ref.nut -d gap.nut -n --feature psnr --json -o d.json");
     CHECK(rc == 0 && strstr(out_err, "warning") && strstr(out_err, "6 of 12 pairs"),
           "dropped frame: warning with 6 of 12 pairs (rc %d): %s", rc, out_err);
 
@@ -613,20 +613,20 @@ static void test_runs(void)
     snprintf(path, sizeof(path), "%s/lead.nut", dir);
     CHECK(write_nut(path, 64, 48, contents, times, N + 3, (AVRational){1, 90000}, 25) == 0,
           "write lead.nut");
-    rc = run_tool("-r ref.nut -d lead.nut --feature psnr -o e.json");
+    rc = run_tool("-r ref.nut -d lead.nut -n --feature psnr --json -o e.json");
     n = read_log("e.json", psnr, nums, 64, NULL);
     CHECK(rc == 0 && n == N && !all_at_least(psnr, n, 60.0), "without offset: misaligned");
-    rc = run_tool("-r ref.nut -d lead.nut --feature psnr --dist-offset 3 -o e.json");
+    rc = run_tool("-r ref.nut -d lead.nut -n --feature psnr --dist-offset 3 --json -o e.json");
     n = read_log("e.json", psnr, nums, 64, NULL);
     CHECK(rc == 0 && n == N && all_at_least(psnr, n, 60.0) &&
               strstr(out_err, "distorted 15") != NULL,
           "--dist-offset 3: %d identical pairs, 15 distorted frames (rc %d, n %d): %s", N, rc,
           n, out_err);
-    rc = run_tool("-r lead.nut -d ref.nut --feature psnr --ref-offset 3 -o e.json");
+    rc = run_tool("-r lead.nut -d ref.nut -n --feature psnr --ref-offset 3 --json -o e.json");
     n = read_log("e.json", psnr, nums, 64, NULL);
     CHECK(rc == 0 && n == N && all_at_least(psnr, n, 60.0), "--ref-offset 3 (rc %d, n %d)", rc,
           n);
-    rc = run_tool("-r ref.nut -d lead.nut --feature psnr --dist-offset 99 -o e.json");
+    rc = run_tool("-r ref.nut -d lead.nut -n --feature psnr --dist-offset 99 --json -o e.json");
     CHECK(rc == 3 && strstr(out_err, "no frame"), "offset past the end: input error 3 (rc %d): %s", rc,
           out_err);
 
@@ -659,15 +659,15 @@ static void test_runs(void)
         fclose(fd);
         free(buf);
         /* raw input */
-        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr -o f.json");
+        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr --json -o f.json");
         n = read_log("f.json", psnr, nums, 64, NULL);
         double maxd = 0;
         for (int i = 0; i < n && i < N; i++)
             maxd = fmax(maxd, fabs(psnr[i] - lin[i]));
         CHECK(rc == 0 && n == N && maxd < 1e-5,
               "raw input: psnr_y as computed here (rc %d, n %d, max diff %g)", rc, n, maxd);
-        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr "
-                      "--subsample 5 -o g.json --log-stream s.jsonl");
+        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr "
+                      "--subsample 5 --json -o g.json --log-stream s.jsonl");
         n = read_log("g.json", psnr, nums, 64, &mean);
         CHECK(rc == 0 && n == 3 && nums[0] == 0 && nums[1] == 5 && nums[2] == 10 &&
                   fabs(psnr[1] - lin[5]) < 1e-5,
@@ -694,7 +694,7 @@ static void test_runs(void)
         if (s)
             fclose(s);
         CHECK(lines == 3 && good == 3, "--log-stream: 3 JSON lines (%d, %d good)", lines, good);
-        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr -q "
+        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr -q "
                       "--log-stream -");
         snprintf(path, sizeof(path), "%s/stdout.txt", dir);
         s = fopen(path, "r");
@@ -705,7 +705,7 @@ static void test_runs(void)
             fclose(s);
         CHECK(rc == 0 && lines == N, "--log-stream -: %d lines on stdout (%d)", N, lines);
         /* summary on stderr */
-        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr");
+        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr");
         CHECK(rc == 0 && strstr(out_err, "psnr_y") && strstr(out_err, " on "),
               "summary with the device: %s", out_err);
         /* progress on a terminal: frames, fps and the ETA from the known
@@ -713,27 +713,27 @@ static void test_runs(void)
          * stderr is not a terminal */
         {
             static char tty[65536];
-            rc = run_on_tty("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr", tty,
+            rc = run_on_tty("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr", tty,
                             sizeof(tty));
             CHECK(rc == 0 && strstr(tty, "\rqgpu: frame 1/12 (8%), ") &&
                       strstr(tty, "\rqgpu: frame 12/12 (100%), ") && strstr(tty, " fps, ETA ") &&
                       strstr(tty, "psnr_y"),
                   "progress on a terminal (rc %d): %s", rc, tty);
-            rc = run_on_tty("-q --raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr", tty,
+            rc = run_on_tty("-q --raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr", tty,
                             sizeof(tty));
             CHECK(rc == 0 && !strstr(tty, "frame"), "-q: no progress on a terminal (rc %d): %s",
                   rc, tty);
-            rc = run_on_tty("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr "
+            rc = run_on_tty("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr "
                             "--frame-cnt 5", tty, sizeof(tty));
             CHECK(rc == 0 && strstr(tty, "\rqgpu: frame 5/5 (100%), "),
                   "progress: --frame-cnt is the total (rc %d): %s", rc, tty);
-            rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr");
+            rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr");
             CHECK(rc == 0 && !strchr(out_err, '\r') && !strstr(out_err, "ETA"),
                   "no progress when stderr is not a terminal: %s", out_err);
         }
         /* --frame-cnt */
-        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv --feature psnr --frame-cnt 4 "
-                      "-o h.json");
+        rc = run_tool("--raw 64x48:yuv420p -r ref.yuv -d dis.yuv -n --feature psnr --frame-cnt 4 "
+                      "--json -o h.json");
         n = read_log("h.json", psnr, nums, 64, NULL);
         CHECK(rc == 0 && n == 4, "--frame-cnt 4 (%d)", n);
     }
@@ -752,7 +752,7 @@ static void test_runs(void)
         }
         fclose(f);
         free(buf);
-        rc = run_tool("--raw 33x17:yuv420p -r odd.yuv -d odd.yuv --feature psnr -o i.json");
+        rc = run_tool("--raw 33x17:yuv420p -r odd.yuv -d odd.yuv -n --feature psnr --json -o i.json");
         n = read_log("i.json", psnr, nums, 64, NULL);
         CHECK(rc == 0 && n == 3 && all_at_least(psnr, n, 60.0), "odd size 33x17 (rc %d, n %d): %s",
               rc, n, out_err);
@@ -767,13 +767,13 @@ static void test_runs(void)
         snprintf(path, sizeof(path), "%s/small.nut", dir);
         CHECK(write_nut(path, 32, 24, contents, times, N, (AVRational){1, 25}, 25) == 0,
               "write small.nut");
-        rc = run_tool("-r ref.nut -d small.nut --feature psnr -o j.json --xml");
+        rc = run_tool("-r ref.nut -d small.nut -n --feature psnr --json -o j.json --xml");
         CHECK(rc == 0 && strstr(out_err, "distorted 32x24") && strstr(out_err, "to 64x48"),
               "default: distorted scaled to the reference (rc %d): %s", rc, out_err);
-        rc = run_tool("-r ref.nut -d small.nut --feature psnr --scale-to dist -o j.json");
+        rc = run_tool("-r ref.nut -d small.nut -n --feature psnr --scale-to dist --json -o j.json");
         CHECK(rc == 0 && strstr(out_err, "reference 64x48") && strstr(out_err, "to 32x24"),
               "--scale-to dist: reference scaled (rc %d): %s", rc, out_err);
-        rc = run_tool("-r ref.nut -d small.nut --feature psnr --scale-to 48x36 -o j.json");
+        rc = run_tool("-r ref.nut -d small.nut -n --feature psnr --scale-to 48x36 --json -o j.json");
         CHECK(rc == 0 && strstr(out_err, "reference 64x48") && strstr(out_err, "distorted 32x24"),
               "--scale-to 48x36: both scaled (rc %d): %s", rc, out_err);
     }
@@ -781,14 +781,14 @@ static void test_runs(void)
     /* usage errors: exit status 2 */
     {
         static const char *const bad[] = {
-            "-r ref.nut -d ref.nut --subsample 0",
+            "-r ref.nut -d ref.nut --subsample -1",
             "-r ref.nut -d ref.nut --subsample x",
             "-r ref.nut -d ref.nut --dist-offset -1",
             "-r ref.nut -d ref.nut --ref-offset 2x",
             "-r ref.nut -d ref.nut --scale-to 10",
             "-r ref.nut -d ref.nut --scale-to 0x10",
             "-r ref.nut -d ref.nut --pairing fps",
-            "-r ref.nut -d ref.nut --frame-cnt 0",
+            "-r ref.nut -d ref.nut --frame-cnt 1.5",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
             rc = run_tool(bad[i]);
@@ -796,7 +796,7 @@ static void test_runs(void)
             CHECK(rc == 2 && strncmp(out_err, "qgpu: ", 6) == 0 && nl && !nl[1],
                   "usage error exits 2 with one line: %s (rc %d): %s", bad[i], rc, out_err);
         }
-        rc = run_tool("-r ref.nut -d ref.nut --feature psnr --log-stream /nonexistent/x");
+        rc = run_tool("-r ref.nut -d ref.nut -n --feature psnr --log-stream /nonexistent/x");
         CHECK(rc == 5 && strstr(out_err, "--log-stream"), "unwritable --log-stream: exit 5 (rc %d): %s",
               rc, out_err);
     }

@@ -4,6 +4,7 @@
 #include "tool_run.h"
 
 #include <libavformat/avformat.h>
+#include <libavutil/pixdesc.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -107,25 +108,35 @@ int tool_write_packets(AVFormatContext *oc, const char *path, int n, int size,
     return end_output(oc, ret);
 }
 
-/* Frame i's picture (content i % 50) into frame. */
+/* Frame i's picture (content i % 50) into frame (planar YUV). */
 static void fill_av_frame(AVFrame *frame, int i)
 {
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(frame->format);
     av_frame_make_writable(frame);
-    for (int p = 0; p < 3; p++)
-        for (int y = 0; y < (p ? frame->height / 2 : frame->height); y++)
-            for (int x = 0; x < (p ? frame->width / 2 : frame->width); x++)
+    for (int p = 0; p < 3; p++) {
+        int w = p ? AV_CEIL_RSHIFT(frame->width, d->log2_chroma_w) : frame->width;
+        int h = p ? AV_CEIL_RSHIFT(frame->height, d->log2_chroma_h) : frame->height;
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
                 frame->data[p][y * frame->linesize[p] + x] = tool_content(i % 50, p, x, y);
+    }
 }
 
 int tool_encode_nut(const char *path, AVCodecContext *enc, AVRational tb, int n, double start,
                     int bad_from, int bad_to)
+{
+    return tool_encode_file(path, "nut", enc, tb, n, start, bad_from, bad_to);
+}
+
+int tool_encode_file(const char *path, const char *format, AVCodecContext *enc, AVRational tb,
+                     int n, double start, int bad_from, int bad_to)
 {
     AVFormatContext *oc = NULL;
     AVStream *st;
     AVFrame *frame = av_frame_alloc();
     AVPacket *pkt = av_packet_alloc();
     int64_t shift = 0;
-    int ret = frame && pkt ? avformat_alloc_output_context2(&oc, NULL, "nut", path) : -1;
+    int ret = frame && pkt ? avformat_alloc_output_context2(&oc, NULL, format, path) : -1;
     st = ret >= 0 ? avformat_new_stream(oc, NULL) : NULL;
     if (!st)
         ret = -1;

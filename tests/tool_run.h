@@ -37,7 +37,7 @@ int tool_write_packets(AVFormatContext *oc, const char *path, int n, int size,
                        void (*fill)(void *opaque, int i, AVPacket *pkt, const AVStream *st),
                        void *opaque);
 
-/* Encodes n 4:2:0 frames with enc (opened; even width and height), frame
+/* Encodes n planar YUV frames with enc (opened), frame
  * i showing content i % 50 and having pts i in enc's time base, into the
  * NUT file path: the stream in time base tb at 1 / enc's time base frames
  * a second. Packets whose pts lies in bad_from..bad_to (enc's time base)
@@ -45,5 +45,9 @@ int tool_write_packets(AVFormatContext *oc, const char *path, int n, int size,
  * start seconds. Returns 0, -1 on an error. */
 int tool_encode_nut(const char *path, AVCodecContext *enc, AVRational tb, int n, double start,
                     int bad_from, int bad_to);
+
+/* The same into a file of another format (FFmpeg's muxer name: "mp4"...). */
+int tool_encode_file(const char *path, const char *format, AVCodecContext *enc, AVRational tb,
+                     int n, double start, int bad_from, int bad_to);
 
 #endif

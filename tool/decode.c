@@ -9,6 +9,12 @@
  * with errors (concealment) and the incomplete last frame of a truncated
  * raw/y4m file are skipped and counted, with a rate-limited warning; the
  * frame is not delivered (the pairing re-aligns by presentation time).
+ *
+ * Changes midway are not papered over: a frame whose size, pixel format or
+ * range differs from the first frame's ends the input with an error (it
+ * would otherwise be rescaled silently), and a y4m stream that loses its
+ * framing (no FRAME marker where a frame should start) is an error at
+ * once. Bytes come from input.c (files by name, streams read once).
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,26 +29,42 @@
 #include <libswscale/swscale.h>
 
 #include "decode.h"
+#include "input.h"
 
 struct Decoder {
+    InputSource *input;
+    char name[256];      /* the path, for messages (shortened when long) */
     AVFormatContext *fmt;
     AVCodecContext *codec;
     int stream;
     AVPacket *packet;
     AVFrame *frame;
+    AVFrame *pending;    /* decoder_start's first frame, delivered first */
     AVFrame *converted;
+    AVFrame *shifted;
+    AVFrame *ranged;
+    AVFrame *delivered;  /* the frame whose data the last picture shows */
     struct SwsContext *sws;
     int draining;
     int eof;
     unsigned frames;
     unsigned packets;    /* packets of our stream sent to the decoder */
     double last_pts;     /* seconds, of the last frame delivered */
+    /* the frames, as the first one is (or the container says) */
+    int have_first;
+    int src_w, src_h;
+    enum AVPixelFormat src_fmt;
+    int src_layout, src_bitdepth; /* native, or the planar format converted to */
+    int full_range, range_known;
+    int chroma_location, interlaced;
     /* output */
     int out_w, out_h, out_layout, out_bitdepth;
     enum AVPixelFormat out_pix_fmt;
+    int to_limited;      /* full-range frames are converted to limited */
+    uint16_t *range_lut[2]; /* full -> limited, luma and chroma, at src depth */
     int sws_flags;
-    int explicit_output;
     double fps;
+    int timestamps;      /* 0: frame times are made up by the demuxer */
     double start_time;   /* seconds, of the stream's first packet (NAN: unknown) */
     unsigned expected;   /* frames the container announces, 0 when unknown */
     /* decoding errors: skipped and counted */
@@ -55,6 +77,7 @@ struct Decoder {
     /* raw video and y4m: every frame has frame_size bytes; a shorter last
      * one means the file is truncated */
     int frame_size;
+    int y4m;
     int64_t data_end;    /* file offset after the last whole frame read */
     int64_t header_size; /* y4m: its header line */
 };
@@ -124,21 +147,28 @@ static void nearest_planar(enum AVPixelFormat f, int *layout, int *bitdepth)
         *layout = QGPU_LAYOUT_444;
 }
 
-static void set_error(char *err, size_t len, const char *what, const char *path, int code)
+
+static void set_error(char *err, size_t len, const char *what, const char *name, int code)
 {
     char buf[AV_ERROR_MAX_STRING_SIZE] = "";
     if (code)
         av_strerror(code, buf, sizeof(buf));
-    snprintf(err, len, "%s: %s%s%s", path, what, code ? ": " : "", buf);
+    snprintf(err, len, "%s: %s%s%s", name, what, code ? ": " : "", buf);
 }
 
-/* The message for a failed avformat_open_input(). */
-static void open_error(char *err, size_t len, const char *path, int code)
+/* The message for a failed avformat_open_input() or find_stream_info(). */
+static void open_error(char *err, size_t len, const Decoder *d, int code)
 {
-    if (code == AVERROR_INVALIDDATA || code == AVERROR_EOF)
-        set_error(err, len, "not a video or image file FFmpeg can read", path, 0);
+    if (code == AVERROR_EXIT)
+        set_error(err, len, "interrupted while opening", d->name, 0);
+    else if ((code == AVERROR_INVALIDDATA || code == AVERROR_EOF) && input_is_stream(d->input))
+        set_error(err, len, "not a video FFmpeg can read from a stream (a pipe is read once, "
+                  "without seeking: a format that needs to seek, such as an MP4 whose index "
+                  "is at its end, must be given as a file)", d->name, 0);
+    else if (code == AVERROR_INVALIDDATA || code == AVERROR_EOF)
+        set_error(err, len, "not a video or image file FFmpeg can read", d->name, 0);
     else
-        set_error(err, len, "cannot open", path, code);
+        set_error(err, len, "cannot open", d->name, code);
 }
 
 /* Frames announced by the container: its count, else duration x rate. */
@@ -151,7 +181,7 @@ static unsigned expected_frames(const AVFormatContext *fmt, const AVStream *st, 
         seconds = st->duration * av_q2d(st->time_base);
     else if (fmt->duration > 0 && fmt->duration != AV_NOPTS_VALUE)
         seconds = fmt->duration / (double)AV_TIME_BASE;
-    if (seconds <= 0.0 || fps <= 0.0 || seconds * fps > 1e9)
+    if (!(seconds > 0.0) || !(fps > 0.0) || seconds * fps > 1e9)
         return 0;
     return (unsigned)lrint(seconds * fps);
 }
@@ -171,12 +201,16 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     }
     d->packet = av_packet_alloc();
     d->frame = av_frame_alloc();
+    d->pending = av_frame_alloc();
     d->converted = av_frame_alloc();
+    d->shifted = av_frame_alloc();
+    d->ranged = av_frame_alloc();
     d->sws_flags = SWS_BICUBIC;
     d->label = "input";
     d->warn = default_warn;
     d->start_time = NAN;
-    if (!d->packet || !d->frame || !d->converted) {
+    d->timestamps = 1;
+    if (!d->packet || !d->frame || !d->pending || !d->converted || !d->shifted || !d->ranged) {
         decoder_close(&d);
         snprintf(err, err_len, "out of memory");
         return AVERROR(ENOMEM);
@@ -185,13 +219,55 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     return 0;
 }
 
+static int is_full_range_format(enum AVPixelFormat f)
+{
+    return f == AV_PIX_FMT_YUVJ420P || f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P ||
+           f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
+}
+
+/* The frames' description (size, format, range...) from a frame, or from
+ * the codec parameters when f is NULL. */
+static void describe_source(Decoder *d, const AVFrame *f)
+{
+    const AVCodecParameters *par = d->fmt->streams[d->stream]->codecpar;
+    enum AVColorRange range;
+    d->src_w = f ? f->width : d->codec->width;
+    d->src_h = f ? f->height : d->codec->height;
+    d->src_fmt = f ? (enum AVPixelFormat)f->format : d->codec->pix_fmt;
+    d->src_layout = native_layout(d->src_fmt, &d->src_bitdepth);
+    if (d->src_layout < 0)
+        nearest_planar(d->src_fmt, &d->src_layout, &d->src_bitdepth);
+    range = f && f->color_range != AVCOL_RANGE_UNSPECIFIED ? f->color_range : par->color_range;
+    d->range_known = range != AVCOL_RANGE_UNSPECIFIED || is_full_range_format(d->src_fmt);
+    d->full_range = range == AVCOL_RANGE_JPEG ||
+                    (range == AVCOL_RANGE_UNSPECIFIED && is_full_range_format(d->src_fmt));
+    {
+        const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(d->src_fmt);
+        if (desc && (desc->flags & AV_PIX_FMT_FLAG_RGB)) {
+            /* RGB becomes limited-range YUV in the conversion */
+            d->full_range = 0;
+            d->range_known = 1;
+        }
+    }
+    d->chroma_location = f && f->chroma_location ? f->chroma_location : par->chroma_location;
+    d->interlaced = par->field_order != AV_FIELD_UNKNOWN && par->field_order != AV_FIELD_PROGRESSIVE;
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 7, 100)
+    if (f && (f->flags & AV_FRAME_FLAG_INTERLACED))
+        d->interlaced = 1;
+#else
+    if (f && f->interlaced_frame)
+        d->interlaced = 1;
+#endif
+}
+
 /* Raw video and y4m: the size of a frame, and y4m's header length, for
  * telling a truncated file. */
-static void fixed_size_frames(Decoder *d, const char *path)
+static void fixed_size_frames(Decoder *d)
 {
     const char *name = d->fmt->iformat->name;
-    int y4m = !strcmp(name, "yuv4mpegpipe");
-    if (strcmp(name, "rawvideo") && !y4m)
+    const Y4mHeader *y4m = input_y4m(d->input);
+    d->y4m = !strcmp(name, "yuv4mpegpipe");
+    if (strcmp(name, "rawvideo") && !d->y4m)
         return;
     if (d->fmt->streams[d->stream]->codecpar->codec_id != AV_CODEC_ID_RAWVIDEO)
         return;
@@ -199,17 +275,13 @@ static void fixed_size_frames(Decoder *d, const char *path)
                                              d->codec->height, 1);
     if (d->frame_size < 0)
         d->frame_size = 0;
-    if (y4m) {
-        FILE *f = fopen(path, "rb");
-        int c;
-        d->header_size = 0;
-        while (f && (c = fgetc(f)) != EOF) {
-            d->header_size++;
-            if (c == '\n')
-                break;
+    if (d->y4m && y4m) {
+        d->header_size = y4m->header_size;
+        if (!y4m->rate_num) { /* F0:0 or no F: FFmpeg would make up 25 fps */
+            d->fps = 0.0;
+            d->timestamps = 0;
+            d->expected = 0;
         }
-        if (f)
-            fclose(f);
     }
 }
 
@@ -221,44 +293,62 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
     int ret = decoder_alloc(&d, err, err_len);
     if (ret < 0)
         return ret;
-    ret = avformat_open_input(&d->fmt, path, ifmt, opts);
+    if (input_open(&d->input, path, err, err_len)) {
+        decoder_close(&d);
+        return -1;
+    }
+    snprintf(d->name, sizeof(d->name), "%s", input_name(d->input));
+    d->fmt = avformat_alloc_context();
+    if (!d->fmt) {
+        ret = AVERROR(ENOMEM);
+        set_error(err, err_len, "out of memory", d->name, 0);
+        goto fail;
+    }
+    d->fmt->interrupt_callback.callback = input_interrupted;
+    d->fmt->interrupt_callback.opaque = d->input;
+    if (input_avio(d->input)) {
+        d->fmt->pb = input_avio(d->input);
+        d->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    }
+    ret = avformat_open_input(&d->fmt, input_url(d->input) ? input_url(d->input) : path, ifmt,
+                              opts);
     if (ret < 0) {
-        open_error(err, err_len, path, ret);
+        open_error(err, err_len, d, ret);
         goto fail;
     }
     ret = avformat_find_stream_info(d->fmt, NULL);
     if (ret < 0) {
-        open_error(err, err_len, path, ret);
+        open_error(err, err_len, d, ret);
         goto fail;
     }
     ret = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (ret == AVERROR_DECODER_NOT_FOUND) {
         int s = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
-        snprintf(err, err_len, "%s: no decoder for its video stream (codec %s)", path,
+        snprintf(err, err_len, "%s: no decoder for its video stream (codec %s)", d->name,
                  s >= 0 ? avcodec_get_name(d->fmt->streams[s]->codecpar->codec_id) : "?");
         goto fail;
     }
     if (ret < 0) {
-        set_error(err, err_len, "no video stream", path, 0);
+        set_error(err, err_len, "no video stream", d->name, 0);
         goto fail;
     }
     d->stream = ret;
     d->codec = avcodec_alloc_context3(codec);
     if (!d->codec) {
         ret = AVERROR(ENOMEM);
-        set_error(err, err_len, "out of memory", path, 0);
+        set_error(err, err_len, "out of memory", d->name, 0);
         goto fail;
     }
     avcodec_parameters_to_context(d->codec, d->fmt->streams[d->stream]->codecpar);
     d->codec->thread_count = 0; /* let the decoder pick its threads */
     ret = avcodec_open2(d->codec, codec, NULL);
     if (ret < 0) {
-        set_error(err, err_len, "cannot open decoder", path, ret);
+        set_error(err, err_len, "cannot open decoder", d->name, ret);
         goto fail;
     }
     if (d->codec->width <= 0 || d->codec->height <= 0 || d->codec->pix_fmt == AV_PIX_FMT_NONE) {
         ret = AVERROR_INVALIDDATA;
-        set_error(err, err_len, "video stream without a size or pixel format", path, 0);
+        set_error(err, err_len, "video stream without a size or pixel format", d->name, 0);
         goto fail;
     }
     {
@@ -266,6 +356,8 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         if (r.num <= 0 || r.den <= 0)
             r = d->fmt->streams[d->stream]->r_frame_rate;
         d->fps = r.num > 0 && r.den > 0 ? av_q2d(r) : 0.0;
+        if (!isfinite(d->fps))
+            d->fps = 0.0;
     }
     {
         const AVStream *st = d->fmt->streams[d->stream];
@@ -273,19 +365,20 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         if (st->start_time != AV_NOPTS_VALUE)
             d->start_time = st->start_time * av_q2d(st->time_base);
     }
-    /* output: native when qgpu reads it, else the nearest planar format */
-    d->out_w = d->codec->width;
-    d->out_h = d->codec->height;
-    d->out_layout = native_layout(d->codec->pix_fmt, &d->out_bitdepth);
-    if (d->out_layout < 0 && !sws_isSupportedInput(d->codec->pix_fmt)) {
+    if (native_layout(d->codec->pix_fmt, &(int){0}) < 0 &&
+        !sws_isSupportedInput(d->codec->pix_fmt)) {
         ret = AVERROR_PATCHWELCOME;
         snprintf(err, err_len, "%s: unsupported pixel format %s (no conversion to planar YUV)",
-                 path, av_get_pix_fmt_name(d->codec->pix_fmt));
+                 d->name, av_get_pix_fmt_name(d->codec->pix_fmt));
         goto fail;
     }
-    if (d->out_layout < 0)
-        nearest_planar(d->codec->pix_fmt, &d->out_layout, &d->out_bitdepth);
-    fixed_size_frames(d, path);
+    /* output: native when qgpu reads it, else the nearest planar format */
+    describe_source(d, NULL);
+    d->out_w = d->src_w;
+    d->out_h = d->src_h;
+    d->out_layout = d->src_layout;
+    d->out_bitdepth = d->src_bitdepth;
+    fixed_size_frames(d);
     d->out_pix_fmt = planar_format(d->out_layout, d->out_bitdepth);
     *out = d;
     return 0;
@@ -363,9 +456,16 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
     info->height = d->out_h;
     info->layout = d->out_layout;
     info->bitdepth = d->out_bitdepth;
-    info->pix_fmt = av_get_pix_fmt_name(d->codec->pix_fmt);
+    info->pix_fmt = av_get_pix_fmt_name(d->src_fmt);
     info->fps = d->fps;
     info->frames = d->expected;
+    info->full_range = d->full_range;
+    info->range_known = d->range_known;
+    info->chroma_location = d->chroma_location;
+    info->interlaced = d->interlaced;
+    info->native_bitdepth = d->src_bitdepth;
+    info->timestamps = d->timestamps;
+    info->stream = input_is_stream(d->input);
 }
 
 static const struct {
@@ -406,33 +506,120 @@ int decoder_set_output(Decoder *d, int w, int h, int layout, int bitdepth, const
     d->out_bitdepth = bitdepth;
     d->out_pix_fmt = planar_format(layout, bitdepth);
     d->sws_flags = flag;
-    d->explicit_output = 1;
     return 0;
 }
 
-/* Converts d->frame into d->converted with swscale. */
-static int convert(Decoder *d, char *err, size_t err_len)
+void decoder_set_limited_range(Decoder *d)
 {
+    d->to_limited = 1;
+}
+
+/* Converts frame into d->converted (size out_w x out_h, layout out_layout,
+ * depth depth, limited range when asked) with swscale. */
+static int convert(Decoder *d, const AVFrame *frame, int depth, char *err, size_t err_len)
+{
+    enum AVPixelFormat to = planar_format(d->out_layout, depth);
     int ret;
-    d->sws = sws_getCachedContext(d->sws, d->frame->width, d->frame->height, d->frame->format,
-                                  d->out_w, d->out_h, d->out_pix_fmt, d->sws_flags, NULL, NULL,
-                                  NULL);
+    d->sws = sws_getCachedContext(d->sws, frame->width, frame->height, frame->format,
+                                  d->out_w, d->out_h, to, d->sws_flags, NULL, NULL, NULL);
     if (!d->sws) {
-        snprintf(err, err_len, "cannot convert %s %dx%d to %s %dx%d",
-                 av_get_pix_fmt_name(d->frame->format), d->frame->width, d->frame->height,
-                 av_get_pix_fmt_name(d->out_pix_fmt), d->out_w, d->out_h);
+        snprintf(err, err_len, "%s: cannot convert %s %dx%d to %s %dx%d", d->name,
+                 av_get_pix_fmt_name(frame->format), frame->width, frame->height,
+                 av_get_pix_fmt_name(to), d->out_w, d->out_h);
         return -1;
     }
+    {
+        /* YUV keeps its range here (range_to_limited converts it, exactly);
+         * RGB becomes limited-range YUV */
+        const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(frame->format);
+        const int *coefs = sws_getCoefficients(SWS_CS_DEFAULT);
+        int rgb = desc && (desc->flags & AV_PIX_FMT_FLAG_RGB);
+        sws_setColorspaceDetails(d->sws, coefs, rgb ? 1 : d->full_range, coefs,
+                                 rgb ? 0 : d->full_range, 0, 1 << 16, 1 << 16);
+    }
     av_frame_unref(d->converted);
-    d->converted->format = d->out_pix_fmt;
+    d->converted->format = to;
     d->converted->width = d->out_w;
     d->converted->height = d->out_h;
     ret = av_frame_get_buffer(d->converted, 0);
     if (ret < 0)
         return ret;
-    ret = sws_scale(d->sws, (const uint8_t *const *)d->frame->data, d->frame->linesize, 0,
-                    d->frame->height, d->converted->data, d->converted->linesize);
+    ret = sws_scale(d->sws, (const uint8_t *const *)frame->data, frame->linesize, 0,
+                    frame->height, d->converted->data, d->converted->linesize);
     return ret < 0 ? ret : 0;
+}
+
+/* Shifts the samples of src (depth `from`) left to out_bitdepth into
+ * d->shifted: exact, as libvmaf brings inputs to a common depth. */
+static int shift_up(Decoder *d, const AVFrame *src, int from)
+{
+    int shift = d->out_bitdepth - from, ret;
+    av_frame_unref(d->shifted);
+    d->shifted->format = d->out_pix_fmt;
+    d->shifted->width = src->width;
+    d->shifted->height = src->height;
+    if ((ret = av_frame_get_buffer(d->shifted, 0)) < 0)
+        return ret;
+    for (int p = 0; p < (d->out_layout == QGPU_LAYOUT_400 ? 1 : 3); p++) {
+        int cw = p && d->out_layout != QGPU_LAYOUT_444 ? (src->width + 1) / 2 : src->width;
+        int ch = p && d->out_layout == QGPU_LAYOUT_420 ? (src->height + 1) / 2 : src->height;
+        for (int y = 0; y < ch; y++) {
+            const uint8_t *in = src->data[p] + (ptrdiff_t)y * src->linesize[p];
+            uint16_t *o = (uint16_t *)(d->shifted->data[p] + (ptrdiff_t)y *
+                                                                d->shifted->linesize[p]);
+            if (from == 8)
+                for (int x = 0; x < cw; x++)
+                    o[x] = (uint16_t)(in[x] << shift);
+            else
+                for (int x = 0; x < cw; x++)
+                    o[x] = (uint16_t)(((const uint16_t *)in)[x] << shift);
+        }
+    }
+    return 0;
+}
+
+/* Full range to limited range, sample by sample through a table, for
+ * depth-bit planar samples (BT.2100's definitions of both ranges: limited
+ * Y = 2^(d-8) (219 E + 16), full Y = (2^d - 1) E; chroma 224 and 128). */
+static int range_to_limited(Decoder *d, const AVFrame *src, int depth)
+{
+    int peak = (1 << depth) - 1, ret;
+    double k = (double)(1 << (depth - 8));
+    if (!d->range_lut[0]) {
+        for (int c = 0; c < 2; c++) {
+            d->range_lut[c] = av_malloc_array((size_t)peak + 1, sizeof(uint16_t));
+            if (!d->range_lut[c])
+                return AVERROR(ENOMEM);
+            for (int x = 0; x <= peak; x++) {
+                double v = c ? k * (224.0 * (x - (1 << (depth - 1))) / peak + 128.0)
+                             : k * (219.0 * x / peak + 16.0);
+                long r = lrint(v);
+                d->range_lut[c][x] = (uint16_t)(r < 0 ? 0 : r > peak ? peak : r);
+            }
+        }
+    }
+    av_frame_unref(d->ranged);
+    d->ranged->format = planar_format(d->out_layout, depth);
+    d->ranged->width = src->width;
+    d->ranged->height = src->height;
+    if ((ret = av_frame_get_buffer(d->ranged, 0)) < 0)
+        return ret;
+    for (int p = 0; p < (d->out_layout == QGPU_LAYOUT_400 ? 1 : 3); p++) {
+        const uint16_t *lut = d->range_lut[p > 0];
+        int cw = p && d->out_layout != QGPU_LAYOUT_444 ? (src->width + 1) / 2 : src->width;
+        int ch = p && d->out_layout == QGPU_LAYOUT_420 ? (src->height + 1) / 2 : src->height;
+        for (int y = 0; y < ch; y++) {
+            const uint8_t *in = src->data[p] + (ptrdiff_t)y * src->linesize[p];
+            uint8_t *o = d->ranged->data[p] + (ptrdiff_t)y * d->ranged->linesize[p];
+            if (depth == 8)
+                for (int x = 0; x < cw; x++)
+                    o[x] = (uint8_t)lut[in[x]];
+            else
+                for (int x = 0; x < cw; x++)
+                    ((uint16_t *)o)[x] = lut[((const uint16_t *)in)[x] & peak];
+        }
+    }
+    return 0;
 }
 
 static void fill_picture(const Decoder *d, const AVFrame *f, QgpuPicture *pic)
@@ -459,13 +646,13 @@ static int skip_error(Decoder *d, const char *what, int code, char *err, size_t 
         av_strerror(code, buf, sizeof(buf));
     if (d->in_a_row > DECODER_MAX_ERRORS_IN_A_ROW) {
         snprintf(err, err_len, "%s: %u decoding errors in a row after frame %u; giving up "
-                 "(last: %s%s%s)", d->fmt->url, d->in_a_row - 1, d->frames, what,
+                 "(last: %s%s%s)", d->name, d->in_a_row - 1, d->frames, what,
                  *buf ? ": " : "", buf);
         return code ? code : AVERROR_INVALIDDATA;
     }
     if (d->errors <= 3 || d->errors % 100 == 0) {
         snprintf(msg, sizeof(msg), "%s \"%s\": %s%s%s after frame %u; skipped (%u decoding "
-                 "error%s so far%s)", d->label, d->fmt->url, what, *buf ? ": " : "", buf,
+                 "error%s so far%s)", d->label, d->name, what, *buf ? ": " : "", buf,
                  d->frames, d->errors, d->errors == 1 ? "" : "s",
                  d->errors == 3 ? "; from now on every 100th is reported" : "");
         d->warn(d->warn_opaque, msg);
@@ -474,13 +661,14 @@ static int skip_error(Decoder *d, const char *what, int code, char *err, size_t 
 }
 
 /* At the end of a y4m file: bytes after the last whole frame are a
- * truncated frame (the demuxer drops it silently). */
+ * truncated frame (the demuxer drops it silently). The bytes read so far
+ * tell, for a file or a stream. */
 static int check_truncated(Decoder *d, char *err, size_t err_len)
 {
     int64_t size, end;
     if (!d->frame_size || d->data_end < 0 || !d->header_size || !d->fmt->pb)
         return 0;
-    size = avio_size(d->fmt->pb);
+    size = FFMAX(avio_size(d->fmt->pb), avio_tell(d->fmt->pb));
     end = d->data_end ? d->data_end : d->header_size;
     if (size <= end)
         return 0;
@@ -493,7 +681,88 @@ static int check_truncated(Decoder *d, char *err, size_t err_len)
     }
 }
 
-int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
+/* "640x360 yuv420p tv" */
+static void describe(char *buf, size_t len, int w, int h, enum AVPixelFormat f, int full)
+{
+    snprintf(buf, len, "%dx%d %s%s", w, h, av_get_pix_fmt_name(f) ? av_get_pix_fmt_name(f) : "?",
+             full ? " full range" : "");
+}
+
+/* The first frame describes the input; a later one must be the same. */
+static int check_frame(Decoder *d, const AVFrame *f, char *err, size_t err_len)
+{
+    char was[128], now[128];
+    int full;
+    if (!d->have_first) {
+        d->have_first = 1;
+        describe_source(d, f);
+        return 0;
+    }
+    full = f->color_range == AVCOL_RANGE_UNSPECIFIED ? d->full_range
+                                                     : f->color_range == AVCOL_RANGE_JPEG;
+    if (is_full_range_format(f->format) && f->color_range == AVCOL_RANGE_UNSPECIFIED)
+        full = 1;
+    if (f->width == d->src_w && f->height == d->src_h && f->format == d->src_fmt &&
+        full == d->full_range)
+        return 0;
+    describe(was, sizeof(was), d->src_w, d->src_h, d->src_fmt, d->full_range);
+    describe(now, sizeof(now), f->width, f->height, f->format, full);
+    snprintf(err, err_len, "%s: frame %u is %s, the stream started as %s: a stream whose size, "
+             "pixel format or range changes midway is not scored (split it where it changes, "
+             "or convert it to one format first)", d->name, d->frames, now, was);
+    return AVERROR_INPUT_CHANGED;
+}
+
+/* d->frame (a good frame) as the next picture. */
+static int deliver(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
+{
+    const AVFrame *cur = d->frame;
+    int bitdepth, ret, native, depth;
+    if ((ret = check_frame(d, d->frame, err, err_len)) < 0)
+        return ret;
+    native = native_layout(d->frame->format, &bitdepth) >= 0;
+    depth = FFMIN(d->src_bitdepth, d->out_bitdepth);
+    {
+        /* presentation time: the decoder's best guess (pts, else dts) */
+        int64_t ts = d->frame->best_effort_timestamp;
+        if (ts == AV_NOPTS_VALUE)
+            ts = d->frame->pts;
+        d->last_pts = ts == AV_NOPTS_VALUE || !d->timestamps
+                          ? NAN
+                          : ts * av_q2d(d->fmt->streams[d->stream]->time_base);
+    }
+    if (!native || d->frame->width != d->out_w || d->frame->height != d->out_h ||
+        d->src_layout != d->out_layout || bitdepth != depth) {
+        ret = convert(d, d->frame, depth, err, err_len);
+        if (ret < 0) {
+            if (!*err)
+                set_error(err, err_len, "conversion failed", d->name, ret);
+            return ret;
+        }
+        cur = d->converted;
+    }
+    if (d->to_limited && d->full_range) {
+        if ((ret = range_to_limited(d, cur, depth)) < 0) {
+            set_error(err, err_len, "conversion failed", d->name, ret);
+            return ret;
+        }
+        cur = d->ranged;
+    }
+    if (d->out_bitdepth > depth) {
+        if ((ret = shift_up(d, cur, depth)) < 0) {
+            set_error(err, err_len, "conversion failed", d->name, ret);
+            return ret;
+        }
+        cur = d->shifted;
+    }
+    d->delivered = (AVFrame *)cur;
+    fill_picture(d, cur, pic);
+    d->frames++;
+    return 1;
+}
+
+/* Decodes the next good frame into d->frame: 1, 0 at the end, < 0. */
+static int decode_next(Decoder *d, char *err, size_t err_len)
 {
     int ret;
     for (;;) {
@@ -509,12 +778,12 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
                 continue;
             }
             d->in_a_row = 0;
-            break;
+            return 1;
         }
         if (ret == AVERROR_EOF)
             return 0;
         if (ret == AVERROR(ENOMEM)) {
-            set_error(err, err_len, "decoding failed", d->fmt->url, ret);
+            set_error(err, err_len, "decoding failed", d->name, ret);
             return ret;
         }
         if (ret != AVERROR(EAGAIN)) {
@@ -534,14 +803,27 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
             avcodec_send_packet(d->codec, NULL);
             continue;
         }
+        if (ret == AVERROR_INVALIDDATA && d->y4m) {
+            /* the demuxer found no "FRAME" where a frame should start:
+             * everything after it is out of step */
+            snprintf(err, err_len, "%s: no FRAME marker where frame %u should start: the frames "
+                     "are not the size the y4m header says (%dx%d %s), or the file is damaged",
+                     d->name, d->frames + d->errors, d->codec->width, d->codec->height,
+                     av_get_pix_fmt_name(d->codec->pix_fmt));
+            return ret;
+        }
         if (ret == AVERROR_INVALIDDATA) {
             ret = skip_error(d, "unreadable packet", ret, err, err_len);
             if (ret < 0)
                 return ret;
             continue;
         }
+        if (ret == AVERROR_EXIT) {
+            set_error(err, err_len, "interrupted", d->name, 0);
+            return ret;
+        }
         if (ret < 0) {
-            set_error(err, err_len, "read error", d->fmt->url, ret);
+            set_error(err, err_len, "read error", d->name, ret);
             return ret;
         }
         if (d->packet->stream_index == d->stream && d->frame_size &&
@@ -563,7 +845,7 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
             ret = avcodec_send_packet(d->codec, d->packet);
             av_packet_unref(d->packet);
             if (ret == AVERROR(ENOMEM)) {
-                set_error(err, err_len, "decoding failed", d->fmt->url, ret);
+                set_error(err, err_len, "decoding failed", d->name, ret);
                 return ret;
             }
             if (ret < 0 && ret != AVERROR(EAGAIN)) {
@@ -575,31 +857,37 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
         }
         av_packet_unref(d->packet);
     }
-    {
-        /* presentation time: the decoder's best guess (pts, else dts) */
-        int64_t ts = d->frame->best_effort_timestamp;
-        if (ts == AV_NOPTS_VALUE)
-            ts = d->frame->pts;
-        d->last_pts = ts == AV_NOPTS_VALUE
-                          ? NAN
-                          : ts * av_q2d(d->fmt->streams[d->stream]->time_base);
+}
+
+int decoder_start(Decoder *d, char *err, size_t err_len)
+{
+    int ret;
+    if (d->have_first || d->pending->buf[0])
+        return 0;
+    ret = decode_next(d, err, err_len);
+    if (ret <= 0)
+        return ret;
+    describe_source(d, d->frame);
+    d->have_first = 1;
+    d->out_w = d->src_w;
+    d->out_h = d->src_h;
+    d->out_layout = d->src_layout;
+    d->out_bitdepth = d->src_bitdepth;
+    d->out_pix_fmt = planar_format(d->out_layout, d->out_bitdepth);
+    av_frame_move_ref(d->pending, d->frame);
+    return 0;
+}
+
+int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
+{
+    int ret;
+    if (d->pending->buf[0]) {
+        av_frame_unref(d->frame);
+        av_frame_move_ref(d->frame, d->pending);
+    } else if ((ret = decode_next(d, err, err_len)) <= 0) {
+        return ret;
     }
-    int bitdepth;
-    int layout = native_layout(d->frame->format, &bitdepth);
-    if (d->frame->width != d->out_w || d->frame->height != d->out_h || layout != d->out_layout ||
-        bitdepth != d->out_bitdepth) {
-        ret = convert(d, err, err_len);
-        if (ret < 0) {
-            if (!*err)
-                set_error(err, err_len, "conversion failed", d->fmt->url, ret);
-            return ret;
-        }
-        fill_picture(d, d->converted, pic);
-    } else {
-        fill_picture(d, d->frame, pic);
-    }
-    d->frames++;
-    return 1;
+    return deliver(d, pic, err, err_len);
 }
 
 int decoder_read_owned(Decoder *d, QgpuPicture *pic, void **owner, char *err, size_t err_len)
@@ -610,7 +898,7 @@ int decoder_read_owned(Decoder *d, QgpuPicture *pic, void **owner, char *err, si
     if (ret != 1)
         return ret;
     /* a new reference to the same buffers: the decoder may reuse its frames */
-    clone = av_frame_clone(pic->data[0] == d->converted->data[0] ? d->converted : d->frame);
+    clone = av_frame_clone(d->delivered);
     if (!clone) {
         snprintf(err, err_len, "out of memory");
         return AVERROR(ENOMEM);
@@ -645,6 +933,8 @@ unsigned decoder_count_rest(Decoder *d)
 {
     /* packets not yet read, plus those the decoder holds; not decoded */
     unsigned rest = d->packets > d->frames ? d->packets - d->frames : 0;
+    if (d->pending->buf[0])
+        rest++;
     if (d->draining || d->eof)
         return rest;
     while (av_read_frame(d->fmt, d->packet) >= 0) {
@@ -683,6 +973,12 @@ void decoder_set_warn(Decoder *d, const char *label, DecoderWarn warn, void *opa
     d->warn_opaque = opaque;
 }
 
+void decoder_abort(Decoder *d)
+{
+    if (d)
+        input_abort(d->input);
+}
+
 void decoder_close(Decoder **pd)
 {
     Decoder *d = *pd;
@@ -690,9 +986,15 @@ void decoder_close(Decoder **pd)
         return;
     avcodec_free_context(&d->codec);
     avformat_close_input(&d->fmt);
+    input_close(&d->input);
     av_packet_free(&d->packet);
     av_frame_free(&d->frame);
+    av_frame_free(&d->pending);
     av_frame_free(&d->converted);
+    av_frame_free(&d->shifted);
+    av_frame_free(&d->ranged);
+    av_freep(&d->range_lut[0]);
+    av_freep(&d->range_lut[1]);
     sws_freeContext(d->sws);
     av_free(d);
     *pd = NULL;

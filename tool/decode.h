@@ -12,10 +12,21 @@ typedef struct DecoderInfo {
     int width, height;
     int layout;          /* enum QgpuLayout of the output pictures */
     int bitdepth;
-    const char *pix_fmt; /* decoder's native pixel format name */
-    double fps;          /* 0 when unknown */
+    const char *pix_fmt; /* the frames' own pixel format name */
+    double fps;          /* 0 when unknown (also a y4m header without a rate) */
     unsigned frames;     /* frames the container announces (or its duration
                             times fps), 0 when unknown */
+    /* the frames themselves (after decoder_start: the first frame's,
+     * else the container's) */
+    int full_range;      /* 1 full (pc, yuvj*), 0 limited or not said */
+    int range_known;     /* the input says which */
+    int chroma_location; /* enum AVChromaLocation, 0 unspecified */
+    int interlaced;      /* 1 interlaced, 0 progressive or not said */
+    int native_bitdepth; /* bit depth of the frames (or of the planar format
+                            they are converted to) */
+    int timestamps;      /* 0: the frames' times mean nothing (a y4m without
+                            a frame rate): pair by index only */
+    int stream;          /* a pipe or other stream: read once, not counted */
 } DecoderInfo;
 
 /* Decoding errors mid-stream (a corrupt packet, a frame decoded with
@@ -29,8 +40,8 @@ typedef void (*DecoderWarn)(void *opaque, const char *message);
  * the input is given up as undecodable. */
 #define DECODER_MAX_ERRORS_IN_A_ROW 200
 
-/* Opens a file (any container). Returns 0 or a negative AVERROR/-1 with a
- * message in err. */
+/* Opens a file or stream (any container; "-" is standard input; see
+ * input.h). Returns 0 or a negative AVERROR/-1 with a message in err. */
 int decoder_open(Decoder **dec, const char *path, char *err, size_t err_len);
 
 /* Checks a --raw spec "WxH:PIXFMT[:FPS]": 0, or -1 with a message in err. */
@@ -44,6 +55,12 @@ int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *er
  * warning callback (default: a line on stderr). */
 void decoder_set_warn(Decoder *dec, const char *label, DecoderWarn warn, void *opaque);
 
+/* Decodes the first frame (kept for the first decoder_read), so that
+ * decoder_get_info describes the frames rather than what the container
+ * announced: size, pixel format, range, chroma siting, interlacing.
+ * 0 (also when the input has no frame), or < 0 with a message. */
+int decoder_start(Decoder *dec, char *err, size_t err_len);
+
 /* Output geometry: what decoder_read delivers (the native planar format
  * unless decoder_set_output asked for another). */
 void decoder_get_info(const Decoder *dec, DecoderInfo *info);
@@ -52,15 +69,21 @@ void decoder_get_info(const Decoder *dec, DecoderInfo *info);
 int decoder_check_scaler(const char *scaler, char *err, size_t err_len);
 
 /* Scales/converts every frame to w x h, layout, bitdepth with the given
- * swscale algorithm ("bicubic", "bilinear", "lanczos", ...). */
+ * swscale algorithm ("bicubic", "bilinear", "lanczos", ...). A higher bit
+ * depth than the frames' is reached by shifting the samples left (exact,
+ * as libvmaf's CLI brings inputs to a common depth), after any scaling. */
 int decoder_set_output(Decoder *dec, int w, int h, int layout, int bitdepth,
                        const char *scaler, char *err, size_t err_len);
 
+/* Converts full-range frames to limited range (swscale). */
+void decoder_set_limited_range(Decoder *dec);
+
 /* Next picture: 1 and *pic filled (valid until the next call), 0 at the end,
  * negative on an error that ends the input (message in err): a read
- * error, out of memory, a failed conversion, or more than
- * DECODER_MAX_ERRORS_IN_A_ROW decoding errors in a row. Single decoding
- * errors are skipped (see DecoderWarn). */
+ * error, out of memory, a failed conversion, a frame whose size, pixel
+ * format or range differs from the first frame's, a y4m stream that lost
+ * its framing, or more than DECODER_MAX_ERRORS_IN_A_ROW decoding errors in
+ * a row. Single decoding errors are skipped (see DecoderWarn). */
 int decoder_read(Decoder *dec, QgpuPicture *pic, char *err, size_t err_len);
 
 /* As decoder_read, but the picture stays valid until decoder_release(*owner)
@@ -70,7 +93,7 @@ int decoder_read_owned(Decoder *dec, QgpuPicture *pic, void **owner, char *err,
 void decoder_release(void *owner);
 
 /* Presentation time in seconds of the last picture delivered (NAN when
- * the file has none). */
+ * the file has none, or when they mean nothing: see timestamps). */
 double decoder_last_pts(const Decoder *dec);
 
 /* Another reference to an owned picture's buffers (release it with
@@ -96,6 +119,10 @@ unsigned decoder_corrupt_count(const Decoder *dec);
 /* Presentation time in seconds of the stream's first packet (NAN when
  * unknown). */
 double decoder_start_time(const Decoder *dec);
+
+/* Makes the reads of the input stop (an error), also one waiting on a
+ * stalled pipe; safe from another thread. */
+void decoder_abort(Decoder *dec);
 
 void decoder_close(Decoder **dec);
 

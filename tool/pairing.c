@@ -27,7 +27,10 @@ struct Pairer {
 int pairer_init(Pairer **out, const PairSource *ref, const PairSource *dist, int mode,
                 unsigned max_pairs)
 {
-    Pairer *p = calloc(1, sizeof(*p));
+    Pairer *p;
+    if (mode == PAIR_TIME && (ref->timeless || dist->timeless))
+        return -1;
+    p = calloc(1, sizeof(*p));
     if (!p)
         return -1;
     p->src[0] = *ref;
@@ -35,7 +38,10 @@ int pairer_init(Pairer **out, const PairSource *ref, const PairSource *dist, int
     p->max_pairs = max_pairs;
     if (mode == PAIR_AUTO) {
         double a = ref->fps, b = dist->fps;
-        mode = a > 0 && b > 0 && fabs(a - b) > 1e-3 * fmax(a, b) ? PAIR_TIME : PAIR_INDEX;
+        mode = a > 0 && b > 0 && fabs(a - b) > 1e-3 * fmax(a, b) && !ref->timeless &&
+                       !dist->timeless
+                   ? PAIR_TIME
+                   : PAIR_INDEX;
     }
     p->mode = mode;
     p->st.mode = mode;
@@ -198,6 +204,10 @@ static int next_index(Pairer *p, void **rf, void **df, char *err, size_t err_len
     if (p->st.pairs == 0) {
         set_base(p, 0, tr);
         set_base(p, 1, td);
+    }
+    if (p->src[0].timeless || p->src[1].timeless) { /* by index, nothing to compare */
+        p->st.pairs++;
+        return 1;
     }
     if (lost_frames(p, 0) || lost_frames(p, 1)) {
         ret = realign(p, &tr, &td, rf, df, tolerance, err, err_len);

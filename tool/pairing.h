@@ -45,6 +45,9 @@ typedef struct PairSource {
      * first pair (has_start 0: unknown). */
     int has_start;
     double start;
+    /* The input's presentation times mean nothing (a y4m header without a
+     * frame rate): it is paired by index only, its times never compared. */
+    int timeless;
 } PairSource;
 
 typedef struct PairStats {
@@ -70,7 +73,9 @@ typedef struct PairStats {
 typedef struct Pairer Pairer;
 
 /* mode: PAIR_AUTO picks PAIR_TIME when both nominal rates are known and
- * differ by more than 0.1 %, else PAIR_INDEX. max_pairs 0 = no limit. */
+ * differ by more than 0.1 %, else PAIR_INDEX (always when an input is
+ * timeless; PAIR_TIME with a timeless input fails: -1). max_pairs 0 = no
+ * limit. */
 int pairer_init(Pairer **p, const PairSource *ref, const PairSource *dist, int mode,
                 unsigned max_pairs);
 

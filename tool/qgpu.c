@@ -2,120 +2,75 @@
  * qgpu: score a distorted video against its reference on an OpenCL device.
  *
  *   qgpu -r REF -d DIST [-m MODEL]... [--feature NAME[=opt=val:...]]...
- *        [-o FILE] [--json|--xml|--csv|--sub] [--device SPEC] [options]
+ *        [-o FILE] [--xml|--json|--csv|--sub] [--device SPEC] [options]
  *
- * User guide: doc/qgpu.md (man page doc/qgpu.1), exit statuses included.
+ * User guide: doc/qgpu.md (man page doc/qgpu.1), exit statuses included;
+ * libvmaf's vmaf options: doc/compat-cli.md; what the user sees on bad
+ * input and faults: doc/reliability.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <libavutil/imgutils.h>
 #include <libavutil/log.h>
-#include <pthread.h>
-#include <sys/stat.h>
+#include <libavutil/pixdesc.h>
 
 #include "decode.h"
+#include "input.h"
+#include "options.h"
+#include "output.h"
 #include "reader.h"
 #include "qgpu/qgpu.h"
 
-#define MAX_FEATURES 64
+/* ------------------------------------------------------------ signals */
 
-/* Exit status (doc/qgpu.md, "Exit status"). */
-enum {
-    EXIT_OK = 0,
-    EXIT_INTERNAL = 1, /* scoring failed for another reason (host memory, threads...) */
-    EXIT_USAGE = 2,    /* the command line: option, value, feature, model spec */
-    EXIT_INPUT = 3,    /* an input or model file: missing, unreadable, not a video... */
-    EXIT_DEVICE = 4,   /* no OpenCL device, device out of memory, OpenCL failure */
-    EXIT_OUTPUT = 5,   /* a log file cannot be written */
-    EXIT_INTERRUPTED = 130,
-};
-
-typedef struct Options {
-    const char *reference;
-    const char *distorted;
-    const char *raw_spec;
-    const char *features[MAX_FEATURES];
-    int nb_features;
-    const char *models[MAX_FEATURES];
-    int nb_models;
-    const char *output;
-    int format;
-    const char *device;
-    const char *scaler;
-    int depth;
-    unsigned frame_cnt;
-    int quiet;
-    unsigned subsample;
-    const char *log_stream;
-    const char *scale_to;
-    unsigned ref_offset, dist_offset;
-    int pairing;
-} Options;
-
+/* SIGINT, SIGTERM and SIGHUP: the first one stops the run after the frame
+ * in progress; the frames scored so far are flushed and the log written;
+ * the exit status is 128 + the signal. A second one stops at once. */
 static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t stop_signal;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
+    struct sigaction dfl;
+    if (!interrupted)
+        stop_signal = sig;
     interrupted = 1;
-    signal(sig, SIG_DFL); /* a second Ctrl-C stops at once */
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &dfl, NULL);
 }
 
-static void usage(FILE *f)
+static void setup_signals(void)
 {
-    fprintf(f,
-            "Usage: qgpu -r REFERENCE -d DISTORTED [options]\n"
-            "Scores DISTORTED against REFERENCE (any container/codec FFmpeg decodes) with\n"
-            "libvmaf's metrics on an OpenCL device.\n\n"
-            "  -r, --reference FILE     reference video\n"
-            "  -d, --distorted FILE     distorted video\n"
-            "  -m, --model SPEC         VMAF model, libvmaf syntax: version=vmaf_v0.6.1,\n"
-            "                           path=model.json, name=..., enable_transform,\n"
-            "                           disable_clip (repeatable; default\n"
-            "                           version=vmaf_v0.6.1 when no --feature is given)\n"
-            "      --feature SPEC       metric to compute, libvmaf syntax: psnr,\n"
-            "                           psnr=enable_chroma=false (repeatable)\n"
-            "  -o, --output FILE        write the per-frame log to FILE (\"-\" = stdout)\n"
-            "      --json | --xml | --csv | --sub   log format (default json)\n"
-            "      --raw WxH:PIXFMT[:FPS]  both inputs are raw planar video\n"
-            "      --scaler NAME        scaler used when the sizes differ\n"
-            "                           (default bicubic, as libvmaf users do)\n"
-            "      --scale-to ref|dist|WxH  size both inputs are scored at (default ref)\n"
-            "      --frame-cnt N        score at most N frames\n"
-            "      --ref-offset N       skip the first N reference frames\n"
-            "      --dist-offset N      skip the first N distorted frames\n"
-            "      --pairing MODE       auto (default): frame i with frame i when the frame\n"
-            "                           rates agree, else nearest presentation time;\n"
-            "                           index; time\n"
-            "      --subsample N        log (and pool) every Nth frame, as libvmaf\n"
-            "      --log-stream FILE    one JSON line per frame as it is scored,\n"
-            "                           flushed (\"-\" = stdout)\n"
-            "      --device SPEC        auto (default), gpu, cpu, P:D or a name substring;\n"
-            "                           also $QGPU_DEVICE\n"
-            "      --pipeline-depth N   frames in flight on the device (default 2)\n"
-            "      --list-devices       list OpenCL devices and exit\n"
-            "      --list-features      list the metrics and exit\n"
-            "  -q, --quiet              no progress or summary on stderr (warnings and\n"
-            "                           errors still are)\n"
-            "      --version            print the version and exit\n"
-            "  -h, --help               this text\n\n"
-            "Exit status: 0 scored, 1 internal error, 2 usage (options, features, model\n"
-            "spec), 3 input (file missing, unreadable, not a video, no frames), 4 OpenCL\n"
-            "device (none, out of memory), 5 a log cannot be written, 130 interrupted.\n"
-            "See man qgpu or doc/qgpu.md.\n");
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    /* the flag is seen by every wait of ours (they all wake up now and
+     * then), whichever thread takes the signal; other threads' calls
+     * restart */
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &sa, NULL);
+    /* write errors are reported, not fatal: a closed pipe is EPIPE, a file
+     * over RLIMIT_FSIZE is EFBIG */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
+    input_set_interrupt(&interrupted);
 }
 
-static void print_device(void *opaque, int platform, int device, const char *type,
-                         const char *name, const char *platform_name)
+static int interrupted_status(void)
 {
-    printf("%d:%d  %-11s %s  (%s)\n", platform, device, type, name, platform_name);
+    return 128 + (stop_signal ? stop_signal : SIGINT);
 }
 
 static double now_seconds(void)
@@ -123,201 +78,6 @@ static double now_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* A whole non-negative decimal number >= min. */
-static int parse_count(const char *name, const char *s, unsigned min, unsigned *out)
-{
-    char *end;
-    unsigned long v;
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (!*s || *end || *s == '-' || errno || v > 1000000000UL || v < min) {
-        fprintf(stderr, "qgpu: %s %s: expected a whole number >= %u\n", name, s, min);
-        return 1;
-    }
-    *out = (unsigned)v;
-    return 0;
-}
-
-/* Is "name[=value]" one of the long options? */
-static int known_long_option(const struct option *options, const char *arg)
-{
-    size_t len = strcspn(arg, "=");
-    for (int i = 0; options[i].name; i++)
-        if (strlen(options[i].name) == len && !strncmp(options[i].name, arg, len))
-            return 1;
-    return 0;
-}
-
-static int parse_args(int argc, char **argv, Options *o)
-{
-    enum {
-        OPT_FEATURE = 256, OPT_JSON, OPT_XML, OPT_CSV, OPT_SUB, OPT_RAW, OPT_SCALER,
-        OPT_FRAME_CNT, OPT_DEVICE, OPT_DEPTH, OPT_LIST_DEVICES, OPT_LIST_FEATURES, OPT_VERSION,
-        OPT_SUBSAMPLE, OPT_LOG_STREAM, OPT_SCALE_TO, OPT_REF_OFFSET, OPT_DIST_OFFSET, OPT_PAIRING
-    };
-    static const struct option long_options[] = {
-        {"reference", required_argument, NULL, 'r'},
-        {"distorted", required_argument, NULL, 'd'},
-        {"output", required_argument, NULL, 'o'},
-        {"feature", required_argument, NULL, OPT_FEATURE},
-        {"model", required_argument, NULL, 'm'},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"xml", no_argument, NULL, OPT_XML},
-        {"csv", no_argument, NULL, OPT_CSV},
-        {"sub", no_argument, NULL, OPT_SUB},
-        {"raw", required_argument, NULL, OPT_RAW},
-        {"scaler", required_argument, NULL, OPT_SCALER},
-        {"frame-cnt", required_argument, NULL, OPT_FRAME_CNT},
-        {"frame_cnt", required_argument, NULL, OPT_FRAME_CNT},
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"subsample", required_argument, NULL, OPT_SUBSAMPLE},
-        {"log-stream", required_argument, NULL, OPT_LOG_STREAM},
-        {"scale-to", required_argument, NULL, OPT_SCALE_TO},
-        {"ref-offset", required_argument, NULL, OPT_REF_OFFSET},
-        {"dist-offset", required_argument, NULL, OPT_DIST_OFFSET},
-        {"pairing", required_argument, NULL, OPT_PAIRING},
-        {"pipeline-depth", required_argument, NULL, OPT_DEPTH},
-        {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
-        {"list-features", no_argument, NULL, OPT_LIST_FEATURES},
-        {"quiet", no_argument, NULL, 'q'},
-        {"version", no_argument, NULL, OPT_VERSION},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0; /* one-line messages of our own */
-    while ((c = getopt_long(argc, argv, ":r:d:o:m:qh", long_options, NULL)) != -1) {
-        switch (c) {
-        case 'r': o->reference = optarg; break;
-        case 'd': o->distorted = optarg; break;
-        case 'o': o->output = optarg; break;
-        case 'q': o->quiet = 1; break;
-        case 'm':
-            if (o->nb_models == MAX_FEATURES) {
-                fprintf(stderr, "qgpu: too many --model options\n");
-                return EXIT_USAGE;
-            }
-            o->models[o->nb_models++] = optarg;
-            break;
-        case OPT_FEATURE:
-            if (o->nb_features == MAX_FEATURES) {
-                fprintf(stderr, "qgpu: too many --feature options\n");
-                return EXIT_USAGE;
-            }
-            o->features[o->nb_features++] = optarg;
-            break;
-        case OPT_JSON: o->format = QGPU_LOG_FORMAT_JSON; break;
-        case OPT_XML: o->format = QGPU_LOG_FORMAT_XML; break;
-        case OPT_CSV: o->format = QGPU_LOG_FORMAT_CSV; break;
-        case OPT_SUB: o->format = QGPU_LOG_FORMAT_SUB; break;
-        case OPT_RAW: o->raw_spec = optarg; break;
-        case OPT_SCALER: o->scaler = optarg; break;
-        case OPT_FRAME_CNT:
-            if (parse_count("--frame-cnt", optarg, 1, &o->frame_cnt))
-                return EXIT_USAGE;
-            break;
-        case OPT_SUBSAMPLE:
-            if (parse_count("--subsample", optarg, 1, &o->subsample))
-                return EXIT_USAGE;
-            break;
-        case OPT_REF_OFFSET:
-            if (parse_count("--ref-offset", optarg, 0, &o->ref_offset))
-                return EXIT_USAGE;
-            break;
-        case OPT_DIST_OFFSET:
-            if (parse_count("--dist-offset", optarg, 0, &o->dist_offset))
-                return EXIT_USAGE;
-            break;
-        case OPT_LOG_STREAM: o->log_stream = optarg; break;
-        case OPT_SCALE_TO: {
-            int w, h;
-            char tail;
-            if (strcmp(optarg, "ref") && strcmp(optarg, "dist") &&
-                (sscanf(optarg, "%dx%d%c", &w, &h, &tail) != 2 || w < 1 || h < 1 ||
-                 av_image_check_size((unsigned)w, (unsigned)h, 0, NULL) < 0)) {
-                fprintf(stderr, "qgpu: --scale-to %s: expected ref, dist or WxH (not too large)\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            o->scale_to = optarg;
-            break;
-        }
-        case OPT_PAIRING:
-            if (!strcmp(optarg, "auto"))
-                o->pairing = PAIR_AUTO;
-            else if (!strcmp(optarg, "index"))
-                o->pairing = PAIR_INDEX;
-            else if (!strcmp(optarg, "time"))
-                o->pairing = PAIR_TIME;
-            else {
-                fprintf(stderr, "qgpu: --pairing %s: expected auto, index or time\n", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_DEVICE: o->device = optarg; break;
-        case OPT_DEPTH: {
-            unsigned depth;
-            if (parse_count("--pipeline-depth", optarg, 1, &depth))
-                return EXIT_USAGE;
-            if (depth > 16) {
-                fprintf(stderr, "qgpu: --pipeline-depth %s: expected 1 to 16\n", optarg);
-                return EXIT_USAGE;
-            }
-            o->depth = (int)depth;
-            break;
-        }
-        case OPT_LIST_DEVICES: {
-            int n = qgpu_list_devices(print_device, NULL);
-            if (n < 0) {
-                fprintf(stderr, "qgpu: --list-devices: %s\n", qgpu_strerror(n));
-                return EXIT_DEVICE;
-            }
-            return -1;
-        }
-        case OPT_LIST_FEATURES:
-            printf("features (--feature):\n");
-            for (int i = 0; qgpu_feature_name(i); i++)
-                printf("  %s\n", qgpu_feature_name(i));
-            printf("built-in models (--model version=NAME):\n");
-            for (int i = 0; qgpu_model_name(i); i++)
-                printf("  %s\n", qgpu_model_name(i));
-            return -1;
-        case OPT_VERSION: printf("qgpu %s\n", qgpu_version()); return -1;
-        case 'h': usage(stdout); return -1;
-        case ':':
-            fprintf(stderr, "qgpu: option '%s' needs a value (see --help)\n", argv[optind - 1]);
-            return EXIT_USAGE;
-        default:
-            if (!strncmp(argv[optind - 1], "--", 2) && strchr(argv[optind - 1], '=') &&
-                known_long_option(long_options, argv[optind - 1] + 2))
-                fprintf(stderr, "qgpu: option '%s' takes no value (see --help)\n",
-                        argv[optind - 1]);
-            else if (!strncmp(argv[optind - 1], "--", 2) || !optopt)
-                fprintf(stderr, "qgpu: unknown option '%s' (see --help)\n", argv[optind - 1]);
-            else
-                fprintf(stderr, "qgpu: unknown option '-%c' (see --help)\n", optopt);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "qgpu: unexpected argument '%s' (use -r and -d)\n", argv[optind]);
-        return EXIT_USAGE;
-    }
-    if (!o->reference || !o->distorted) {
-        fprintf(stderr, "qgpu: both -r REFERENCE and -d DISTORTED are required (see --help)\n");
-        return EXIT_USAGE;
-    }
-    {
-        char err[1024];
-        if ((o->raw_spec && decoder_check_raw_spec(o->raw_spec, err, sizeof(err))) ||
-            decoder_check_scaler(o->scaler, err, sizeof(err))) {
-            fprintf(stderr, "qgpu: %s\n", err);
-            return EXIT_USAGE;
-        }
-    }
-    return 0;
 }
 
 /* Serialises stderr between the main thread's progress line and the
@@ -369,76 +129,241 @@ static const char *oom_hint(int err)
                                            "fewer metrics or another --device)" : "";
 }
 
-/* Can a log be written to path? Checked before scoring, without creating
- * the file. */
-static int check_writable(const char *option, const char *path)
+/* ------------------------------------------------- environment: PoCL */
+
+/* mkdir -p; 0 when path is a directory we can write in. */
+static int make_dirs(const char *path)
 {
+    char *tmp = strdup(path);
+    int ok;
+    if (!tmp)
+        return -1;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        mkdir(tmp, 0755);
+        *p = '/';
+    }
+    mkdir(tmp, 0755);
+    ok = access(tmp, W_OK | X_OK) == 0;
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+/* PoCL (the CPU OpenCL driver) keeps compiled kernels in $POCL_CACHE_DIR,
+ * else $XDG_CACHE_HOME/pocl/kcache, else ~/.cache/pocl/kcache, and offers
+ * no device at all when it cannot create that directory. When it cannot,
+ * point it at a private directory under $TMPDIR or /tmp instead (kept
+ * between runs, so its kernels stay cached). Our own kernel cache needs
+ * nothing: the library builds in memory when its cache is unusable. */
+static void ensure_pocl_cache(void)
+{
+    const char *set = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME"), *tmp = getenv("TMPDIR");
+    char *dir = NULL, fallback[4096];
     struct stat st;
-    char dir[4096];
-    const char *slash;
-    if (!strcmp(path, "-"))
-        return 0;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "qgpu: %s %s: cannot write: is a directory\n", option, path);
-            return EXIT_OUTPUT;
-        }
-        if (access(path, W_OK)) {
-            fprintf(stderr, "qgpu: %s %s: cannot write: %s\n", option, path, strerror(errno));
-            return EXIT_OUTPUT;
-        }
-        return 0;
-    }
-    slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof(dir), ".");
+    int ok;
+    if (set && *set)
+        ok = asprintf(&dir, "%s", set) >= 0;
+    else if (xdg && *xdg)
+        ok = asprintf(&dir, "%s/pocl/kcache", xdg) >= 0;
+    else if (home && *home)
+        ok = asprintf(&dir, "%s/.cache/pocl/kcache", home) >= 0;
     else
-        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (access(dir, W_OK | X_OK)) {
-        fprintf(stderr, "qgpu: %s %s: cannot write: %s\n", option, path, strerror(errno));
-        return EXIT_OUTPUT;
+        return; /* PoCL's own fallback, /tmp */
+    ok = ok && make_dirs(dir) == 0;
+    free(dir);
+    if (ok)
+        return;
+    if (!tmp || !*tmp || tmp[0] != '/' || strlen(tmp) > 1024 || make_dirs(tmp))
+        tmp = "/tmp";
+    snprintf(fallback, sizeof(fallback), "%s/qgpu-pocl-cache-%ld", tmp, (long)getuid());
+    mkdir(fallback, 0700);
+    /* ours alone: a directory we own that nobody else can write in */
+    if (lstat(fallback, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 022)) {
+        snprintf(fallback, sizeof(fallback), "%s/qgpu-pocl-XXXXXX", tmp);
+        if (!mkdtemp(fallback))
+            return;
     }
+    setenv("POCL_CACHE_DIR", fallback, 1);
+}
+
+/* ------------------------------------------- paths, before any output */
+
+/* The path= of a model spec ("path=m.json:name=x"), in buf; NULL when none. */
+static const char *model_path(const char *spec, char *buf, size_t len)
+{
+    for (const char *p = spec; p && *p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL)
+        if (!strncmp(p, "path=", 5)) {
+            snprintf(buf, len, "%.*s", (int)strcspn(p + 5, ":"), p + 5);
+            return buf;
+        }
+    return NULL;
+}
+
+/* Is the output path (or standard output for "-") one of the inputs? */
+static const char *same_as_input(const Options *o, const char *path, char *buf, size_t len)
+{
+    const char *out = strcmp(path, "-") ? path : "/dev/stdout";
+    if (input_same_file(out, o->reference))
+        return "the reference input";
+    if (input_same_file(out, o->distorted))
+        return "the distorted input";
+    for (int i = 0; i < o->nb_models; i++) {
+        const char *m = model_path(o->models[i], buf, len);
+        if (m && input_same_file(out, m))
+            return "a model file";
+    }
+    return NULL;
+}
+
+/* Every output path, checked before anything is opened for writing. */
+static int check_paths(const Options *o)
+{
+    const char *options[2] = {"-o", "--log-stream"}, *paths[2] = {o->output, o->log_stream};
+    char err[1024], buf[4096], name[256];
+    struct stat st;
+    /* the two inputs as one stream: it cannot be read twice */
+    if (input_same_file(o->reference, o->distorted) &&
+        (!strcmp(o->reference, "-") || !strcmp(o->distorted, "-") ||
+         (!stat(o->reference, &st) && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))))) {
+        fprintf(stderr, "qgpu: -r and -d name the same stream (%s): it can be read only once\n",
+                short_path(o->reference, name, sizeof(name)));
+        return EXIT_USAGE;
+    }
+    /* -o and --log-stream as one file (a device such as /dev/null takes both) */
+    if (paths[0] && paths[1] && strcmp(paths[0], "-") && strcmp(paths[1], "-") &&
+        ((!strcmp(paths[0], paths[1]) && (stat(paths[0], &st) || S_ISREG(st.st_mode))) ||
+         (input_same_file(paths[0], paths[1]) && !stat(paths[0], &st) &&
+          S_ISREG(st.st_mode)))) {
+        fprintf(stderr, "qgpu: -o and --log-stream name the same file (%s)\n",
+                short_path(paths[0], name, sizeof(name)));
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < 2; i++) {
+        const char *what;
+        if (!paths[i])
+            continue;
+        if ((what = same_as_input(o, paths[i], buf, sizeof(buf)))) {
+            fprintf(stderr, "qgpu: %s %s: is %s; refusing to overwrite it\n", options[i],
+                    strcmp(paths[i], "-") ? short_path(paths[i], name, sizeof(name))
+                                          : "- (standard output)", what);
+            return EXIT_USAGE;
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (paths[i] && output_check(options[i], paths[i], err, sizeof(err))) {
+            fprintf(stderr, "qgpu: %s\n", err);
+            return EXIT_OUTPUT;
+        }
     return 0;
+}
+
+/* ------------------------------------------------------------- inputs */
+
+static const char *layout_name(int layout)
+{
+    return layout == QGPU_LAYOUT_400 ? "gray" : layout == QGPU_LAYOUT_420 ? "4:2:0"
+                                        : layout == QGPU_LAYOUT_422 ? "4:2:2" : "4:4:4";
+}
+
+static const char *range_name(const DecoderInfo *in)
+{
+    return in->full_range ? "full (pc)" : in->range_known ? "limited (tv)"
+                                                          : "not said, taken as limited (tv)";
+}
+
+/* What the two inputs' frames differ in besides size and layout: bit depth
+ * (the lower is shifted up), range (the full one is converted to limited),
+ * chroma siting and interlacing (reported). */
+static void reconcile(const Options *o, Decoder *ref, Decoder *dis, const DecoderInfo *ri,
+                      const DecoderInfo *di, int *depth)
+{
+    const char *who[2] = {"reference", "distorted"};
+    const DecoderInfo *in[2] = {ri, di};
+    *depth = ri->bitdepth > di->bitdepth ? ri->bitdepth : di->bitdepth;
+    if (ri->bitdepth != di->bitdepth) {
+        int low = ri->bitdepth < di->bitdepth ? 0 : 1;
+        if (!o->common_bitdepth || !o->quiet)
+            fprintf(stderr, "qgpu: %sbit depths differ (reference %d-bit, distorted %d-bit): "
+                    "the %s input is scored at %d bits, its samples shifted left by %d (as "
+                    "libvmaf's --aom_ctc v6.0 does)\n", o->common_bitdepth ? "" : "warning: ",
+                    ri->bitdepth, di->bitdepth, who[low], *depth,
+                    *depth - in[low]->bitdepth);
+    }
+    if (ri->full_range != di->full_range) {
+        int full = ri->full_range ? 0 : 1;
+        decoder_set_limited_range(full ? dis : ref);
+        fprintf(stderr, "qgpu: warning: colour ranges differ (reference %s, distorted %s): the "
+                "%s input is converted to limited range before scoring\n", range_name(ri),
+                range_name(di), who[full]);
+    }
+    if (ri->layout != QGPU_LAYOUT_444 && ri->layout != QGPU_LAYOUT_400 &&
+        ri->chroma_location && di->chroma_location &&
+        ri->chroma_location != di->chroma_location)
+        fprintf(stderr, "qgpu: warning: chroma siting differs (reference %s, distorted %s): "
+                "chroma planes are compared sample by sample, as libvmaf does, so chroma "
+                "scores include the offset\n",
+                av_chroma_location_name(ri->chroma_location),
+                av_chroma_location_name(di->chroma_location));
+    if (ri->interlaced != di->interlaced)
+        fprintf(stderr, "qgpu: warning: the reference is %s, the distorted input %s: frames "
+                "are compared as whole pictures, as libvmaf does; deinterlace both the same "
+                "way for comparable scores\n", ri->interlaced ? "interlaced" : "progressive",
+                di->interlaced ? "interlaced" : "progressive");
+    for (int i = 0; i < 2; i++)
+        if (!in[i]->timestamps)
+            fprintf(stderr, "qgpu: warning: %s \"%s\": its y4m header has no frame rate (F0:0 "
+                    "or none): frames are paired by index, their times not checked\n", who[i],
+                    i ? o->distorted : o->reference);
 }
 
 static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
 {
     char err[1024] = "";
     DecoderInfo ri, di;
+    int w, h, depth;
     int ret = o->raw_spec ? decoder_open_raw(ref, o->reference, o->raw_spec, err, sizeof(err))
                           : decoder_open(ref, o->reference, err, sizeof(err));
     if (ret == 0)
         ret = o->raw_spec ? decoder_open_raw(dis, o->distorted, o->raw_spec, err, sizeof(err))
                           : decoder_open(dis, o->distorted, err, sizeof(err));
+    if (ret == 0) {
+        decoder_set_warn(*ref, "reference", on_decode_warning, NULL);
+        decoder_set_warn(*dis, "distorted", on_decode_warning, NULL);
+        ret = decoder_start(*ref, err, sizeof(err));
+        if (ret == 0)
+            ret = decoder_start(*dis, err, sizeof(err));
+    }
     if (ret) {
         fprintf(stderr, "qgpu: %s\n", err);
         return EXIT_INPUT;
     }
-    decoder_set_warn(*ref, "reference", on_decode_warning, NULL);
-    decoder_set_warn(*dis, "distorted", on_decode_warning, NULL);
     decoder_get_info(*ref, &ri);
     decoder_get_info(*dis, &di);
-    /* scored size: the reference's unless --scale-to says otherwise; pixel
-     * format: always the reference's */
-    int w = ri.width, h = ri.height;
+    /* scored size: the reference's unless --scale-to says otherwise; layout:
+     * the reference's; bit depth: the higher of the two */
+    w = ri.width;
+    h = ri.height;
     if (o->scale_to && !strcmp(o->scale_to, "dist")) {
         w = di.width;
         h = di.height;
     } else if (o->scale_to && strcmp(o->scale_to, "ref")) {
         sscanf(o->scale_to, "%dx%d", &w, &h);
     }
+    reconcile(o, *ref, *dis, &ri, &di, &depth);
     for (int i = 0; i < 2; i++) {
         const DecoderInfo *in = i ? &di : &ri;
         if (in->width == w && in->height == h && in->layout == ri.layout &&
-            in->bitdepth == ri.bitdepth)
+            in->bitdepth == depth)
             continue;
-        if (!o->quiet)
-            fprintf(stderr, "qgpu: %s %dx%d %s scaled/converted to %dx%d %d-bit %s with %s\n",
+        if (!o->quiet && (in->width != w || in->height != h || in->layout != ri.layout))
+            fprintf(stderr, "qgpu: %s %dx%d %s scaled/converted to %dx%d %s with %s\n",
                     i ? "distorted" : "reference", in->width, in->height, in->pix_fmt, w, h,
-                    ri.bitdepth, ri.layout == QGPU_LAYOUT_400 ? "gray" :
-                    ri.layout == QGPU_LAYOUT_420 ? "4:2:0" : ri.layout == QGPU_LAYOUT_422 ?
-                    "4:2:2" : "4:4:4", o->scaler ? o->scaler : "bicubic");
-        if (decoder_set_output(i ? *dis : *ref, w, h, ri.layout, ri.bitdepth, o->scaler, err,
+                    layout_name(ri.layout), o->scaler ? o->scaler : "bicubic");
+        if (decoder_set_output(i ? *dis : *ref, w, h, ri.layout, depth, o->scaler, err,
                                sizeof(err))) {
             fprintf(stderr, "qgpu: %s\n", err);
             return EXIT_USAGE;
@@ -446,6 +371,8 @@ static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
     }
     return 0;
 }
+
+/* ---------------------------------------------------------- summaries */
 
 /* mean, min and harmonic mean over the logged frames (every subsample-th) */
 static void pool(const QgpuContext *ctx, const char *name, unsigned sub, double *mean,
@@ -490,38 +417,6 @@ static void print_summary(const QgpuContext *ctx, double seconds, unsigned sub)
     }
 }
 
-/* One JSON line per frame for wrappers, values printed as in the logs. */
-static void stream_frame(FILE *f, const QgpuContext *ctx, unsigned frame)
-{
-    fprintf(f, "{\"frameNum\": %u, \"metrics\": {", frame);
-    for (int k = 0; k < qgpu_score_count(ctx); k++) {
-        const char *name = qgpu_score_name(ctx, k);
-        double v = NAN;
-        qgpu_get_score(ctx, frame, name, &v);
-        fprintf(f, "%s\"", k ? ", " : "");
-        for (const char *c = name; *c; c++)
-            fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
-        fputs("\": ", f);
-        if (isnan(v) || isinf(v))
-            fputs("null", f);
-        else
-            fprintf(f, v != 0.0 && fabs(v) < 1e-6 ? "%.16f" : "%.6f", v);
-    }
-    fputs("}}\n", f);
-    fflush(f);
-}
-
-/* Collected frames: stream them when asked. */
-static int collect(const Options *o, QgpuContext *ctx, FILE *stream, int wait)
-{
-    unsigned frame;
-    int ret;
-    while ((ret = qgpu_collect(ctx, &frame, wait)) == 1)
-        if (stream && !(o->subsample > 1 && frame % o->subsample))
-            stream_frame(stream, ctx, frame);
-    return ret;
-}
-
 static const char *pair_mode_name(int mode)
 {
     return mode == PAIR_TIME ? "nearest presentation time" : "index";
@@ -534,13 +429,12 @@ static void report_pairing(const Options *o, Reader *reader, unsigned submitted)
     reader_stats(reader, &st);
     if (!o->quiet) {
         if (st.limit_reached)
-            fprintf(stderr, "qgpu: stopped after --frame-cnt %u pairs\n", submitted);
+            fprintf(stderr, "qgpu: stopped after --frame_cnt %u pairs\n", submitted);
         else {
-            char rn[32] = "?", dn[32] = "?";
-            if (st.complete[0])
-                snprintf(rn, sizeof(rn), "%u", st.frames[0]);
-            if (st.complete[1])
-                snprintf(dn, sizeof(dn), "%u", st.frames[1]);
+            char rn[64], dn[64], a[256], b[256];
+            /* a stream is not read to its end to count its frames */
+            snprintf(rn, sizeof(rn), st.complete[0] ? "%u" : "%u or more", st.frames[0]);
+            snprintf(dn, sizeof(dn), st.complete[1] ? "%u" : "%u or more", st.frames[1]);
             fprintf(stderr, "qgpu: scored %u pairs (by %s); reference had %s frames, distorted "
                     "%s", submitted, pair_mode_name(st.mode), rn, dn);
             if (o->ref_offset || o->dist_offset)
@@ -548,8 +442,10 @@ static void report_pairing(const Options *o, Reader *reader, unsigned submitted)
                         o->dist_offset);
             if (st.ended_first >= 0)
                 fprintf(stderr, "; \"%s\" ended before \"%s\"",
-                        st.ended_first == 0 ? o->reference : o->distorted,
-                        st.ended_first == 0 ? o->distorted : o->reference);
+                        short_path(st.ended_first == 0 ? o->reference : o->distorted, a,
+                                   sizeof(a)),
+                        short_path(st.ended_first == 0 ? o->distorted : o->reference, b,
+                                   sizeof(b)));
             fputc('\n', stderr);
         }
         if (st.mode == PAIR_TIME && (st.reused || st.skipped))
@@ -619,42 +515,107 @@ static void end_progress(void)
     pthread_mutex_unlock(&stderr_lock);
 }
 
-typedef struct RunStats {
+/* ---------------------------------------------------------- the run */
+
+typedef struct Run {
+    const Options *o;
+    QgpuContext *ctx;
+    OutputStream *stream;     /* --log-stream, opened at the first frame */
+    int stream_failed;
+    char *line;               /* --log-stream line buffer */
+    size_t line_cap;
     unsigned submitted;
-    unsigned decode_errors;  /* both inputs */
-    unsigned skipped_frames; /* frames not scored because of them */
-} RunStats;
+    unsigned decode_errors;   /* both inputs */
+    unsigned skipped_frames;  /* frames not scored because of them */
+    double seconds;           /* wall time of the scoring */
+    /* the log's fps, as libvmaf computes it: frames read / processor time
+     * (clock(), all threads) of the scoring, here from the first frame
+     * handed to the device to the last score */
+    clock_t first_submit, last_score;
+} Run;
+
+/* One frame of --log-stream; a write error stops the run. */
+static void stream_frame(Run *r, unsigned frame)
+{
+    int n = qgpu_frame_json(r->ctx, frame, r->line, r->line_cap);
+    if (n >= 0 && (size_t)n + 2 > r->line_cap) {
+        size_t cap = (size_t)n + 256;
+        char *line = realloc(r->line, cap);
+        if (!line) {
+            r->stream_failed = 1;
+            return;
+        }
+        r->line = line;
+        r->line_cap = cap;
+        n = qgpu_frame_json(r->ctx, frame, r->line, r->line_cap);
+    }
+    if (n < 0) {
+        r->stream_failed = 1;
+        return;
+    }
+    r->line[n] = '\n';
+    if (output_write(r->stream, r->line, (size_t)n + 1))
+        r->stream_failed = 1;
+}
+
+/* Collected frames: streamed when asked, timed for the log's fps. */
+static int collect(Run *r, int wait)
+{
+    unsigned frame;
+    int ret;
+    while ((ret = qgpu_collect(r->ctx, &frame, wait)) == 1) {
+        r->last_score = clock();
+        if (r->stream && !r->stream_failed &&
+            !(r->o->subsample > 1 && frame % r->o->subsample))
+            stream_frame(r, frame);
+    }
+    return ret;
+}
 
 /* Decoding errors of both inputs: counted, and a warning line. */
-static void report_errors(Decoder *ref, Decoder *dis, const PairStats *st, RunStats *rs)
+static void report_errors(Decoder *ref, Decoder *dis, const PairStats *st, Run *r)
 {
     unsigned er = decoder_error_count(ref), ed = decoder_error_count(dis);
     unsigned corrupt = decoder_corrupt_count(ref) + decoder_corrupt_count(dis);
     unsigned dropped = st->dropped[0] + st->dropped[1];
-    rs->decode_errors = er + ed;
-    rs->skipped_frames = corrupt + dropped;
-    if (!rs->decode_errors)
+    r->decode_errors = er + ed;
+    r->skipped_frames = corrupt + dropped;
+    if (!r->decode_errors)
         return;
-    if (!rs->skipped_frames) {
+    if (!r->skipped_frames) {
         fprintf(stderr, "qgpu: warning: skipped %u decoding error%s (reference %u, distorted "
-                "%u)\n", rs->decode_errors, rs->decode_errors == 1 ? "" : "s", er, ed);
+                "%u)\n", r->decode_errors, r->decode_errors == 1 ? "" : "s", er, ed);
         return;
     }
     fprintf(stderr, "qgpu: warning: skipped %u decoding error%s (reference %u, distorted %u) "
             "and %u frame%s: %u decoded with errors, %u without a partner (reference %u, "
-            "distorted %u; pairs kept aligned by presentation time)\n", rs->decode_errors,
-            rs->decode_errors == 1 ? "" : "s", er, ed, rs->skipped_frames,
-            rs->skipped_frames == 1 ? "" : "s", corrupt, dropped, st->dropped[0],
+            "distorted %u; pairs kept aligned by presentation time)\n", r->decode_errors,
+            r->decode_errors == 1 ? "" : "s", er, ed, r->skipped_frames,
+            r->skipped_frames == 1 ? "" : "s", corrupt, dropped, st->dropped[0],
             st->dropped[1]);
 }
 
-static int score(const Options *o, QgpuContext *ctx, Decoder *ref, Decoder *dis,
-                 FILE *stream, double *seconds, RunStats *rs)
+/* The --log-stream file, opened once the first pair was accepted (so a
+ * run that fails before scoring leaves none). */
+static int open_stream(Run *r)
 {
+    char err[1024];
+    if (!r->o->log_stream || r->stream)
+        return 0;
+    if (output_open(&r->stream, "--log-stream", r->o->log_stream, err, sizeof(err))) {
+        fprintf(stderr, "qgpu: %s\n", err);
+        return EXIT_OUTPUT;
+    }
+    return 0;
+}
+
+static int score(Run *r, Decoder *ref, Decoder *dis)
+{
+    const Options *o = r->o;
     char err[1024] = "";
     double start = now_seconds(), last_report = 0.0;
     Reader *reader = NULL;
-    ReaderOptions ro = {o->frame_cnt, o->ref_offset, o->dist_offset, o->pairing};
+    ReaderOptions ro = {o->frame_cnt, o->ref_offset, o->dist_offset, o->pairing, &interrupted};
     /* no progress lines in logs and pipes */
     int progress = !o->quiet && isatty(STDERR_FILENO);
     unsigned total;
@@ -662,9 +623,9 @@ static int score(const Options *o, QgpuContext *ctx, Decoder *ref, Decoder *dis,
     PairStats st;
     int ret = 0, status = EXIT_OK;
 
-    if (reader_start(&reader, ref, dis, &ro)) {
-        fprintf(stderr, "qgpu: cannot start the decoding thread\n");
-        return EXIT_INTERNAL;
+    if (reader_start(&reader, ref, dis, &ro, err, sizeof(err))) {
+        fprintf(stderr, "qgpu: %s\n", err);
+        return o->pairing == PAIR_TIME ? EXIT_USAGE : EXIT_INTERNAL;
     }
     total = expected_pairs(o, ref, dis, reader_mode(reader));
     if (!o->quiet && reader_mode(reader) == PAIR_TIME) {
@@ -675,131 +636,96 @@ static int score(const Options *o, QgpuContext *ctx, Decoder *ref, Decoder *dis,
                 "each reference frame is paired with the distorted frame nearest in "
                 "presentation time\n", ri.fps, di.fps);
     }
-    while (!interrupted && (ret = reader_next(reader, &pair, err, sizeof(err))) == 1) {
-        ret = qgpu_submit(ctx, &pair.ref, &pair.dist); /* copies the samples */
+    while (!interrupted && !r->stream_failed &&
+           (ret = reader_next(reader, &pair, err, sizeof(err))) == 1) {
+        if (!r->submitted)
+            r->first_submit = clock();
+        ret = qgpu_submit(r->ctx, &pair.ref, &pair.dist); /* copies the samples */
         reader_release(&pair);
         if (ret) {
             end_progress();
-            fprintf(stderr, "qgpu: frame %u: %s%s\n", rs->submitted, qgpu_last_error(ctx),
+            fprintf(stderr, "qgpu: frame %u: %s%s\n", r->submitted, qgpu_last_error(r->ctx),
                     oom_hint(ret));
             status = exit_status(ret);
             goto fail;
         }
-        rs->submitted++;
-        if ((ret = collect(o, ctx, stream, 0)) < 0) {
+        r->submitted++;
+        if ((status = open_stream(r)))
+            goto fail;
+        if ((ret = collect(r, 0)) < 0) {
             end_progress();
-            fprintf(stderr, "qgpu: %s%s\n", qgpu_last_error(ctx), oom_hint(ret));
+            fprintf(stderr, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
             status = exit_status(ret);
             goto fail;
         }
-        if (progress && (rs->submitted == 1 || now_seconds() - last_report >= 0.5)) {
+        if (progress && (r->submitted == 1 || now_seconds() - last_report >= 0.5)) {
             last_report = now_seconds();
-            show_progress(rs->submitted, total, last_report - start);
+            show_progress(r->submitted, total, last_report - start);
         }
     }
-    if (progress && rs->submitted && !interrupted && ret == 0) /* the last update: 100 % */
-        show_progress(rs->submitted, rs->submitted, now_seconds() - start);
+    if (progress && r->submitted && !interrupted && ret == 0 && !r->stream_failed)
+        show_progress(r->submitted, r->submitted, now_seconds() - start); /* 100 % */
     end_progress();
     if (interrupted) {
-        fprintf(stderr, "qgpu: interrupted after %u pairs; finishing the log\n", rs->submitted);
+        fprintf(stderr, "qgpu: interrupted (%s) after %u pairs; finishing the log\n",
+                strsignal(stop_signal ? stop_signal : SIGINT), r->submitted);
+    } else if (r->stream_failed) {
+        fprintf(stderr, "qgpu: --log-stream failed after %u pairs; finishing the log\n",
+                r->submitted);
     } else if (ret < 0) {
-        fprintf(stderr, "qgpu: %s\n", err);
+        /* an input failed midway: the frames before it are still finished
+         * and logged; the error (the last line) and the exit status say the
+         * input failed */
         status = EXIT_INPUT;
-        goto fail;
     } else {
-        report_pairing(o, reader, rs->submitted);
+        report_pairing(o, reader, r->submitted);
     }
     reader_stats(reader, &st);
     reader_stop(&reader);
-    report_errors(ref, dis, &st, rs);
-    if ((ret = qgpu_flush(ctx)) < 0) {
-        fprintf(stderr, "qgpu: %s%s\n", qgpu_last_error(ctx), oom_hint(ret));
+    report_errors(ref, dis, &st, r);
+    if ((ret = qgpu_flush(r->ctx)) < 0) {
+        fprintf(stderr, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
         return exit_status(ret);
     }
-    if ((ret = collect(o, ctx, stream, 1)) < 0) {
-        fprintf(stderr, "qgpu: %s%s\n", qgpu_last_error(ctx), oom_hint(ret));
+    if ((ret = collect(r, 1)) < 0) {
+        fprintf(stderr, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
         return exit_status(ret);
     }
-    *seconds = now_seconds() - start;
-    if (rs->submitted == 0 && !interrupted) {
+    r->seconds = now_seconds() - start;
+    if (status) {
+        fprintf(stderr, "qgpu: %s\n", err);
+        return status;
+    }
+    if (r->submitted == 0 && !interrupted) {
+        char a[256], b[256];
         fprintf(stderr, "qgpu: no frame to score: reference \"%s\" has %u decodable frame%s, "
-                "distorted \"%s\" %u%s\n", o->reference, st.frames[0],
-                st.frames[0] == 1 ? "" : "s", o->distorted, st.frames[1],
+                "distorted \"%s\" %u%s\n", short_path(o->reference, a, sizeof(a)),
+                st.frames[0], st.frames[0] == 1 ? "" : "s",
+                short_path(o->distorted, b, sizeof(b)), st.frames[1],
                 o->ref_offset || o->dist_offset ? " (offsets included)" : "");
         return EXIT_INPUT;
     }
-    return EXIT_OK;
+    return r->stream_failed ? EXIT_OUTPUT : EXIT_OK;
 fail:
     reader_stop(&reader);
     return status;
 }
 
-/* Copies a JSON log from src to dst with the run's decoding-error counts
- * added before "frames". */
-static int copy_json_log(FILE *src, FILE *dst, const RunStats *rs)
+/* The -o log (written by the library: temporary file + rename), with the
+ * decoding-error counts as extra fields. */
+static int write_log(const Run *r)
 {
-    long size;
-    char *text, *at;
-    int ok;
-    if (fseek(src, 0, SEEK_END) || (size = ftell(src)) < 0 || fseek(src, 0, SEEK_SET))
-        return -1;
-    text = malloc((size_t)size + 1);
-    if (!text)
-        return -1;
-    ok = fread(text, 1, (size_t)size, src) == (size_t)size;
-    text[ok ? size : 0] = 0;
-    at = strstr(text, "\n  \"frames\":");
-    if (!at)
-        at = strchr(text, '{') ? strchr(text, '{') + 1 : text;
-    if (ok) {
-        fwrite(text, 1, (size_t)(at - text), dst);
-        fprintf(dst, "\n  \"decode_errors\": %u,\n  \"skipped_frames\": %u,", rs->decode_errors,
-                rs->skipped_frames);
-        fputs(at, dst);
-    }
-    free(text);
-    return ok ? 0 : -1;
-}
-
-/* The -o log. JSON goes through a temporary file to get the decoding-error
- * counts added; the other formats are written as the library writes them. */
-static int write_log(const Options *o, const QgpuContext *ctx, double fps, const RunStats *rs)
-{
-    char path[64];
-    FILE *tmp, *out;
-    int ret;
-    if (o->format != QGPU_LOG_FORMAT_JSON) {
-        if (qgpu_write_log_subsampled(ctx, o->output, o->format, fps, o->subsample)) {
-            fprintf(stderr, "qgpu: -o %s: %s\n", o->output, qgpu_last_error(ctx));
-            return EXIT_OUTPUT;
-        }
-        return EXIT_OK;
-    }
-    tmp = tmpfile();
-    if (tmp)
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fileno(tmp));
-    if (!tmp || qgpu_write_log_subsampled(ctx, path, o->format, fps, o->subsample)) {
-        /* no temporary file (or no /proc): the log without the counts */
-        if (tmp)
-            fclose(tmp);
-        if (qgpu_write_log_subsampled(ctx, o->output, o->format, fps, o->subsample)) {
-            fprintf(stderr, "qgpu: -o %s: %s\n", o->output, qgpu_last_error(ctx));
-            return EXIT_OUTPUT;
-        }
-        fprintf(stderr, "qgpu: warning: -o %s: written without decode_errors and "
-                "skipped_frames (no temporary file)\n", o->output);
-        return EXIT_OK;
-    }
-    out = strcmp(o->output, "-") ? fopen(o->output, "w") : stdout;
-    if (!out) {
-        fprintf(stderr, "qgpu: -o %s: cannot write: %s\n", o->output, strerror(errno));
-        fclose(tmp);
-        return EXIT_OUTPUT;
-    }
-    ret = copy_json_log(tmp, out, rs);
-    fclose(tmp);
-    if ((out == stdout ? fflush(out) : fclose(out)) || ret) {
-        fprintf(stderr, "qgpu: -o %s: write error\n", o->output);
+    const Options *o = r->o;
+    char name[256];
+    double cpu = (double)(r->last_score - r->first_submit) / CLOCKS_PER_SEC;
+    QgpuLogField fields[2] = {{"decode_errors", NULL, r->decode_errors},
+                              {"skipped_frames", NULL, r->skipped_frames}};
+    QgpuLogOptions lo = {o->format, r->submitted && cpu > 0 ? r->submitted / cpu : 0.0,
+                         o->subsample, fields, 2};
+    if (qgpu_write_log_ex(r->ctx, o->output, &lo)) {
+        fprintf(stderr, "qgpu: -o %s: %s\n",
+                strcmp(o->output, "-") ? short_path(o->output, name, sizeof(name)) : "-",
+                qgpu_last_error(r->ctx));
         return EXIT_OUTPUT;
     }
     return EXIT_OK;
@@ -807,11 +733,9 @@ static int write_log(const Options *o, const QgpuContext *ctx, double fps, const
 
 /* Models and features; a model file that cannot be read or parsed is an
  * input error, the rest of a bad spec a usage error. */
-static int enable_metrics(Options *o, QgpuContext *ctx)
+static int enable_metrics(const Options *o, QgpuContext *ctx)
 {
     int ret;
-    if (o->nb_features == 0 && o->nb_models == 0)
-        o->models[o->nb_models++] = "version=vmaf_v0.6.1";
     for (int i = 0; i < o->nb_models; i++) {
         if ((ret = qgpu_use_model(ctx, o->models[i]))) {
             fprintf(stderr, "qgpu: --model %s: %s%s\n", o->models[i], qgpu_last_error(ctx),
@@ -835,20 +759,25 @@ static int enable_metrics(Options *o, QgpuContext *ctx)
  * first run compiling its kernels) unless --quiet. */
 static void print_library_log(void *opaque, int level, const char *message)
 {
+    (void)opaque;
+    pthread_mutex_lock(&stderr_lock);
+    end_progress_locked();
     fprintf(stderr, level == QGPU_LOG_WARNING ? "qgpu: warning: %s\n" : "qgpu: %s\n", message);
+    pthread_mutex_unlock(&stderr_lock);
 }
 
 int main(int argc, char **argv)
 {
-    Options o = {0};
+    Options o;
     QgpuConfig cfg;
-    QgpuContext *ctx = NULL;
+    Run run;
     Decoder *ref = NULL, *dis = NULL;
-    RunStats rs = {0, 0, 0};
-    double seconds = 0.0;
-    FILE *stream = NULL;
+    char err[1024];
     int ret;
 
+    if (output_guard_std_fds() & 1)
+        input_set_stdin_closed();
+    setup_signals();
     /* FFmpeg's own messages (e.g. every concealed macroblock) would flood
      * stderr: the tool reports errors and skipped packets itself.
      * QGPU_FFMPEG_LOG=1 shows FFmpeg's warnings and errors, for debugging. */
@@ -856,56 +785,56 @@ int main(int argc, char **argv)
         const char *env = getenv("QGPU_FFMPEG_LOG");
         av_log_set_level(env && *env && strcmp(env, "0") ? AV_LOG_WARNING : AV_LOG_QUIET);
     }
-    ret = parse_args(argc, argv, &o);
+    ensure_pocl_cache();
+    ret = options_parse(argc, argv, &o);
     if (ret)
         return ret < 0 ? EXIT_OK : ret;
-    if ((o.output && (ret = check_writable("-o", o.output))) ||
-        (o.log_stream && (ret = check_writable("--log-stream", o.log_stream))))
+    if ((ret = check_paths(&o)))
         return ret;
+    options_warn(&o);
+    memset(&run, 0, sizeof(run));
+    run.o = &o;
     qgpu_config_default(&cfg);
     cfg.device = o.device;
     cfg.pipeline_depth = o.depth;
     cfg.log_callback = print_library_log;
     cfg.log_level = o.quiet ? QGPU_LOG_WARNING : QGPU_LOG_INFO;
-    ret = qgpu_open(&ctx, &cfg);
+    ret = qgpu_open(&run.ctx, &cfg);
     if (ret) {
         fprintf(stderr, "qgpu: %s%s\n", qgpu_open_error(), oom_hint(ret));
         ret = exit_status(ret);
         goto out;
     }
-    if ((ret = enable_metrics(&o, ctx)))
+    if ((ret = enable_metrics(&o, run.ctx)))
         goto out;
-    if ((ret = open_inputs(&o, &ref, &dis)))
+    ret = open_inputs(&o, &ref, &dis);
+    if (ret) {
+        if (interrupted)
+            ret = interrupted_status();
         goto out;
-    if (o.log_stream) {
-        stream = strcmp(o.log_stream, "-") ? fopen(o.log_stream, "w") : stdout;
-        if (!stream) {
-            fprintf(stderr, "qgpu: --log-stream %s: cannot write: %s\n", o.log_stream,
-                    strerror(errno));
-            ret = EXIT_OUTPUT;
-            goto out;
-        }
     }
-    signal(SIGINT, on_sigint);
-    ret = score(&o, ctx, ref, dis, stream, &seconds, &rs);
-    /* a device lost mid-run: the frames finished before it still get a
-     * complete log; the exit status stays the device error */
-    if (ret == EXIT_DEVICE && o.output && qgpu_frame_count(ctx) > 0)
-        write_log(&o, ctx, 0, &rs);
+    ret = score(&run, ref, dis);
+    /* a failure midway (device lost, an input that changes format, a
+     * --log-stream that cannot be written): the frames finished before it
+     * still get a complete log; the exit status stays the failure's */
+    if (ret && ret != EXIT_USAGE && o.output && qgpu_frame_count(run.ctx) > 0)
+        write_log(&run);
     if (ret)
         goto out;
     if (!o.quiet)
-        print_summary(ctx, seconds, o.subsample);
+        print_summary(run.ctx, run.seconds, o.subsample);
     if (o.output)
-        ret = write_log(&o, ctx, seconds > 0 ? qgpu_frame_count(ctx) / seconds : 0, &rs);
+        ret = write_log(&run);
     if (interrupted && !ret)
-        ret = EXIT_INTERRUPTED;
+        ret = interrupted_status();
 out:
-    if (stream && stream != stdout && fclose(stream) && !ret) {
-        fprintf(stderr, "qgpu: --log-stream %s: write error\n", o.log_stream);
-        ret = EXIT_OUTPUT;
+    if (output_close(&run.stream, err, sizeof(err))) {
+        fprintf(stderr, "qgpu: %s\n", err);
+        if (!ret || ret == EXIT_OUTPUT || interrupted)
+            ret = EXIT_OUTPUT;
     }
-    qgpu_close(&ctx);
+    free(run.line);
+    qgpu_close(&run.ctx);
     decoder_close(&ref);
     decoder_close(&dis);
     return ret;

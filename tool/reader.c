@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "reader.h"
 
@@ -20,6 +21,7 @@ struct Reader {
     int error;       /* < 0 on a decoding error */
     char message[1024];
     int stop;
+    volatile sig_atomic_t *cancel;
 };
 
 /* PairSource callbacks over a Decoder. */
@@ -91,12 +93,16 @@ static void *reader_thread(void *opaque)
     return NULL;
 }
 
-int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions *o)
+int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions *o, char *err,
+                 size_t err_len)
 {
     PairSource src[2];
     Reader *r = calloc(1, sizeof(*r));
-    if (!r)
+    if (!r) {
+        snprintf(err, err_len, "out of memory");
         return -1;
+    }
+    r->cancel = o->cancel;
     r->dec[0] = ref;
     r->dec[1] = dist;
     for (int i = 0; i < 2; i++) {
@@ -106,7 +112,10 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
         src[i].read = source_read;
         src[i].ref = source_ref;
         src[i].release = source_release;
-        src[i].count_rest = source_count_rest;
+        /* a stream is not read to its end to count its frames (it may not
+         * end) */
+        src[i].count_rest = info.stream ? NULL : source_count_rest;
+        src[i].timeless = !info.timestamps;
         src[i].opaque = r->dec[i];
         src[i].fps = info.fps;
         src[i].offset = i ? o->dist_offset : o->ref_offset;
@@ -115,12 +124,19 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
         src[i].has_start = !isnan(src[i].start);
     }
     if (pairer_init(&r->pairer, &src[0], &src[1], o->mode, o->max_frames)) {
+        if (o->mode == PAIR_TIME)
+            snprintf(err, err_len, "--pairing time: the %s input has no frame rate (a y4m "
+                     "header without F, or F0:0): its frames can only be paired by index",
+                     src[0].timeless ? "reference" : "distorted");
+        else
+            snprintf(err, err_len, "out of memory");
         free(r);
         return -1;
     }
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->changed, NULL);
     if (pthread_create(&r->thread, NULL, reader_thread, r)) {
+        snprintf(err, err_len, "cannot start the decoding thread");
         pthread_mutex_destroy(&r->lock);
         pthread_cond_destroy(&r->changed);
         pairer_free(&r->pairer);
@@ -140,8 +156,21 @@ int reader_next(Reader *r, FramePair *pair, char *err, size_t err_len)
 {
     int ret;
     pthread_mutex_lock(&r->lock);
-    while (r->count == 0 && !r->done)
-        pthread_cond_wait(&r->changed, &r->lock);
+    while (r->count == 0 && !r->done) {
+        struct timespec t;
+        if (r->cancel && *r->cancel) {
+            pthread_mutex_unlock(&r->lock);
+            return 0;
+        }
+        /* wake up now and then to see the cancel flag */
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 100000000;
+        if (t.tv_nsec >= 1000000000) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&r->changed, &r->lock, &t);
+    }
     if (r->count > 0) {
         *pair = r->queue[r->head];
         r->head = (r->head + 1) % QUEUE_SIZE;
@@ -176,10 +205,16 @@ void reader_stop(Reader **pr)
     Reader *r = *pr;
     if (!r)
         return;
+    int done;
     pthread_mutex_lock(&r->lock);
     r->stop = 1;
+    done = r->done;
     pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
+    if (!done) { /* it may wait for data on a pipe: make its reads fail */
+        decoder_abort(r->dec[0]);
+        decoder_abort(r->dec[1]);
+    }
     pthread_join(r->thread, NULL);
     while (r->count > 0) {
         reader_release(&r->queue[r->head]);

@@ -4,6 +4,8 @@
 #ifndef QGPU_TOOL_READER_H
 #define QGPU_TOOL_READER_H
 
+#include <signal.h>
+
 #include "decode.h"
 #include "pairing.h"
 
@@ -18,10 +20,15 @@ typedef struct ReaderOptions {
     unsigned max_frames;          /* at most this many pairs (0 = all) */
     unsigned ref_offset, dist_offset; /* frames skipped at the start */
     int mode;                     /* enum PairMode */
+    /* reader_next returns 0 (the end) soon after *cancel becomes non-zero
+     * (a signal handler's flag; NULL: none) */
+    volatile sig_atomic_t *cancel;
 } ReaderOptions;
 
-/* Starts the thread. The pairing mode is known on return (reader_mode). */
-int reader_start(Reader **reader, Decoder *ref, Decoder *dist, const ReaderOptions *opts);
+/* Starts the thread. The pairing mode is known on return (reader_mode).
+ * 0, or -1 with a message in err. */
+int reader_start(Reader **reader, Decoder *ref, Decoder *dist, const ReaderOptions *opts,
+                 char *err, size_t err_len);
 
 /* PAIR_INDEX or PAIR_TIME. */
 int reader_mode(const Reader *reader);
@@ -35,7 +42,8 @@ void reader_release(FramePair *pair);
  * mismatches. Final after reader_next returned 0. */
 void reader_stats(Reader *reader, PairStats *stats);
 
-/* Stops the thread (also mid-stream) and frees everything. */
+/* Stops the thread (also mid-stream, also while it waits on a stalled
+ * pipe) and frees everything. */
 void reader_stop(Reader **reader);
 
 #endif

@@ -1,8 +1,9 @@
 # The tool's tests: tests/test_tool.c (unit tests of tool/pairing.c and runs
-# of the built qgpu binary on inputs it writes with libavformat) and
+# of the built qgpu binary on inputs it writes with libavformat),
 # tests/test_tool_errors.c (the bad-input table tests/tool_bad_inputs.txt,
-# with tests/tool_oom_hook.so preloaded for the device out-of-memory row),
-# both with tests/tool_run.c (finding and running the binary, writing
+# with tests/tool_oom_hook.so preloaded for the device out-of-memory row) and
+# tests/test_tool_cli.c (libvmaf's vmaf command lines, doc/compat-cli.md),
+# all with tests/tool_run.c (finding and running the binary, writing
 # encoded clips). They link FFmpeg (test_tool also the tool's objects), so
 # they exist only when the tool is built. Also installs the man page doc/qgpu.1.
 ifeq ($(BUILD_TOOL),yes)
@@ -15,6 +16,10 @@ $(BUILD)/tests/test_tool: $(BUILD)/tests/test_tool.o $(TOOL_TEST_OBJS) $(TOOL_LI
 
 $(BUILD)/tests/test_tool_errors: $(BUILD)/tests/test_tool_errors.o $(TOOL_TEST_OBJS) \
                                  $(BUILD)/libqgpu.a $(BUILD)/qgpu $(BUILD)/tests/tool_oom_hook.so
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/test_tool_cli: $(BUILD)/tests/test_tool_cli.o $(TOOL_TEST_OBJS) \
+                              $(BUILD)/libqgpu.a $(BUILD)/qgpu
 	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
 
 # Preloaded into the tool: built without sanitizers, which want their
@@ -39,5 +44,6 @@ uninstall-man:
 
 .PHONY: install-man uninstall-man
 else
-TEST_BINS := $(filter-out $(BUILD)/tests/test_tool $(BUILD)/tests/test_tool_errors,$(TEST_BINS))
+TEST_BINS := $(filter-out $(BUILD)/tests/test_tool $(BUILD)/tests/test_tool_errors \
+                          $(BUILD)/tests/test_tool_cli,$(TEST_BINS))
 endif

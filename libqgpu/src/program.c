@@ -6,6 +6,7 @@
  * rewritten; the cache can never make a run fail.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +41,16 @@ static int cache_dir(char *out, size_t len)
     const char *no_cache = getenv("QGPU_NO_CACHE");
     if (no_cache && *no_cache && strcmp(no_cache, "0"))
         return -1;
+    int n;
     if (xdg && *xdg)
-        snprintf(out, len, "%s/qgpu", xdg);
+        n = snprintf(out, len, "%s/qgpu", xdg);
     else if (home && *home)
-        snprintf(out, len, "%s/.cache/qgpu", home);
+        n = snprintf(out, len, "%s/.cache/qgpu", home);
     else
         return -1;
-    return 0;
+    /* a path too long for us (or the system) means no cache, never a cut
+     * one that names another directory */
+    return n < 0 || (size_t)n + 64 >= len ? -1 : 0;
 }
 
 /* mkdir -p for the cache directory (its parent may not exist either). */
@@ -70,13 +74,21 @@ static int make_dirs(const char *path)
 /* Reads a cached binary; returns a malloc'ed buffer or NULL. */
 static unsigned char *cache_load(const char *path, uint64_t key, size_t *size)
 {
-    FILE *f = fopen(path, "rb");
+    /* non-blocking open and a regular-file check: a FIFO or device put
+     * where an entry should be must not block or feed the build */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    FILE *f;
     char magic[8];
     uint64_t header[3];
     unsigned char *data = NULL;
 
-    if (!f)
+    if (fd < 0)
         return NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return NULL;
+    }
     if (fread(magic, 1, 8, f) != 8 || memcmp(magic, CACHE_MAGIC, 8) ||
         fread(header, sizeof(uint64_t), 3, f) != 3 || header[0] != key || header[1] == 0 ||
         header[1] > (256u << 20))

@@ -32,7 +32,7 @@ int qgpu_score_register(QgpuContext *ctx, const char *name)
     QgpuScoreStore *s = &ctx->scores;
     int id = qgpu_score_find(ctx, name);
     if (id >= 0)
-        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+        return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                           "two enabled features both produce '%s': give them different "
                           "options or enable one",
                           name);

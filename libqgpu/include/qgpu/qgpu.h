@@ -218,12 +218,45 @@ enum QgpuLogFormat {
 };
 
 /* Writes every final frame and the pooled values to path ("-" = stdout).
- * fps is written as the log's fps field (pass 0 when unknown). */
+ * fps is written as the log's fps field (pass 0 when unknown). A regular
+ * file (or a new one) is written to a temporary file in its directory and
+ * renamed over path when complete, so a failed write (full disk, file size
+ * limit) leaves the old file, or none; other targets (stdout, devices,
+ * FIFOs, a file with several hard links) are written in place. Every write
+ * error returns QGPU_ERR_IO with the reason in qgpu_last_error(). */
 QGPU_API int qgpu_write_log(const QgpuContext *ctx, const char *path, int format, double fps);
 /* Same, listing only every subsample-th frame (0, N, 2N...) and pooling over
  * those, as libvmaf's --subsample N logs do; subsample <= 1: every frame. */
 QGPU_API int qgpu_write_log_subsampled(const QgpuContext *ctx, const char *path, int format,
                                        double fps, unsigned subsample);
+
+/* An extra top-level field of a log: a string, or a number (written as an
+ * integer when it is one). */
+typedef struct QgpuLogField {
+    const char *name;
+    const char *string; /* NULL: the field is the number */
+    double number;
+} QgpuLogField;
+
+typedef struct QgpuLogOptions {
+    int format;                 /* enum QgpuLogFormat */
+    double fps;                 /* the log's fps (0: unknown; NaN/inf give 0) */
+    unsigned subsample;         /* log and pool every Nth frame; 0 or 1: all */
+    const QgpuLogField *fields; /* extra fields: JSON members after "device",
+                                   XML attributes of <fyi>; none in CSV/SUB */
+    int nb_fields;
+} QgpuLogOptions;
+
+/* qgpu_write_log_subsampled with extra top-level fields (e.g. a tool's
+ * decoding-error counts), written atomically the same way. */
+QGPU_API int qgpu_write_log_ex(const QgpuContext *ctx, const char *path,
+                               const QgpuLogOptions *opts);
+
+/* One final frame as one line of JSON (no newline), as the JSON log writes
+ * it: {"frameNum": N, "metrics": {"psnr_y": 34.123456, ...}}. Writes at
+ * most len bytes (NUL included) to buf, as snprintf; returns the line's
+ * length, or a negative error (frame not final: QGPU_ERR_INVALID_ARG). */
+QGPU_API int qgpu_frame_json(const QgpuContext *ctx, unsigned frame, char *buf, size_t len);
 
 /* Device listing, independent of any context: one line per device,
  * "P:D  type  name  (platform)". Calls back once per device. */

@@ -1,0 +1,166 @@
+/* Outputs written as the run goes: see output.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "output.h"
+
+struct OutputStream {
+    char *option, *path;
+    FILE *f;
+    int to_stdout;
+    int error; /* errno of the first failed write, 0 */
+};
+
+static int stdout_closed;
+
+int output_guard_std_fds(void)
+{
+    int closed = 0;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        closed |= 1 << fd;
+        /* open() returns the lowest free descriptor: this one */
+        if (open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+            break;
+    }
+    stdout_closed = closed >> 1 & 1;
+    return closed;
+}
+
+int output_stdout_closed(void)
+{
+    return stdout_closed;
+}
+
+/* Can a new file be created in dir? Tried for real (a file created and
+ * removed at once): permissions alone do not tell on a read-only or
+ * special file system, for root. 0 or an errno. */
+static int try_create(const char *dir)
+{
+    size_t len = strlen(dir) + 64;
+    char *probe = malloc(len);
+    int fd, e = 0;
+    if (!probe)
+        return ENOMEM;
+    snprintf(probe, len, "%s/.qgpu-probe-%ld-%lx", dir, (long)getpid(), (long)random());
+    fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        e = errno;
+    else {
+        close(fd);
+        unlink(probe);
+    }
+    free(probe);
+    return e;
+}
+
+int output_check(const char *option, const char *path, char *err, size_t err_len)
+{
+    struct stat st;
+    char buf[256], *dir;
+    const char *slash, *name = short_path(path, buf, sizeof(buf));
+    int e = 0;
+    if (!strcmp(path, "-")) {
+        if (stdout_closed) {
+            snprintf(err, err_len, "%s -: cannot write: standard output is closed", option);
+            return -1;
+        }
+        return 0;
+    }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            snprintf(err, err_len, "%s %s: cannot write: is a directory", option, name);
+            return -1;
+        }
+        if (S_ISREG(st.st_mode)) { /* opened without truncating it */
+            int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            if (fd < 0)
+                e = errno;
+            else
+                close(fd);
+        } else if (access(path, W_OK)) {
+            e = errno;
+        }
+    } else if (errno != ENOENT) {
+        e = errno;
+    } else {
+        /* a new file: its directory must exist and take files */
+        slash = strrchr(path, '/');
+        dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+        e = dir ? try_create(dir) : ENOMEM;
+        free(dir);
+    }
+    if (e) {
+        snprintf(err, err_len, "%s %s: cannot write: %s", option, name, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+int output_open(OutputStream **out, const char *option, const char *path, char *err,
+                size_t err_len)
+{
+    char buf[256];
+    OutputStream *s = calloc(1, sizeof(*s));
+    *out = NULL;
+    if (!s || !(s->option = strdup(option)) || !(s->path = strdup(path))) {
+        if (s) {
+            free(s->option);
+            free(s);
+        }
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    s->to_stdout = !strcmp(path, "-");
+    s->f = s->to_stdout ? stdout : fopen(path, "w");
+    if (!s->f) {
+        snprintf(err, err_len, "%s %s: cannot write: %s", option,
+                 short_path(path, buf, sizeof(buf)), strerror(errno));
+        free(s->option);
+        free(s->path);
+        free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+int output_write(OutputStream *s, const char *text, size_t len)
+{
+    if (s->error)
+        return -1;
+    errno = 0;
+    if (fwrite(text, 1, len, s->f) != len || fflush(s->f)) {
+        s->error = errno ? errno : EIO;
+        return -1;
+    }
+    return 0;
+}
+
+int output_close(OutputStream **ps, char *err, size_t err_len)
+{
+    OutputStream *s = *ps;
+    char buf[256];
+    int e;
+    if (!s)
+        return 0;
+    e = s->error;
+    errno = 0;
+    if (s->to_stdout ? fflush(s->f) : fclose(s->f))
+        e = e ? e : errno ? errno : EIO;
+    if (e)
+        snprintf(err, err_len, "%s %s: write error: %s", s->option,
+                 s->to_stdout ? "-" : short_path(s->path, buf, sizeof(buf)), strerror(e));
+    free(s->option);
+    free(s->path);
+    free(s);
+    *ps = NULL;
+    return e ? -1 : 0;
+}
