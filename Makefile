@@ -66,7 +66,7 @@ TEST_SRCS := $(filter-out $(S)/tests/test_parity.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(patsubst $(S)/tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_SUPPORT_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/tests/ref/*.c))) \
-                     $(S)/tests/test_util.c
+                     $(S)/tests/test_util.c $(S)/tests/driver.c
 TEST_SUPPORT_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRCS))
 TEST_CFLAGS := $(LIB_CFLAGS) -I$(S)/libqgpu/src/feature -I$(S)/tests -I$(S)/tests/ref -I$(S)/tool \
                $(AV_CFLAGS)

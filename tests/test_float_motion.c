@@ -9,260 +9,166 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "float_misc_ref.h"
-#include "test_util.h"
 
-static int exact, compared;
+/* A row's options for the reference: force_zero, fps_weight, blend_factor,
+ * blend_offset, filter_size, max_val, add_uv, add_scale1. */
+static const char *const float_motion_outputs[] = {"motion2", "motion3", "motion", NULL};
+/* debug=false: no "motion" */
+static const char *const nodebug_outputs[] = {"motion2", "motion3", NULL};
+static const char *const nodebug_absent[] = {"motion", NULL};
 
-static void fill_moving(TestPicture *t, int i, int speed)
+/* The reference's planes in libvmaf's sizes (floor-sized chroma), packed. */
+static int packed_planes(const TestClip *clip, const void **planes, int pw[3], int ph[3])
 {
-    const QgpuPicture *p = &t->pic;
-    unsigned maxv = (1u << p->bitdepth) - 1;
-    for (int y = 0; y < p->height; y++)
-        for (int x = 0; x < p->width; x++) {
-            int xs = x + i * speed, ys = y + (i * speed) / 2;
-            unsigned v = ((xs / 5 + ys / 7) & 1) ? maxv * 3 / 4 : maxv / 5;
-            v += (unsigned)((xs * 7 + ys * 3) % 17) * (maxv / 255 + 1);
-            v += test_rand() % (maxv / 64 + 2);
-            test_set_sample(t, 0, x, y, v > maxv ? maxv : v);
-        }
-}
-
-static int near(double a, double b)
-{
-    compared++;
-    if (a == b) {
-        exact++;
-        return 1;
+    const TestCase *c = clip->c;
+    for (int p = 0; p < 3; p++) {
+        pw[p] = c->w;
+        ph[p] = c->h;
     }
-    return fabs(a - b) <= 1e-6 * fmax(1.0, fabs(b));
-}
-
-typedef struct Case {
-    int w, h, layout, bitdepth, depth, frames, stride_pad, speed;
-    const char *options; /* after "float_motion=" (may be "") */
-    const char *suffix;  /* libvmaf's output-name suffix for those options */
-    FloatMotionRefOptions ref;
-    int debug;
-} Case;
-
-static void run_case(const Case *c)
-{
-    char spec[256], name[128];
-    QgpuContext *ctx = test_open(c->depth);
-    TestPicture *ref = calloc(c->frames, sizeof(*ref)), dist;
-    const void **luma = calloc(3 * (size_t)c->frames, sizeof(*luma));
-    double *m = calloc(c->frames, sizeof(double)), *m2 = calloc(c->frames, sizeof(double));
-    double *m3 = calloc(c->frames, sizeof(double));
-    int bps = c->bitdepth > 8 ? 2 : 1, n = 0;
-    unsigned frame, got = 0;
-    if (!ctx || !ref || !luma || !m || !m2 || !m3)
-        goto out;
-    snprintf(spec, sizeof(spec), "float_motion%s%s", *c->options ? "=" : "", c->options);
-    if (!CHECK(qgpu_enable_feature(ctx, spec) == 0, "enable %s: %s", spec, qgpu_last_error(ctx)))
-        goto out;
-    test_picture_alloc(&dist, c->w, c->h, c->layout, c->bitdepth, 0);
-    test_picture_random(&dist);
-    for (n = 0; n < c->frames; n++) {
-        test_picture_alloc(&ref[n], c->w, c->h, c->layout, c->bitdepth, c->stride_pad);
-        test_picture_random(&ref[n]);
-        fill_moving(&ref[n], n, c->speed);
-        if (n % 4 == 3) /* a repeated frame: motion 0 */
-            for (int y = 0; y < c->h; y++)
-                memcpy((char *)ref[n].planes[0] + y * ref[n].pic.stride[0],
-                       (const char *)ref[n - 1].planes[0] + y * ref[n - 1].pic.stride[0],
-                       (size_t)c->w * bps);
-        int err = qgpu_submit(ctx, &ref[n].pic, &dist.pic);
-        if (!CHECK(err == 0, "submit: %s", qgpu_last_error(ctx))) {
-            n++;
-            goto done;
-        }
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            CHECK(frame == got++, "order");
-    }
-    CHECK(qgpu_flush(ctx) == 0, "flush: %s", qgpu_last_error(ctx));
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        CHECK(frame == got++, "order");
-    CHECK(got == (unsigned)c->frames, "collected %u of %d", got, c->frames);
-
-    /* libvmaf's plane sizes: floor(w/2) (x floor(h/2)) chroma */
-    int pw[3] = {c->w, c->w, c->w}, ph[3] = {c->h, c->h, c->h};
     if (c->layout == QGPU_LAYOUT_420 || c->layout == QGPU_LAYOUT_422)
         pw[1] = pw[2] = c->w / 2;
     if (c->layout == QGPU_LAYOUT_420)
         ph[1] = ph[2] = c->h / 2;
     for (int i = 0; i < c->frames; i++)
         for (int p = 0; p < (c->layout == QGPU_LAYOUT_400 ? 1 : 3); p++) {
-            size_t row = (size_t)pw[p] * bps;
-            char *l = malloc(row * ph[p]);
+            const QgpuPicture *pic = &clip->ref[i].pic;
+            size_t row = (size_t)pw[p] * (c->bitdepth > 8 ? 2 : 1);
+            char *l = malloc(row * ph[p] + 1);
+            if (!l)
+                return -1;
             for (int y = 0; y < ph[p]; y++)
-                memcpy(l + y * row,
-                       (const char *)ref[i].pic.data[p] + y * ref[i].pic.stride[p], row);
-            luma[3 * i + p] = l;
+                memcpy(l + y * row, (const char *)pic->data[p] + y * pic->stride[p], row);
+            planes[3 * i + p] = l;
         }
-    float_motion_ref_clip(luma, (unsigned)c->frames, pw, ph, c->bitdepth, &c->ref, m, m2, m3);
-    for (int i = 0; i < c->frames; i++) {
-        static const char *const bases[3] = {"motion2", "motion3", "motion"};
-        const double expect[3] = {m2[i], m3[i], m[i]};
-        for (int k = 0; k < 3; k++) {
-            double v = NAN;
-            snprintf(name, sizeof(name), "%s%s", bases[k], c->suffix);
-            int err = qgpu_get_score(ctx, i, name, &v);
-            if (k == 2 && !c->debug) {
-                CHECK(err != 0, "'%s' must not exist with debug=false", name);
-                continue;
-            }
-            CHECK(err == 0 && near(v, expect[k]),
-                  "%dx%d %d-bit '%s' frame %d/%d %s: %.10f vs ref %.10f", c->w, c->h,
-                  c->bitdepth, c->options, i, c->frames, name, v, expect[k]);
+    return 0;
+}
+
+static int float_motion_reference(const TestClip *clip, const void *arg, double *expect)
+{
+    const TestCase *c = clip->c;
+    const void **planes = calloc(3 * (size_t)c->frames, sizeof(*planes));
+    double *m = calloc(c->frames, sizeof(double)), *m2 = calloc(c->frames, sizeof(double));
+    double *m3 = calloc(c->frames, sizeof(double));
+    int pw[3], ph[3];
+    int err = !planes || !m || !m2 || !m3 || packed_planes(clip, planes, pw, ph);
+    if (!err) {
+        float_motion_ref_clip(planes, (unsigned)c->frames, pw, ph, c->bitdepth, arg, m, m2, m3);
+        for (int i = 0; i < c->frames; i++) {
+            double *e = expect + i * clip->nb_outputs;
+            e[0] = m2[i];
+            e[1] = m3[i];
+            if (clip->nb_outputs == 3)
+                e[2] = m[i];
         }
     }
-done:
-    test_picture_free(&dist);
-out:
-    for (int i = 0; i < n; i++)
-        test_picture_free(&ref[i]);
-    for (int i = 0; ref && luma && i < 3 * c->frames; i++)
-        free((void *)luma[i]);
-    free(ref);
-    free(luma);
+    for (int i = 0; planes && i < 3 * c->frames; i++)
+        free((void *)planes[i]);
+    free(planes);
     free(m);
     free(m2);
     free(m3);
-    qgpu_close(&ctx);
+    return err ? -1 : 0;
 }
 
-static Case make_case(int w, int h, int bitdepth, int frames, const char *options,
-                      const char *suffix)
-{
-    Case c = {w, h, QGPU_LAYOUT_420, bitdepth, 2, frames, 0, 1, options, suffix, {0}, 1};
-    float_motion_ref_default_options(&c.ref);
-    return c;
-}
+/* The device reproduces libvmaf's float operations in order, so the scores
+ * must agree to float rounding of the final value: 1e-6 relative, absolute
+ * below 1 (on PoCL they are identical). */
+static const TestTolerance float_tol = {0, 1e-6, 1.0};
 
-static void test_options(void)
-{
-    Case c = make_case(96, 64, 8, 7, "", "");
-    run_case(&c);
+static const FloatMotionRefOptions plain = {0, 1.0, 1.0, 40.0, 5, 10000.0, 0, 0};
+static const FloatMotionRefOptions max3 = {0, 1.0, 1.0, 40.0, 5, 3.0, 0, 0};
+static const FloatMotionRefOptions blend = {0, 1.0, 0.5, 3.0, 5, 10000.0, 0, 0};
+static const FloatMotionRefOptions fps2 = {0, 2.0, 1.0, 40.0, 5, 10000.0, 0, 0};
+static const FloatMotionRefOptions size1 = {0, 1.0, 1.0, 40.0, 1, 10000.0, 0, 0};
+static const FloatMotionRefOptions add_uv = {0, 1.0, 1.0, 40.0, 5, 10000.0, 1, 0};
+static const FloatMotionRefOptions add_uv_fps = {0, 0.5, 1.0, 40.0, 5, 10000.0, 1, 0};
+static const FloatMotionRefOptions scale1 = {0, 1.0, 1.0, 40.0, 5, 10000.0, 0, 1};
+static const FloatMotionRefOptions zero = {1, 1.0, 1.0, 40.0, 5, 10000.0, 0, 0};
 
-    c = make_case(80, 48, 10, 6, "motion_max_val=3", "_mmxv_3");
-    c.ref.max_val = 3;
-    c.speed = 9; /* large motion: the cap matters */
-    run_case(&c);
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, speed} */
+static const TestCase plain_cases[] = {
+    {96, 64, QGPU_LAYOUT_420, 8, 2, 7, 0, 1},
+    {3, 3, QGPU_LAYOUT_444, 8, 2, 3, 0, 1},
+    {383, 287, QGPU_LAYOUT_420, 8, 2, 3, 0, 1},
+    {1000, 20, QGPU_LAYOUT_420, 10, 2, 3, 0, 1}, /* several tiles across */
+    /* clips of 1..4 frames */
+    {33, 21, QGPU_LAYOUT_420, 8, 2, 1, 0, 1}, {33, 21, QGPU_LAYOUT_420, 8, 3, 2, 0, 1},
+    {33, 21, QGPU_LAYOUT_420, 8, 1, 3, 0, 1}, {33, 21, QGPU_LAYOUT_420, 8, 2, 4, 0, 1},
+};
+static const TestCase max3_cases[] = {{80, 48, QGPU_LAYOUT_420, 10, 2, 6, 0, 9}}; /* the cap */
+static const TestCase blend_cases[] = {{64, 40, QGPU_LAYOUT_420, 12, 2, 5, 0, 4}};
+static const TestCase fps2_cases[] = {{50, 30, QGPU_LAYOUT_420, 16, 2, 4, 0, 1}};
+static const TestCase filter_cases[] = {{70, 33, QGPU_LAYOUT_420, 8, 2, 5, 0, 1}};
+static const TestCase add_uv_cases[] = { /* every chroma layout */
+    {67, 45, QGPU_LAYOUT_420, 8, 2, 4, 0, 1},
+    {68, 47, QGPU_LAYOUT_422, 10, 2, 4, 3, 1},
+    {69, 49, QGPU_LAYOUT_444, 8, 2, 4, 6, 1},
+};
+static const TestCase add_uv_fps_cases[] = {{7, 6, QGPU_LAYOUT_420, 16, 2, 3, 0, 1}};
+static const TestCase scale1_cases[] = {
+    {96, 64, QGPU_LAYOUT_420, 8, 2, 4, 0, 1},
+    {67, 45, QGPU_LAYOUT_420, 10, 2, 4, 0, 2},
+    {301, 77, QGPU_LAYOUT_420, 8, 2, 4, 0, 3},
+    {3, 3, QGPU_LAYOUT_420, 10, 2, 4, 0, 4},
+};
+static const TestCase zero_cases[] = {{40, 24, QGPU_LAYOUT_420, 8, 2, 4, 0, 1}};
 
-    c = make_case(64, 40, 12, 5, "motion_blend_factor=0.5:motion_blend_offset=3:debug=false",
-                  "_mbf_0.5_mbo_3");
-    c.ref.blend_factor = 0.5;
-    c.ref.blend_offset = 3;
-    c.debug = 0;
-    c.speed = 4;
-    run_case(&c);
+static const TestRandom float_motion_random = {.min_w = 3, .max_w = 300, .min_h = 3,
+                                               .max_h = 150, .max_frames = 5, .max_depth = 4,
+                                               .max_pad = 30, .max_variant = 3};
 
-    c = make_case(50, 30, 16, 4, "motion_fps_weight=2", "_mfw_2");
-    c.ref.fps_weight = 2;
-    run_case(&c);
-
-    c = make_case(70, 33, 8, 5, "motion_filter_size=1", "_mfs_1");
-    c.ref.filter_size = 1;
-    run_case(&c);
-
-    c = make_case(70, 33, 8, 5, "motion_filter_size=7", "_mfs_7"); /* = 5 taps */
-    run_case(&c);
-
-    static const int uv_layouts[3] = {QGPU_LAYOUT_420, QGPU_LAYOUT_422, QGPU_LAYOUT_444};
-    for (int l = 0; l < 3; l++) {
-        c = make_case(67 + l, 45 + 2 * l, l == 1 ? 10 : 8, 4, "motion_add_uv=true", "_mau");
-        c.ref.add_uv = 1;
-        c.layout = uv_layouts[l];
-        c.stride_pad = 3 * l;
-        run_case(&c);
-    }
-    c = make_case(7, 6, 16, 3, "motion_add_uv=true:motion_fps_weight=0.5", "_mau_mfw_0.5");
-    c.ref.add_uv = 1;
-    c.ref.fps_weight = 0.5;
-    run_case(&c);
-
-    static const int s1_sizes[4][2] = {{96, 64}, {67, 45}, {301, 77}, {3, 3}};
-    for (int i = 0; i < 4; i++) {
-        c = make_case(s1_sizes[i][0], s1_sizes[i][1], 8 + 2 * (i % 2), 4,
-                      "motion_add_scale1=true", "_mdc");
-        c.ref.add_scale1 = 1;
-        c.speed = 1 + i;
-        run_case(&c);
-    }
-
-    c = make_case(40, 24, 8, 4, "motion_force_zero=true", "_force_0");
-    c.ref.force_zero = 1;
-    run_case(&c);
-
-    for (int frames = 1; frames <= 4; frames++) {
-        c = make_case(33, 21, 8, frames, "", "");
-        c.depth = 1 + frames % 3;
-        run_case(&c);
-    }
-}
-
-static void test_sizes(void)
-{
-    static const int depths[] = {8, 10, 12, 16};
-    test_seed(4242);
-    for (int i = 0; i < 10; i++) {
-        Case c = make_case(test_rand_range(3, 300), test_rand_range(3, 150), depths[i % 4],
-                           1 + i % 5, "", "");
-        c.layout = i % 4;
-        c.depth = 1 + i % 4;
-        c.stride_pad = test_rand_range(0, 30);
-        c.speed = 1 + i % 3;
-        run_case(&c);
-    }
-    Case tiny = make_case(3, 3, 8, 3, "", "");
-    tiny.layout = QGPU_LAYOUT_444;
-    run_case(&tiny);
-    Case odd = make_case(383, 287, 8, 3, "", "");
-    run_case(&odd);
-    Case wide = make_case(1000, 20, 10, 3, "", ""); /* several tiles across */
-    run_case(&wide);
-}
+static const TestRow rows[] = {
+    {.name = "float_motion", .spec = "float_motion", .reference = float_motion_reference,
+     .ref_arg = &plain, .outputs = float_motion_outputs, .tol = float_tol,
+     .fill = test_fill_moving, .cases = plain_cases, .nb_cases = 8,
+     .random = &float_motion_random, .nb_random = 10},
+    {.name = "float_motion_max_val", .spec = "float_motion=motion_max_val=3",
+     .reference = float_motion_reference, .ref_arg = &max3, .outputs = float_motion_outputs,
+     .suffix = "_mmxv_3", .tol = float_tol, .fill = test_fill_moving, .cases = max3_cases,
+     .nb_cases = 1},
+    {.name = "float_motion_blend",
+     .spec = "float_motion=motion_blend_factor=0.5:motion_blend_offset=3:debug=false",
+     .reference = float_motion_reference, .ref_arg = &blend, .outputs = nodebug_outputs,
+     .absent = nodebug_absent, .suffix = "_mbf_0.5_mbo_3", .tol = float_tol,
+     .fill = test_fill_moving, .cases = blend_cases, .nb_cases = 1},
+    {.name = "float_motion_fps_weight", .spec = "float_motion=motion_fps_weight=2",
+     .reference = float_motion_reference, .ref_arg = &fps2, .outputs = float_motion_outputs,
+     .suffix = "_mfw_2", .tol = float_tol, .fill = test_fill_moving, .cases = fps2_cases,
+     .nb_cases = 1},
+    {.name = "float_motion_filter_size_1", .spec = "float_motion=motion_filter_size=1",
+     .reference = float_motion_reference, .ref_arg = &size1, .outputs = float_motion_outputs,
+     .suffix = "_mfs_1", .tol = float_tol, .fill = test_fill_moving, .cases = filter_cases,
+     .nb_cases = 1},
+    /* 7 is libvmaf's default size written out: the same 5 taps */
+    {.name = "float_motion_filter_size_7", .spec = "float_motion=motion_filter_size=7",
+     .reference = float_motion_reference, .ref_arg = &plain, .outputs = float_motion_outputs,
+     .suffix = "_mfs_7", .tol = float_tol, .fill = test_fill_moving, .cases = filter_cases,
+     .nb_cases = 1},
+    {.name = "float_motion_add_uv", .spec = "float_motion=motion_add_uv=true",
+     .reference = float_motion_reference, .ref_arg = &add_uv, .outputs = float_motion_outputs,
+     .suffix = "_mau", .tol = float_tol, .fill = test_fill_moving, .cases = add_uv_cases,
+     .nb_cases = 3},
+    {.name = "float_motion_add_uv_fps",
+     .spec = "float_motion=motion_add_uv=true:motion_fps_weight=0.5",
+     .reference = float_motion_reference, .ref_arg = &add_uv_fps,
+     .outputs = float_motion_outputs, .suffix = "_mau_mfw_0.5", .tol = float_tol,
+     .fill = test_fill_moving, .cases = add_uv_fps_cases, .nb_cases = 1},
+    {.name = "float_motion_add_scale1", .spec = "float_motion=motion_add_scale1=true",
+     .reference = float_motion_reference, .ref_arg = &scale1, .outputs = float_motion_outputs,
+     .suffix = "_mdc", .tol = float_tol, .fill = test_fill_moving, .cases = scale1_cases,
+     .nb_cases = 4},
+    {.name = "float_motion_force_zero", .spec = "float_motion=motion_force_zero=true",
+     .reference = float_motion_reference, .ref_arg = &zero, .outputs = float_motion_outputs,
+     .suffix = "_force_0", .tol = float_tol, .fill = test_fill_moving, .cases = zero_cases,
+     .nb_cases = 1},
+};
 
 /* Frame n is final once frame n+1 is in. */
 static void test_lookahead(void)
 {
-    QgpuContext *ctx = test_open(4);
-    TestPicture a[2];
-    unsigned frame;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "float_motion") == 0, "enable");
-    for (int i = 0; i < 2; i++) {
-        test_picture_alloc(&a[i], 32, 32, QGPU_LAYOUT_420, 8, 0);
-        test_picture_random(&a[i]);
-    }
-    CHECK(qgpu_submit(ctx, &a[0].pic, &a[0].pic) == 0, "submit");
-    CHECK(qgpu_collect(ctx, &frame, 1) == 0, "frame 0 cannot be final after one frame");
-    CHECK(qgpu_submit(ctx, &a[1].pic, &a[1].pic) == 0, "submit");
-    int r = qgpu_collect(ctx, &frame, 1);
-    CHECK(r == 1 && frame == 0, "frame 0 final (got %d)", r);
-    test_picture_free(&a[0]);
-    test_picture_free(&a[1]);
-    qgpu_close(&ctx);
-}
-
-static void expect_unsupported(const char *spec, int w, int h, int bitdepth, const char *what)
-{
-    QgpuContext *ctx = test_open(1);
-    TestPicture a;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, spec) == 0, "enable %s", spec);
-    test_picture_alloc(&a, w, h, QGPU_LAYOUT_444, bitdepth, 0);
-    test_picture_random(&a);
-    int err = qgpu_submit(ctx, &a.pic, &a.pic);
-    CHECK(err == QGPU_ERR_UNSUPPORTED, "%s %dx%d %d-bit must be unsupported (got %d)", spec, w, h,
-          bitdepth, err);
-    CHECK(strstr(qgpu_last_error(ctx), "float_motion") && strstr(qgpu_last_error(ctx), what),
-          "message names the metric and '%s': '%s'", what, qgpu_last_error(ctx));
-    test_picture_free(&a);
-    qgpu_close(&ctx);
+    test_expect_lookahead("float_motion", 2);
 }
 
 static void test_errors(void)
@@ -279,47 +185,27 @@ static void test_errors(void)
     CHECK(qgpu_enable_feature(ctx, "float_motion=motion_filter_size=10") == QGPU_ERR_BAD_OPTION,
           "filter size 10 must be refused");
     qgpu_close(&ctx);
-    expect_unsupported("float_motion", 2, 40, 8, "small");
-    expect_unsupported("float_motion", 40, 2, 8, "small");
-    expect_unsupported("float_motion", 40, 40, 9, "9-bit");
-    expect_unsupported("float_motion=motion_add_scale1=true:motion_add_uv=true", 40, 40, 8,
-                       "not implemented");
-    {
-        /* motion_add_uv: gray input, and chroma below 3x3 */
-        QgpuContext *c2 = test_open(1);
-        TestPicture a;
-        if (c2) {
-            CHECK(qgpu_enable_feature(c2, "float_motion=motion_add_uv=true") == 0, "enable");
-            test_picture_alloc(&a, 40, 40, QGPU_LAYOUT_400, 8, 0);
-            test_picture_random(&a);
-            CHECK(qgpu_submit(c2, &a.pic, &a.pic) == QGPU_ERR_UNSUPPORTED &&
-                      strstr(qgpu_last_error(c2), "gray"),
-                  "motion_add_uv on gray input: '%s'", qgpu_last_error(c2));
-            test_picture_free(&a);
-            qgpu_close(&c2);
-        }
-        c2 = test_open(1);
-        if (c2) {
-            CHECK(qgpu_enable_feature(c2, "float_motion=motion_add_uv=true") == 0, "enable");
-            test_picture_alloc(&a, 40, 5, QGPU_LAYOUT_420, 8, 0);
-            test_picture_random(&a);
-            CHECK(qgpu_submit(c2, &a.pic, &a.pic) == QGPU_ERR_UNSUPPORTED &&
-                      strstr(qgpu_last_error(c2), "chroma plane 20x2 is too small"),
-                  "motion_add_uv with 20x2 chroma: '%s'", qgpu_last_error(c2));
-            test_picture_free(&a);
-            qgpu_close(&c2);
-        }
-    }
-    expect_unsupported("float_motion=motion_filter_size=3", 40, 40, 8, "not implemented");
+    test_expect_unsupported("float_motion", 2, 40, QGPU_LAYOUT_444, 8, "float_motion", "small");
+    test_expect_unsupported("float_motion", 40, 2, QGPU_LAYOUT_444, 8, "float_motion", "small");
+    test_expect_unsupported("float_motion", 40, 40, QGPU_LAYOUT_444, 9, "float_motion",
+                            "9-bit");
+    test_expect_unsupported("float_motion=motion_add_scale1=true:motion_add_uv=true", 40, 40,
+                            QGPU_LAYOUT_444, 8, "float_motion", "not implemented");
+    /* motion_add_uv: gray input, and chroma below 3x3 */
+    test_expect_unsupported("float_motion=motion_add_uv=true", 40, 40, QGPU_LAYOUT_400, 8,
+                            "gray", NULL);
+    test_expect_unsupported("float_motion=motion_add_uv=true", 40, 5, QGPU_LAYOUT_420, 8,
+                            "chroma plane 20x2 is too small", NULL);
+    test_expect_unsupported("float_motion=motion_filter_size=3", 40, 40, QGPU_LAYOUT_444, 8,
+                            "float_motion", "not implemented");
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"float_motion_errors", test_errors},
+    {"float_motion_lookahead", test_lookahead},
+};
+
+int main(int argc, char **argv)
 {
-    test_errors();
-    test_lookahead();
-    test_options();
-    test_sizes();
-    printf("float_motion: %d of %d compared scores bit-identical to the reference\n", exact,
-           compared);
-    return test_finish();
+    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 2);
 }

@@ -6,162 +6,107 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_util.h"
+#include "driver.h"
 #include "vif_ref.h"
 
-typedef struct Case {
-    int w, h, layout, bitdepth, depth, frames, stride_pad;
+/* A row's options, for the reference. */
+typedef struct VifArgs {
     double egl;
     int skip0, debug;
-} Case;
+} VifArgs;
 
-static const char *scale_name(char *buf, size_t len, const char *base, int scale,
-                              const char *suffix)
+/* expect[] order: the four scores; with debug also num, den, integer_vif,
+ * num_scale0..3, den_scale0..3. */
+static const char *const vif_outputs[] = {"integer_vif_scale0", "integer_vif_scale1",
+                                          "integer_vif_scale2", "integer_vif_scale3", NULL};
+static const char *const vif_debug_outputs[] = {
+    "integer_vif_scale0",     "integer_vif_scale1",     "integer_vif_scale2",
+    "integer_vif_scale3",     "integer_vif_num",        "integer_vif_den",
+    "integer_vif",            "integer_vif_num_scale0", "integer_vif_num_scale1",
+    "integer_vif_num_scale2", "integer_vif_num_scale3", "integer_vif_den_scale0",
+    "integer_vif_den_scale1", "integer_vif_den_scale2", "integer_vif_den_scale3",
+    NULL};
+
+static void vif_debug_expect(const VifRefResult *r, int skip0, double *e)
 {
-    if (scale >= 0)
-        snprintf(buf, len, "%s%d%s", base, scale, suffix);
-    else
-        snprintf(buf, len, "%s%s", base, suffix);
-    return buf;
+    double tn = 0, td = 0;
+    for (int s = skip0 ? 1 : 0; s < 4; s++) {
+        tn += r->num[s];
+        td += r->den[s];
+    }
+    e[4] = tn;
+    e[5] = td;
+    e[6] = td == 0 ? 1.0 : tn / td;
+    for (int s = 0; s < 4; s++) {
+        e[7 + s] = s == 0 && skip0 ? 0.0 : r->num[s];
+        e[11 + s] = s == 0 && skip0 ? -1.0 : r->den[s];
+    }
 }
 
-static void run_case(const Case *c)
+static int vif_reference(const TestClip *clip, const void *arg, double *expect)
 {
-    char spec[128], suffix[32] = "", name[96];
-    QgpuContext *ctx = test_open(c->depth);
-    TestPicture ref[6], dist[6];
-    unsigned frame, got = 0;
-    int n = 0;
-    if (!ctx)
-        return;
-    snprintf(spec, sizeof(spec), "vif=debug=%s", c->debug ? "true" : "false");
-    if (c->egl != 100.0) {
-        size_t l = strlen(spec);
-        snprintf(spec + l, sizeof(spec) - l, ":vif_enhn_gain_limit=%g", c->egl);
-        snprintf(suffix, sizeof(suffix), "_egl_%g", c->egl);
-    }
-    if (c->skip0) {
-        strncat(spec, ":vif_skip_scale0=true", sizeof(spec) - strlen(spec) - 1);
-        strncat(suffix, "_ssclz", sizeof(suffix) - strlen(suffix) - 1);
-    }
-    if (!CHECK(qgpu_enable_feature(ctx, spec) == 0, "enable %s: %s", spec, qgpu_last_error(ctx)))
-        goto out;
-    for (n = 0; n < c->frames; n++) {
-        test_picture_alloc(&ref[n], c->w, c->h, c->layout, c->bitdepth, c->stride_pad);
-        test_picture_alloc(&dist[n], c->w, c->h, c->layout, c->bitdepth, c->stride_pad + 3);
-        test_picture_random(&dist[n]); /* chroma: noise */
-        if (n % 3 == 2)
-            test_picture_random(&ref[n]);
-        else
-            test_picture_structured(&ref[n], (n + c->w) % 4);
-        test_picture_distort(&dist[n], &ref[n], (n + c->h) % 4);
-        int err = qgpu_submit(ctx, &ref[n].pic, &dist[n].pic);
-        if (!CHECK(err == 0, "submit %dx%d: %s", c->w, c->h, qgpu_last_error(ctx))) {
-            n++;
-            goto out;
-        }
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            got++;
-    }
-    CHECK(qgpu_flush(ctx) == 0, "flush");
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        got++;
-    CHECK(got == (unsigned)c->frames, "collected %u of %d", got, c->frames);
+    const VifArgs *o = arg;
+    const TestCase *c = clip->c;
+    int nb_out = o->debug ? 15 : 4;
     for (int i = 0; i < c->frames; i++) {
         VifRefResult r;
-        int bps = c->bitdepth > 8 ? 2 : 1;
-        size_t row = (size_t)c->w * bps;
-        unsigned char *a = malloc(row * c->h), *b = malloc(row * c->h);
-        if (!a || !b)
-            abort();
-        for (int y = 0; y < c->h; y++) { /* packed luma for the reference */
-            memcpy(a + y * row,
-                   (const unsigned char *)ref[i].pic.data[0] + y * ref[i].pic.stride[0], row);
-            memcpy(b + y * row,
-                   (const unsigned char *)dist[i].pic.data[0] + y * dist[i].pic.stride[0], row);
+        double *e = expect + i * nb_out;
+        void *a = test_luma_copy(&clip->ref[i].pic), *b = test_luma_copy(&clip->dist[i].pic);
+        if (!a || !b) {
+            free(a);
+            free(b);
+            return -1;
         }
-        vif_ref_compute(a, b, c->w, c->h, c->w, c->bitdepth, c->egl, c->skip0, &r);
+        vif_ref_compute(a, b, c->w, c->h, c->w, c->bitdepth, o->egl, o->skip0, &r);
         free(a);
         free(b);
-        for (int s = 0; s < 4; s++) {
-            double v = NAN;
-            int err = qgpu_get_score(ctx, i, scale_name(name, sizeof(name), "integer_vif_scale", s,
-                                                        suffix), &v);
-            CHECK(err == 0 && v == r.score[s],
-                  "%dx%d %d-bit egl %g skip %d frame %d %s: %.10f vs ref %.10f (err %d)", c->w,
-                  c->h, c->bitdepth, c->egl, c->skip0, i, name, v, r.score[s], err);
-        }
-        if (c->debug) {
-            double tn = 0, td = 0, v = NAN;
-            for (int s = c->skip0 ? 1 : 0; s < 4; s++) {
-                tn += r.num[s];
-                td += r.den[s];
-            }
-            scale_name(name, sizeof(name), "integer_vif_num", -1, suffix);
-            qgpu_get_score(ctx, i, name, &v);
-            CHECK(v == tn, "frame %d %s: %.6f vs %.6f", i, name, v, tn);
-            scale_name(name, sizeof(name), "integer_vif_den", -1, suffix);
-            qgpu_get_score(ctx, i, name, &v);
-            CHECK(v == td, "frame %d %s: %.6f vs %.6f", i, name, v, td);
-            qgpu_get_score(ctx, i, scale_name(name, sizeof(name), "integer_vif", -1, suffix), &v);
-            CHECK(v == (td == 0 ? 1.0 : tn / td), "frame %d %s", i, name);
-            for (int s = 0; s < 4; s++) {
-                double en = r.num[s], ed = r.den[s];
-                if (s == 0 && c->skip0) {
-                    en = 0.0;
-                    ed = -1.0;
-                }
-                qgpu_get_score(ctx, i, scale_name(name, sizeof(name), "integer_vif_num_scale", s,
-                                                  suffix), &v);
-                CHECK(v == en, "frame %d %s: %.6f vs %.6f", i, name, v, en);
-                qgpu_get_score(ctx, i, scale_name(name, sizeof(name), "integer_vif_den_scale", s,
-                                                  suffix), &v);
-                CHECK(v == ed, "frame %d %s: %.6f vs %.6f", i, name, v, ed);
-            }
-        }
+        for (int s = 0; s < 4; s++)
+            e[s] = r.score[s];
+        if (o->debug)
+            vif_debug_expect(&r, o->skip0, e);
     }
-out:
-    for (int i = 0; i < n; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dist[i]);
-    }
-    qgpu_close(&ctx);
+    return 0;
 }
 
-static void test_random_cases(void)
-{
-    static const int depths[] = {8, 10, 12, 16, 9, 11};
-    test_seed(4242);
-    for (int i = 0; i < 12; i++) {
-        Case c = {test_rand_range(16, 260), test_rand_range(16, 170), i % 4, depths[(i / 2) % 6],
-                  1 + i % 3, 1 + i % 4, test_rand_range(0, 24), 100.0, 0, i % 3 == 0};
-        if (i == 5 || i == 9)
-            c.egl = i == 5 ? 1.0 : 2.5;
-        if (i == 7)
-            c.skip0 = 1;
-        run_case(&c);
-    }
-}
+static const int vif_bitdepths[] = {8, 10, 12, 16, 9, 11, 0};
+static const VifArgs plain = {100.0, 0, 0}, debug = {100.0, 0, 1}, egl1 = {1.0, 0, 1},
+                     egl25 = {2.5, 0, 1}, skip0 = {100.0, 1, 1};
 
-static void test_edge_cases(void)
-{
-    /* smallest size; odd sizes whose scales round down twice */
-    Case small = {16, 16, QGPU_LAYOUT_420, 8, 1, 2, 0, 100.0, 0, 1};
-    run_case(&small);
-    Case odd = {17, 35, QGPU_LAYOUT_444, 10, 2, 2, 5, 1.0, 0, 1};
-    run_case(&odd);
-    Case tall = {16, 300, QGPU_LAYOUT_400, 16, 2, 1, 0, 100.0, 1, 1};
-    run_case(&tall);
-    /* a wide picture (several tiles per row) at 12 bits */
-    Case wide = {333, 40, QGPU_LAYOUT_422, 12, 3, 3, 7, 100.0, 0, 0};
-    run_case(&wide);
-    /* 16 bits, every picture kind (full-swing checkerboard included) */
-    Case full = {48, 40, QGPU_LAYOUT_444, 16, 1, 4, 0, 100.0, 0, 1};
-    run_case(&full);
-    /* odd 4:2:0 size as in the corpus (383x287) */
-    Case mire = {383, 287, QGPU_LAYOUT_420, 8, 2, 2, 0, 100.0, 0, 0};
-    run_case(&mire);
-}
+static const TestCase plain_cases[] = {
+    {333, 40, QGPU_LAYOUT_422, 12, 3, 3, 7, 0}, /* wide: several tiles per row */
+    {383, 287, QGPU_LAYOUT_420, 8, 2, 2, 0, 0}, /* odd 4:2:0 size as in the corpus */
+};
+static const TestCase debug_cases[] = {
+    {16, 16, QGPU_LAYOUT_420, 8, 1, 2, 0, 0}, /* smallest size */
+    {48, 40, QGPU_LAYOUT_444, 16, 1, 4, 0, 0}, /* 16 bits, every picture kind */
+};
+/* odd sizes whose scales round down twice */
+static const TestCase egl1_cases[] = {{17, 35, QGPU_LAYOUT_444, 10, 2, 2, 5, 0}};
+static const TestCase skip0_cases[] = {{16, 300, QGPU_LAYOUT_400, 16, 2, 1, 0, 0}};
+
+static const TestRandom vif_random = {.min_w = 16, .max_w = 260, .min_h = 16, .max_h = 170,
+                                      .bitdepths = vif_bitdepths, .max_frames = 4,
+                                      .max_depth = 3, .max_pad = 24};
+
+static const TestRow rows[] = {
+    {.name = "vif", .spec = "vif=debug=false", .reference = vif_reference, .ref_arg = &plain,
+     .outputs = vif_outputs, .fill = test_fill_structured, .cases = plain_cases, .nb_cases = 2,
+     .random = &vif_random, .nb_random = 8},
+    {.name = "vif_debug", .spec = "vif=debug=true", .reference = vif_reference,
+     .ref_arg = &debug, .outputs = vif_debug_outputs, .fill = test_fill_structured,
+     .cases = debug_cases, .nb_cases = 2, .random = &vif_random, .nb_random = 4},
+    {.name = "vif_egl_1", .spec = "vif=debug=true:vif_enhn_gain_limit=1",
+     .reference = vif_reference, .ref_arg = &egl1, .outputs = vif_debug_outputs,
+     .suffix = "_egl_1", .fill = test_fill_structured, .cases = egl1_cases, .nb_cases = 1,
+     .random = &vif_random, .nb_random = 1},
+    {.name = "vif_egl_2.5", .spec = "vif=debug=true:vif_enhn_gain_limit=2.5",
+     .reference = vif_reference, .ref_arg = &egl25, .outputs = vif_debug_outputs,
+     .suffix = "_egl_2.5", .fill = test_fill_structured, .random = &vif_random, .nb_random = 1},
+    {.name = "vif_skip0", .spec = "vif=debug=true:vif_skip_scale0=true",
+     .reference = vif_reference, .ref_arg = &skip0, .outputs = vif_debug_outputs,
+     .suffix = "_ssclz", .fill = test_fill_structured, .cases = skip0_cases, .nb_cases = 1,
+     .random = &vif_random, .nb_random = 1},
+};
 
 /* Identical pictures score 1 at every scale (the gain is 1, the residual
  * variance 0). */
@@ -211,17 +156,26 @@ static void test_errors(void)
     qgpu_close(&ctx);
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"vif_errors", test_errors},
+    {"vif_identical", test_identical},
+};
+
+int main(int argc, char **argv)
 {
-    test_errors();
-    test_identical();
+    if (test_parse_args(argc, argv)) { /* --list */
+        test_run_rows(rows, 5);
+        test_run_extras(extras, 2);
+        return 0;
+    }
+    test_run_extras(extras, 2);
     /* both statistic paths of vif.cl (libqgpu/src/feature/): the integer
      * emulation of libvmaf's doubles and, where the device has fp64, native
      * doubles */
     for (int fp64 = 0; fp64 <= 1; fp64++) {
+        printf("QGPU_VIF_FP64=%d\n", fp64);
         setenv("QGPU_VIF_FP64", fp64 ? "1" : "0", 1);
-        test_edge_cases();
-        test_random_cases();
+        test_run_rows(rows, 5);
     }
     unsetenv("QGPU_VIF_FP64");
     return test_finish();

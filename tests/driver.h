@@ -1,0 +1,124 @@
+/* The checkasm-style driver of the kernel tests: a test is a table of rows
+ * {feature spec, reference, outputs, tolerance}; the driver draws the random
+ * cases (sizes, layouts, bit depths, strides, pipeline depths, clip lengths),
+ * fills the pictures, submits, collects and flushes, looks the outputs up by
+ * name and compares them with the reference. A metric's test file is its
+ * table plus small functions for what a table cannot say (option errors,
+ * limits, hand-computed values), listed as extras.
+ *
+ * Every test binary takes `--seed N` (the seed is printed on every run),
+ * `--test NAME` (only the rows and extras whose name starts with NAME) and
+ * `--list`. Each row and extra draws from its own stream (the seed mixed
+ * with its name), so `--test NAME` replays exactly what the full run did. */
+#ifndef QGPU_TEST_DRIVER_H
+#define QGPU_TEST_DRIVER_H
+
+#include "test_util.h"
+
+/* One case: a clip of `frames` pairs scored on one context. */
+typedef struct TestCase {
+    int w, h, layout, bitdepth;
+    int depth;      /* pipeline depth */
+    int frames;
+    int stride_pad; /* extra bytes per row: reference pad, distorted 2 * pad */
+    int variant;    /* free for the row's fill function (e.g. motion speed) */
+} TestCase;
+
+/* What fill and reference functions see: the case and its pictures. */
+typedef struct TestClip {
+    const TestCase *c;
+    TestPicture *ref, *dist; /* c->frames each */
+    int nb_outputs;          /* of the row: expect[] holds frames x nb_outputs */
+} TestClip;
+
+/* Fills frame `frame` of the clip (both pictures are allocated, zeroed);
+ * earlier frames are filled already. */
+typedef void (*TestFillFn)(TestClip *clip, int frame);
+
+/* Writes the expected value of output k of frame i to
+ * expect[i * nb_outputs + k]; a value left NAN is not compared (e.g. the
+ * chroma of a picture whose floor-sized chroma is empty). Returns 0, or -1
+ * when it could not compute (out of memory): a failed check. */
+typedef int (*TestRefFn)(const TestClip *clip, const void *arg, double *expect);
+
+/* A value passes when |got - expect| <= abs + rel * max(rel_floor,
+ * |expect|). All zero: got must equal expect exactly (integer features and
+ * anything computed in the same order). */
+typedef struct TestTolerance {
+    double abs, rel, rel_floor;
+} TestTolerance;
+
+/* The shape of a row's random cases: case i gets a random size in the ranges, random
+ * padding in [0, max_pad], layout i-th of the allowed ones, bit depth i-th
+ * of the list, pipeline depth 1 + i % max_depth, 1 + i % max_frames frames
+ * and variant 1 + i % max_variant (0 when max_variant is 0). */
+typedef struct TestRandom {
+    int min_w, max_w, min_h, max_h;
+    int layouts;          /* bit mask: 1 << QGPU_LAYOUT_*; 0: all four */
+    const int *bitdepths; /* zero-terminated; NULL: 8, 10, 12, 16 */
+    int max_frames, max_depth, max_pad, max_variant;
+} TestRandom;
+
+typedef struct TestRow {
+    const char *name;
+    const char *spec; /* a feature spec, or several separated by spaces */
+    TestRefFn reference;
+    const void *ref_arg; /* handed to reference (the row's options) */
+    const char *const *outputs; /* NULL-terminated; expect[] in this order */
+    const char *suffix; /* NULL, or appended to every output and absent name
+                         * (libvmaf's option suffix, e.g. "_egl_1") */
+    TestTolerance tol;
+    const TestTolerance *output_tol; /* NULL, or one per output (overrides tol) */
+    const char *const *absent;       /* NULL, or names that must not exist */
+    TestFillFn fill;                 /* NULL: test_fill_noisy */
+    const TestCase *cases;           /* fixed cases (edge sizes, odd corpus sizes) */
+    int nb_cases;
+    const TestRandom *random;        /* and nb_random random cases of this shape */
+    int nb_random;
+} TestRow;
+
+/* A check a table cannot express; runs after the rows. */
+typedef struct TestExtra {
+    const char *name;
+    void (*run)(void);
+} TestExtra;
+
+/* Reads --seed, --test, --list; exits with usage on anything else. Returns
+ * 1 when the test should only list its rows. */
+int test_parse_args(int argc, char **argv);
+/* Runs the rows (and extras) that --test selects; each is seeded from the
+ * run's seed and its name. */
+void test_run_rows(const TestRow *rows, int nb_rows);
+void test_run_extras(const TestExtra *extras, int nb_extras);
+/* All of the above, then test_finish(): a test's main. */
+int test_main(int argc, char **argv, const TestRow *rows, int nb_rows, const TestExtra *extras,
+              int nb_extras);
+
+/* Fill functions for rows. noisy: random reference, distorted = reference
+ * plus noise of amplitude 1 + 3 * frame. structured (luma; VIF/ADM):
+ * every third frame random, else test_picture_structured of kind
+ * (frame + w) % 4, distorted by test_picture_distort mode (frame + h) % 4;
+ * chroma random. */
+void test_fill_noisy(TestClip *clip, int frame);
+void test_fill_structured(TestClip *clip, int frame);
+/* For the motion features: the reference's luma a textured pattern moving
+ * by frame * variant pixels plus a little noise, every fourth frame a
+ * repeat of the one before (motion 0); chroma and distorted random. */
+void test_fill_moving(TestClip *clip, int frame);
+
+/* Extras' helper: a context of the given pipeline depth with spec enabled
+ * (several specs separated by spaces) that has scored the n pairs, flushed
+ * and collected them all; NULL after a failed check. */
+QgpuContext *test_score_pairs(const char *spec, int depth, const TestPicture *ref,
+                              const TestPicture *dist, int n);
+/* Extras' helper (temporal features): on a context of depth 4, frame 0
+ * must not be final (collect with wait returns 0) before `needed` frames
+ * are submitted, and must be once they are. */
+void test_expect_lookahead(const char *spec, int needed);
+/* Extras' helper: spec enabled, a random w x h picture (layout, bitdepth)
+ * must be refused with QGPU_ERR_UNSUPPORTED and a message holding both
+ * words (word2 may be NULL). */
+void test_expect_unsupported(const char *spec, int w, int h, int layout, int bitdepth,
+                             const char *word1, const char *word2);
+
+#endif
