@@ -84,6 +84,7 @@ static int within(double got, double expect, const TestTolerance *t)
 
 /* Per-row tallies of toleranced comparisons, printed after the row. */
 static int compared, identical;
+static double max_diff;
 
 static const char *output_name(char *buf, size_t len, const TestRow *row, const char *name)
 {
@@ -112,6 +113,8 @@ static void compare_outputs(const TestRow *row, const TestCase *c, QgpuContext *
             if (tol->abs != 0 || tol->rel != 0) {
                 compared++;
                 identical += err == 0 && got == want;
+                if (err == 0 && fabs(got - want) > max_diff)
+                    max_diff = fabs(got - want);
             }
         }
         for (int k = 0; row->absent && row->absent[k]; k++) {
@@ -220,6 +223,7 @@ static TestCase random_case(const TestRandom *r, int i)
 static void run_row(const TestRow *row)
 {
     compared = identical = 0;
+    max_diff = 0;
     for (int i = 0; i < row->nb_cases; i++)
         run_case(row, &row->cases[i]);
     for (int i = 0; i < row->nb_random; i++) {
@@ -227,8 +231,8 @@ static void run_row(const TestRow *row)
         run_case(row, &c);
     }
     if (compared)
-        printf("%s: %d of %d compared scores bit-identical to the reference\n", row->name,
-               identical, compared);
+        printf("%s: %d of %d compared scores bit-identical to the reference, max |diff| %.3g\n",
+               row->name, identical, compared, max_diff);
 }
 
 void test_run_rows(const TestRow *rows, int nb_rows)

@@ -5,19 +5,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "driver.h"
 #include "ssimulacra2_ref.h"
-#include "test_util.h"
 
 /* Device and reference see bit-identical float planes; what differs is the
  * per-pixel map arithmetic (float-float on the device, double in the
  * reference) and the summation order: ~1e-12 in practice. */
 #define TOL 1e-7
 
-static double max_diff;
-
 /* A picture with structure (gradients + a few edges) plus noise, so that
  * every map sees realistic values, not only white noise. */
-static void fill_structured(TestPicture *t)
+static void fill_smooth(TestPicture *t)
 {
     const int max = (1 << t->pic.bitdepth) - 1;
     const int fx = test_rand_range(1, 7), fy = test_rand_range(1, 7);
@@ -35,80 +33,65 @@ static void fill_structured(TestPicture *t)
     }
 }
 
-/* Scores `frames` pairs; checks every frame against the reference. */
-static void run_case(int w, int h, int layout, int bitdepth, int depth, int frames,
-                     int stride_pad, int matrix, int structured)
+/* variant 3: random reference, else smooth; distorted: a noisy copy */
+static void fill_ssimulacra2(TestClip *clip, int frame)
 {
-    QgpuContext *ctx = test_open(depth);
-    TestPicture ref[4], dist[4];
-    unsigned got = 0, frame;
-    char spec[64];
-    if (!ctx)
-        return;
-    memset(ref, 0, sizeof(ref));
-    memset(dist, 0, sizeof(dist));
-    snprintf(spec, sizeof(spec), matrix ? "ssimulacra2=yuv_matrix=%d" : "ssimulacra2", matrix);
-    CHECK(qgpu_enable_feature(ctx, spec) == 0, "enable %s: %s", spec, qgpu_last_error(ctx));
-    for (int i = 0; i < frames; i++) {
-        test_picture_alloc(&ref[i], w, h, layout, bitdepth, stride_pad);
-        test_picture_alloc(&dist[i], w, h, layout, bitdepth, stride_pad * 2);
-        if (structured)
-            fill_structured(&ref[i]);
-        else
-            test_picture_random(&ref[i]);
-        test_picture_noisy_copy(&dist[i], &ref[i], (1 << (bitdepth - 8)) * (1 + i * 9));
-        int err = qgpu_submit(ctx, &ref[i].pic, &dist[i].pic);
-        if (!CHECK(err == 0, "submit %dx%d layout %d %d-bit: %s", w, h, layout, bitdepth,
-                   qgpu_last_error(ctx)))
-            goto out;
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            CHECK(frame == got++, "frames out of order");
-    }
-    CHECK(qgpu_flush(ctx) == 0, "flush");
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        CHECK(frame == got++, "frames out of order");
-    CHECK(got == (unsigned)frames, "collected %u of %d frames", got, frames);
-    for (int i = 0; i < frames && i < (int)got; i++) {
-        double value = NAN;
-        double expect = ssimulacra2_ref(&ref[i].pic, &dist[i].pic, matrix, 0, NULL);
-        CHECK(qgpu_get_score(ctx, i, "ssimulacra2", &value) == 0, "get_score");
-        double d = fabs(value - expect);
-        if (d > max_diff)
-            max_diff = d;
-        CHECK(d <= TOL, "%dx%d layout %d %d-bit matrix %d frame %d: %.12f vs %.12f", w, h,
-              layout, bitdepth, matrix, i, value, expect);
-    }
-out:
-    for (int i = 0; i < frames; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dist[i]);
-    }
-    qgpu_close(&ctx);
+    const TestCase *c = clip->c;
+    if (c->variant == 3)
+        test_picture_random(&clip->ref[frame]);
+    else
+        fill_smooth(&clip->ref[frame]);
+    test_picture_noisy_copy(&clip->dist[frame], &clip->ref[frame],
+                            (1 << (c->bitdepth - 8)) * (1 + frame * 9));
 }
 
-static void test_random_cases(void)
+static int ssimulacra2_reference(const TestClip *clip, const void *arg, double *expect)
 {
-    static const int depths[4] = {8, 10, 12, 16};
-    for (int i = 0; i < 14; i++) {
-        int w = test_rand_range(8, 160), h = test_rand_range(8, 120);
-        int layout = test_rand_range(0, 2);
-        int bitdepth = depths[test_rand_range(0, 3)];
-        run_case(w, h, layout, bitdepth, test_rand_range(1, 3), test_rand_range(1, 3),
-                 test_rand_range(0, 9), i % 4, i % 3 != 0);
-    }
+    const int *matrix = arg;
+    for (int i = 0; i < clip->c->frames; i++)
+        expect[i] = ssimulacra2_ref(&clip->ref[i].pic, &clip->dist[i].pic, *matrix, 0, NULL);
+    return 0;
 }
 
-static void test_edge_sizes(void)
-{
-    run_case(8, 8, QGPU_LAYOUT_420, 8, 1, 1, 0, 0, 1);     /* minimum: one scale */
-    run_case(9, 9, QGPU_LAYOUT_420, 8, 1, 1, 0, 0, 1);     /* odd chroma, 9*5/9 sampling */
-    run_case(15, 15, QGPU_LAYOUT_422, 10, 2, 2, 3, 0, 1);  /* 15 -> 8 -> 4: two scales */
-    run_case(383, 17, QGPU_LAYOUT_420, 8, 2, 1, 0, 0, 1);  /* odd width, thin */
-    run_case(256, 256, QGPU_LAYOUT_444, 8, 2, 2, 0, 0, 1); /* six scales, last 8x8 */
-    run_case(520, 9, QGPU_LAYOUT_420, 12, 1, 1, 1, 3, 1);  /* several tiles in a row */
-    run_case(9, 300, QGPU_LAYOUT_422, 16, 1, 1, 0, 2, 0);  /* tall */
-    run_case(333, 251, QGPU_LAYOUT_420, 10, 3, 2, 2, 0, 1); /* many tiles, odd 4:2:0 */
-}
+static const char *const ssimulacra2_outputs[] = {"ssimulacra2", NULL};
+static const TestTolerance ss2_tol = {TOL, 0, 0};
+static const int matrix0 = 0, matrix1 = 1, matrix2 = 2, matrix3 = 3;
+
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, variant} */
+static const TestCase edge_cases[] = {
+    {8, 8, QGPU_LAYOUT_420, 8, 1, 1, 0, 1},      /* minimum: one scale */
+    {9, 9, QGPU_LAYOUT_420, 8, 1, 1, 0, 1},      /* odd chroma, 9*5/9 sampling */
+    {15, 15, QGPU_LAYOUT_422, 10, 2, 2, 3, 1},   /* 15 -> 8 -> 4: two scales */
+    {383, 17, QGPU_LAYOUT_420, 8, 2, 1, 0, 1},   /* odd width, thin */
+    {256, 256, QGPU_LAYOUT_444, 8, 2, 2, 0, 1},  /* six scales, last 8x8 */
+    {333, 251, QGPU_LAYOUT_420, 10, 3, 2, 2, 1}, /* many tiles, odd 4:2:0 */
+};
+static const TestCase tall_cases[] = {{9, 300, QGPU_LAYOUT_422, 16, 1, 1, 0, 3}};
+/* several tiles in a row */
+static const TestCase row_cases[] = {{520, 9, QGPU_LAYOUT_420, 12, 1, 1, 1, 1}};
+
+/* every scale count 1..6; no 4:0:0 (ssimulacra2 needs colour) */
+static const TestRandom ss2_random = {.min_w = 8, .max_w = 160, .min_h = 8, .max_h = 120,
+                                      .layouts = 7, .max_frames = 3, .max_depth = 3,
+                                      .max_pad = 9, .max_variant = 3};
+
+static const TestRow rows[] = {
+    {.name = "ssimulacra2", .spec = "ssimulacra2", .reference = ssimulacra2_reference,
+     .ref_arg = &matrix0, .outputs = ssimulacra2_outputs, .tol = ss2_tol,
+     .fill = fill_ssimulacra2, .cases = edge_cases, .nb_cases = 6, .random = &ss2_random,
+     .nb_random = 4},
+    {.name = "ssimulacra2_matrix1", .spec = "ssimulacra2=yuv_matrix=1",
+     .reference = ssimulacra2_reference, .ref_arg = &matrix1, .outputs = ssimulacra2_outputs,
+     .tol = ss2_tol, .fill = fill_ssimulacra2, .random = &ss2_random, .nb_random = 4},
+    {.name = "ssimulacra2_matrix2", .spec = "ssimulacra2=yuv_matrix=2",
+     .reference = ssimulacra2_reference, .ref_arg = &matrix2, .outputs = ssimulacra2_outputs,
+     .tol = ss2_tol, .fill = fill_ssimulacra2, .cases = tall_cases, .nb_cases = 1,
+     .random = &ss2_random, .nb_random = 4},
+    {.name = "ssimulacra2_matrix3", .spec = "ssimulacra2=yuv_matrix=3",
+     .reference = ssimulacra2_reference, .ref_arg = &matrix3, .outputs = ssimulacra2_outputs,
+     .tol = ss2_tol, .fill = fill_ssimulacra2, .cases = row_cases, .nb_cases = 1,
+     .random = &ss2_random, .nb_random = 4},
+};
 
 /* Identical pictures: every map is exactly 0, the score exactly 100; and
  * saturated / black pictures (clamped RGB, zero variance). */
@@ -124,7 +107,7 @@ static void test_identical(void)
     test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_420, 10, 0);
     test_picture_alloc(&b, 64, 48, QGPU_LAYOUT_420, 10, 0);
     test_picture_alloc(&c, 64, 48, QGPU_LAYOUT_420, 10, 0);
-    fill_structured(&a);
+    fill_smooth(&a);
     for (int p = 0; p < 3; p++)
         for (int y = 0; y < test_plane_h(&b.pic, p); y++)
             for (int x = 0; x < test_plane_w(&b.pic, p); x++) {
@@ -193,7 +176,7 @@ static void test_errors(void)
         double v = NAN;
         CHECK(qgpu_enable_feature(ctx, "ssimulacra2=yuv_matrix=3") == 0, "enable matrix 3");
         test_picture_alloc(&a, 16, 16, QGPU_LAYOUT_444, 8, 0);
-        fill_structured(&a);
+        fill_smooth(&a);
         CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit");
         CHECK(qgpu_flush(ctx) == 0, "flush");
         while (qgpu_collect(ctx, &frame, 1) == 1)
@@ -205,13 +188,12 @@ static void test_errors(void)
     }
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"ssimulacra2_identical", test_identical},
+    {"ssimulacra2_errors", test_errors},
+};
+
+int main(int argc, char **argv)
 {
-    test_seed(0x55a2);
-    test_edge_sizes();
-    test_random_cases();
-    test_identical();
-    test_errors();
-    printf("max |device - reference| = %.3g\n", max_diff);
-    return test_finish();
+    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 2);
 }
