@@ -41,67 +41,60 @@ static const TestRow rows[] = {
 /* Identical pictures hit the 6 * bpc + 12 cap. */
 static void test_cap(void)
 {
-    QgpuContext *ctx = test_open(2);
     TestPicture a;
-    unsigned frame;
     double v = 0;
-    if (!ctx)
-        return;
     test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_420, 10, 0);
     test_picture_random(&a);
-    qgpu_enable_feature(ctx, "psnr");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit");
-    qgpu_flush(ctx);
-    CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect");
-    qgpu_get_score(ctx, 0, "psnr_cr", &v);
-    CHECK(v == 72.0, "10-bit cap is 72 dB, got %f", v);
+    QgpuContext *ctx = test_score_pairs("psnr", 2, &a, &a, 1);
+    if (ctx) {
+        qgpu_get_score(ctx, 0, "psnr_cr", &v);
+        CHECK(v == 72.0, "10-bit cap is 72 dB, got %f", v);
+    }
     test_picture_free(&a);
     qgpu_close(&ctx);
 }
 
-static void test_options(void)
+static void test_bad_options(void)
 {
-    QgpuContext *ctx = test_open(2);
-    TestPicture a, b;
-    unsigned frame;
-    double v;
+    QgpuContext *ctx = test_open(1);
     if (!ctx)
         return;
-    test_picture_alloc(&a, 96, 64, QGPU_LAYOUT_420, 8, 0);
-    test_picture_alloc(&b, 96, 64, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    test_picture_noisy_copy(&b, &a, 4);
-    CHECK(qgpu_enable_feature(ctx, "psnr=enable_chroma=false:enable_mse=true:enable_apsnr=true")
-              == 0, "options: %s", qgpu_last_error(ctx));
     CHECK(qgpu_enable_feature(ctx, "psnr=enable_chroma=maybe") == QGPU_ERR_BAD_OPTION,
           "bad bool");
     CHECK(strstr(qgpu_last_error(ctx), "enable_chroma") != NULL, "message names the option");
     CHECK(qgpu_enable_feature(ctx, "psnr=no_such_option=1") == QGPU_ERR_BAD_OPTION,
           "unknown option");
     CHECK(qgpu_enable_feature(ctx, "psnr=min_sse=-1") == QGPU_ERR_BAD_OPTION, "range");
-    CHECK(qgpu_submit(ctx, &a.pic, &b.pic) == 0, "submit");
-    CHECK(qgpu_submit(ctx, &b.pic, &a.pic) == 0, "submit");
-    qgpu_flush(ctx);
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        ;
+    qgpu_close(&ctx);
+}
+
+/* enable_chroma=false, enable_mse, enable_apsnr on the pairs (a, b), (b, a) */
+static void test_options(const TestPicture pair[2])
+{
+    const TestPicture swapped[2] = {pair[1], pair[0]};
+    double v;
+    int w, h;
+    QgpuContext *ctx = test_score_pairs(
+        "psnr=enable_chroma=false:enable_mse=true:enable_apsnr=true", 2, pair, swapped, 2);
+    if (!ctx)
+        return;
     CHECK(qgpu_get_score(ctx, 0, "psnr_cb", &v) == QGPU_ERR_UNKNOWN_FEATURE,
           "enable_chroma=false has no psnr_cb");
-    int w, h;
-    uint64_t sse = psnr_ref_sse(&a.pic, &b.pic, 0, &w, &h);
+    uint64_t sse = psnr_ref_sse(&pair[0].pic, &pair[1].pic, 0, &w, &h);
     CHECK(qgpu_get_score(ctx, 1, "mse_y", &v) == 0 && v == (double)sse / (w * h), "mse_y");
     CHECK(qgpu_get_aggregate(ctx, "apsnr_y", &v) == 0 &&
               fabs(v - 10.0 * log10(255.0 * 255.0 * 2 * w * h / (2.0 * sse))) < 1e-9,
           "apsnr_y %f", v);
     qgpu_close(&ctx);
+}
 
-    /* min_sse sets the cap: ceil(10 log10(peak^2 / (min_sse / pixels))) */
-    ctx = test_open(1);
+/* min_sse sets the cap: ceil(10 log10(peak^2 / (min_sse / pixels))) */
+static void test_min_sse(const TestPicture *a)
+{
+    double v;
+    QgpuContext *ctx = test_score_pairs("psnr=min_sse=10", 1, a, a, 1);
     if (!ctx)
-        goto out;
-    qgpu_enable_feature(ctx, "psnr=min_sse=10");
-    qgpu_submit(ctx, &a.pic, &a.pic);
-    qgpu_flush(ctx);
-    qgpu_collect(ctx, &frame, 1);
+        return;
     CHECK(qgpu_get_score(ctx, 0, "psnr_y", &v) == 0 &&
               v == ceil(10.0 * log10(255.0 * 255.0 / (10.0 / (96 * 64)))),
           "min_sse cap %f", v);
@@ -109,17 +102,28 @@ static void test_options(void)
               v == ceil(10.0 * log10(255.0 * 255.0 / (10.0 / (48 * 32)))),
           "min_sse chroma cap %f", v);
     qgpu_close(&ctx);
-out:
-    test_picture_free(&a);
-    test_picture_free(&b);
+}
+
+static void test_option_values(void)
+{
+    TestPicture pair[2];
+    test_picture_alloc(&pair[0], 96, 64, QGPU_LAYOUT_420, 8, 0);
+    test_picture_alloc(&pair[1], 96, 64, QGPU_LAYOUT_420, 8, 0);
+    test_picture_random(&pair[0]);
+    test_picture_noisy_copy(&pair[1], &pair[0], 4);
+    test_options(pair);
+    test_min_sse(&pair[0]);
+    test_picture_free(&pair[0]);
+    test_picture_free(&pair[1]);
 }
 
 static const TestExtra extras[] = {
     {"psnr_cap", test_cap},
-    {"psnr_options", test_options},
+    {"psnr_bad_options", test_bad_options},
+    {"psnr_options", test_option_values},
 };
 
 int main(int argc, char **argv)
 {
-    return test_main(argc, argv, rows, 1, extras, 2);
+    return test_main(argc, argv, rows, 1, extras, 3);
 }
