@@ -36,14 +36,14 @@ typedef struct TestClip {
 typedef void (*TestFillFn)(TestClip *clip, int frame);
 
 /* Writes the expected value of output k of frame i to
- * expect[i * nb_outputs + k]; a value left NAN is not compared (e.g. the
- * chroma of a picture whose floor-sized chroma is empty). Returns 0, or -1
- * when it could not compute (out of memory): a failed check. */
+ * expect[i * nb_outputs + k] (every one: a NAN expects a NaN from the
+ * device, libvmaf's non-finite scores). Returns 0, or -1 when it could not
+ * compute (out of memory): a failed check. */
 typedef int (*TestRefFn)(const TestClip *clip, const void *arg, double *expect);
 
 /* A value passes when |got - expect| <= abs + rel * max(rel_floor,
  * |expect|). All zero: got must equal expect exactly (integer features and
- * anything computed in the same order). */
+ * anything computed in the same order). A NaN expects a NaN. */
 typedef struct TestTolerance {
     double abs, rel, rel_floor;
 } TestTolerance;
@@ -115,10 +115,10 @@ QgpuContext *test_score_pairs(const char *spec, int depth, const TestPicture *re
  * must not be final (collect with wait returns 0) before `needed` frames
  * are submitted, and must be once they are. */
 void test_expect_lookahead(const char *spec, int needed);
-/* Extras' helper: spec enabled, a random w x h picture (layout, bitdepth)
- * must be refused with QGPU_ERR_UNSUPPORTED and a message holding both
- * words (word2 may be NULL). */
-void test_expect_unsupported(const char *spec, int w, int h, int layout, int bitdepth,
-                             const char *word1, const char *word2);
+/* Extras' helper: spec enabled, submitting a random w x h picture (layout,
+ * bitdepth) must fail with `code` and a message holding both words (word2
+ * may be NULL). */
+void test_expect_refused(const char *spec, int w, int h, int layout, int bitdepth, int code,
+                         const char *word1, const char *word2);
 
 #endif

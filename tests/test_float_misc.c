@@ -95,12 +95,16 @@ static void test_errors(void)
               "float_moment has no options");
         qgpu_close(&ctx);
     }
-    test_expect_unsupported("float_ansnr", 2, 40, QGPU_LAYOUT_444, 8, "float_ansnr", "small");
-    test_expect_unsupported("float_ansnr", 40, 2, QGPU_LAYOUT_444, 10, "float_ansnr", "small");
-    test_expect_unsupported("float_ansnr", 40, 40, QGPU_LAYOUT_444, 9, "float_ansnr", "9-bit");
-    test_expect_unsupported("float_psnr", 40, 40, QGPU_LAYOUT_444, 11, "float_psnr", "11-bit");
-    test_expect_unsupported("float_moment", 40, 40, QGPU_LAYOUT_444, 14, "float_moment",
-                            "14-bit");
+    test_expect_refused("float_ansnr", 2, 40, QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_ansnr", "small");
+    test_expect_refused("float_ansnr", 40, 2, QGPU_LAYOUT_444, 10, QGPU_ERR_UNSUPPORTED,
+                        "float_ansnr", "small");
+    test_expect_refused("float_ansnr", 40, 40, QGPU_LAYOUT_444, 9, QGPU_ERR_UNSUPPORTED,
+                        "float_ansnr", "9-bit");
+    test_expect_refused("float_psnr", 40, 40, QGPU_LAYOUT_444, 11, QGPU_ERR_UNSUPPORTED,
+                        "float_psnr", "11-bit");
+    test_expect_refused("float_moment", 40, 40, QGPU_LAYOUT_444, 14, QGPU_ERR_UNSUPPORTED,
+                        "float_moment", "14-bit");
 }
 
 static const TestExtra extras[] = {

@@ -185,19 +185,22 @@ static void test_errors(void)
     CHECK(qgpu_enable_feature(ctx, "float_motion=motion_filter_size=10") == QGPU_ERR_BAD_OPTION,
           "filter size 10 must be refused");
     qgpu_close(&ctx);
-    test_expect_unsupported("float_motion", 2, 40, QGPU_LAYOUT_444, 8, "float_motion", "small");
-    test_expect_unsupported("float_motion", 40, 2, QGPU_LAYOUT_444, 8, "float_motion", "small");
-    test_expect_unsupported("float_motion", 40, 40, QGPU_LAYOUT_444, 9, "float_motion",
-                            "9-bit");
-    test_expect_unsupported("float_motion=motion_add_scale1=true:motion_add_uv=true", 40, 40,
-                            QGPU_LAYOUT_444, 8, "float_motion", "not implemented");
+    test_expect_refused("float_motion", 2, 40, QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_motion", "small");
+    test_expect_refused("float_motion", 40, 2, QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_motion", "small");
+    test_expect_refused("float_motion", 40, 40, QGPU_LAYOUT_444, 9, QGPU_ERR_UNSUPPORTED,
+                        "float_motion", "9-bit");
+    test_expect_refused("float_motion=motion_add_scale1=true:motion_add_uv=true", 40, 40,
+                        QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED, "float_motion",
+                        "not implemented");
     /* motion_add_uv: gray input, and chroma below 3x3 */
-    test_expect_unsupported("float_motion=motion_add_uv=true", 40, 40, QGPU_LAYOUT_400, 8,
-                            "gray", NULL);
-    test_expect_unsupported("float_motion=motion_add_uv=true", 40, 5, QGPU_LAYOUT_420, 8,
-                            "chroma plane 20x2 is too small", NULL);
-    test_expect_unsupported("float_motion=motion_filter_size=3", 40, 40, QGPU_LAYOUT_444, 8,
-                            "float_motion", "not implemented");
+    test_expect_refused("float_motion=motion_add_uv=true", 40, 40, QGPU_LAYOUT_400, 8,
+                        QGPU_ERR_UNSUPPORTED, "gray", NULL);
+    test_expect_refused("float_motion=motion_add_uv=true", 40, 5, QGPU_LAYOUT_420, 8,
+                        QGPU_ERR_UNSUPPORTED, "chroma plane 20x2 is too small", NULL);
+    test_expect_refused("float_motion=motion_filter_size=3", 40, 40, QGPU_LAYOUT_444, 8,
+                        QGPU_ERR_UNSUPPORTED, "float_motion", "not implemented");
 }
 
 static const TestExtra extras[] = {

@@ -114,7 +114,8 @@ static const TestRow rows[] = {
      .reference = motion_reference, .ref_arg = &hfr, .outputs = motion_outputs,
      .suffix = "_mffw_mmxv_18_mma", .fill = test_fill_moving, .cases = hfr_cases,
      .nb_cases = 6},
-    {.name = "motion_blend", .spec = "motion=motion_blend_factor=0.5:motion_blend_offset=3:debug=true",
+    {.name = "motion_blend",
+     .spec = "motion=motion_blend_factor=0.5:motion_blend_offset=3:debug=true",
      .reference = motion_reference, .ref_arg = &blend, .outputs = motion_debug_outputs,
      .suffix = "_mbf_0.5_mbo_3", .fill = test_fill_moving, .cases = blend_cases, .nb_cases = 1},
     {.name = "motion_fps_weight", .spec = "motion=motion_fps_weight=2:motion_moving_average=true",
@@ -162,7 +163,8 @@ static void test_errors(void)
     CHECK(qgpu_enable_feature(ctx, "motion=motion_max_val=x") == QGPU_ERR_BAD_OPTION,
           "non-numeric max must be refused");
     qgpu_close(&ctx);
-    test_expect_unsupported("motion", 2, 40, QGPU_LAYOUT_444, 8, "motion", "small");
+    test_expect_refused("motion", 2, 40, QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED, "motion",
+                        "small");
 }
 
 static const TestExtra extras[] = {

@@ -7,20 +7,17 @@
 #include "psnr_ref.h"
 
 static const char *const psnr_outputs[] = {"psnr_y", "psnr_cb", "psnr_cr", NULL};
+static const char *const gray_outputs[] = {"psnr_y", NULL};
+static const char *const gray_absent[] = {"psnr_cb", "psnr_cr", NULL};
 
-/* psnr_y/cb/cr of every frame; the chroma of a picture whose floor-sized
- * chroma is empty (width or height 1) has no value. */
+/* psnr_y/cb/cr of every frame (4:0:0: psnr_y) */
 static int psnr_reference(const TestClip *clip, const void *arg, double *expect)
 {
-    const TestCase *c = clip->c;
     (void)arg;
-    for (int i = 0; i < c->frames; i++)
-        for (int p = 0; p < (c->layout == QGPU_LAYOUT_400 ? 1 : 3); p++) {
-            int w, h;
-            psnr_ref_sse(&clip->ref[i].pic, &clip->dist[i].pic, p, &w, &h);
-            if (w > 0 && h > 0)
-                expect[3 * i + p] = psnr_ref_plane(&clip->ref[i].pic, &clip->dist[i].pic, p);
-        }
+    for (int i = 0; i < clip->c->frames; i++)
+        for (int p = 0; p < clip->nb_outputs; p++)
+            expect[clip->nb_outputs * i + p] =
+                psnr_ref_plane(&clip->ref[i].pic, &clip->dist[i].pic, p);
     return 0;
 }
 
@@ -30,12 +27,17 @@ static const TestCase psnr_cases[] = {
 };
 
 static const TestRandom psnr_random = {.min_w = 2, .max_w = 300, .min_h = 2, .max_h = 200,
-                                       .max_frames = 5, .max_depth = 4, .max_pad = 40};
+                                       .layouts = 7, .max_frames = 5, .max_depth = 4,
+                                       .max_pad = 40};
+static const TestRandom gray_random = {.min_w = 2, .max_w = 300, .min_h = 2, .max_h = 200,
+                                       .layouts = 1 << QGPU_LAYOUT_400, .max_frames = 5,
+                                       .max_depth = 4, .max_pad = 40};
 
 static const TestRow rows[] = {
     {.name = "psnr", .spec = "psnr", .reference = psnr_reference, .outputs = psnr_outputs,
-     .cases = psnr_cases, .nb_cases = 2,
-     .random = &psnr_random, .nb_random = 14},
+     .cases = psnr_cases, .nb_cases = 2, .random = &psnr_random, .nb_random = 14},
+    {.name = "psnr_gray", .spec = "psnr", .reference = psnr_reference, .outputs = gray_outputs,
+     .absent = gray_absent, .random = &gray_random, .nb_random = 4},
 };
 
 /* Identical pictures hit the 6 * bpc + 12 cap. */
@@ -125,5 +127,5 @@ static const TestExtra extras[] = {
 
 int main(int argc, char **argv)
 {
-    return test_main(argc, argv, rows, 1, extras, 3);
+    return test_main(argc, argv, rows, 2, extras, 3);
 }
