@@ -264,6 +264,24 @@ int test_main(int argc, char **argv, const TestRow *rows, int nb_rows, const Tes
     return list ? 0 : test_finish();
 }
 
+int test_main_both_paths(int argc, char **argv, const char *env, const TestRow *rows,
+                         int nb_rows, const TestExtra *extras, int nb_extras)
+{
+    if (test_parse_args(argc, argv)) { /* --list */
+        test_run_rows(rows, nb_rows);
+        test_run_extras(extras, nb_extras);
+        return 0;
+    }
+    for (int path = 0; path <= 1; path++) {
+        printf("%s=%d\n", env, path);
+        setenv(env, path ? "1" : "0", 1);
+        test_run_rows(rows, nb_rows);
+    }
+    unsetenv(env);
+    test_run_extras(extras, nb_extras);
+    return test_finish();
+}
+
 void test_fill_noisy(TestClip *clip, int frame)
 {
     test_picture_random(&clip->ref[frame]);

@@ -94,6 +94,13 @@ void test_run_extras(const TestExtra *extras, int nb_extras);
 int test_main(int argc, char **argv, const TestRow *rows, int nb_rows, const TestExtra *extras,
               int nb_extras);
 
+/* test_main for features with two arithmetic paths chosen by an
+ * environment variable (QGPU_VIF_FP64, QGPU_ADM_FP64: the integer emulation
+ * of libvmaf's doubles, and native doubles where the device has fp64): the
+ * rows run with env=0, then with env=1. */
+int test_main_both_paths(int argc, char **argv, const char *env, const TestRow *rows,
+                         int nb_rows, const TestExtra *extras, int nb_extras);
+
 /* Fill functions for rows. noisy: random reference, distorted = reference
  * plus noise of amplitude 1 + 3 * frame. structured (luma; VIF/ADM):
  * every third frame random, else test_picture_structured of kind

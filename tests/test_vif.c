@@ -163,20 +163,7 @@ static const TestExtra extras[] = {
 
 int main(int argc, char **argv)
 {
-    if (test_parse_args(argc, argv)) { /* --list */
-        test_run_rows(rows, 5);
-        test_run_extras(extras, 2);
-        return 0;
-    }
-    test_run_extras(extras, 2);
-    /* both statistic paths of vif.cl (libqgpu/src/feature/): the integer
-     * emulation of libvmaf's doubles and, where the device has fp64, native
-     * doubles */
-    for (int fp64 = 0; fp64 <= 1; fp64++) {
-        printf("QGPU_VIF_FP64=%d\n", fp64);
-        setenv("QGPU_VIF_FP64", fp64 ? "1" : "0", 1);
-        test_run_rows(rows, 5);
-    }
-    unsetenv("QGPU_VIF_FP64");
-    return test_finish();
+    /* both paths of the kernels' double expressions (libqgpu/src/feature/) */
+    return test_main_both_paths(argc, argv, "QGPU_VIF_FP64", rows, sizeof(rows) / sizeof(rows[0]),
+                                extras, 2);
 }
