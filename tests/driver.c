@@ -94,23 +94,26 @@ static const char *output_name(char *buf, size_t len, const TestRow *row, const 
     return buf;
 }
 
-static void compare_outputs(const TestRow *row, const TestCase *c, QgpuContext *ctx,
+static void compare_outputs(const TestRow *row, const TestClip *clip, QgpuContext *ctx,
                             const double *expect)
 {
+    const TestCase *c = clip->c;
     int nb_out = count_names(row->outputs), checked = 0;
     char name[160];
     for (int i = 0; i < c->frames; i++) {
         for (int k = 0; k < nb_out; k++) {
-            const TestTolerance *tol = row->output_tol ? &row->output_tol[k] : &row->tol;
+            TestTolerance tol = row->output_tol ? row->output_tol[k] : row->tol;
             double want = expect[i * nb_out + k], got = NAN;
+            if (!isnan(clip->bound[i * nb_out + k]))
+                tol = (TestTolerance){clip->bound[i * nb_out + k], 0, 0};
             output_name(name, sizeof(name), row, row->outputs[k]);
             int err = qgpu_get_score(ctx, (unsigned)i, name, &got);
-            int ok = err == 0 && within(got, want, tol);
+            int ok = err == 0 && within(got, want, &tol);
             CHECK(ok, "%s %dx%d layout %d %d-bit depth %d pad %d variant %d frame %d/%d %s: "
                   "%.12g vs ref %.12g (err %d)", row->name, c->w, c->h, c->layout, c->bitdepth,
                   c->depth, c->stride_pad, c->variant, i, c->frames, name, got, want, err);
             checked++;
-            if (tol->abs != 0 || tol->rel != 0) {
+            if (tol.abs != 0 || tol.rel != 0) {
                 compared++;
                 identical += err == 0 && got == want;
                 if (err == 0 && fabs(got - want) > max_diff)
@@ -160,19 +163,20 @@ static void run_case(const TestRow *row, const TestCase *c)
 {
     int nb_out = count_names(row->outputs);
     TestClip clip = {c, calloc(c->frames, sizeof(TestPicture)),
-                     calloc(c->frames, sizeof(TestPicture)), nb_out};
+                     calloc(c->frames, sizeof(TestPicture)), nb_out,
+                     malloc((size_t)c->frames * nb_out * sizeof(double))};
     double *expect = malloc((size_t)c->frames * nb_out * sizeof(double));
     QgpuContext *ctx = test_open(c->depth);
-    if (!CHECK(clip.ref && clip.dist && expect, "out of memory") || !ctx)
+    if (!CHECK(clip.ref && clip.dist && clip.bound && expect, "out of memory") || !ctx)
         goto out;
     if (!enable_specs(ctx, row->spec) || !score_clip(ctx, row, &clip))
         goto out;
     for (int k = 0; k < c->frames * nb_out; k++)
-        expect[k] = NAN;
+        expect[k] = clip.bound[k] = NAN;
     if (!CHECK(row->reference(&clip, row->ref_arg, expect) == 0, "%s: reference failed",
                row->name))
         goto out;
-    compare_outputs(row, c, ctx, expect);
+    compare_outputs(row, &clip, ctx, expect);
 out:
     for (int i = 0; clip.ref && clip.dist && i < c->frames; i++) {
         test_picture_free(&clip.ref[i]);
@@ -180,6 +184,7 @@ out:
     }
     free(clip.ref);
     free(clip.dist);
+    free(clip.bound);
     free(expect);
     qgpu_close(&ctx);
 }

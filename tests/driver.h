@@ -29,6 +29,10 @@ typedef struct TestClip {
     const TestCase *c;
     TestPicture *ref, *dist; /* c->frames each */
     int nb_outputs;          /* of the row: expect[] holds frames x nb_outputs */
+    /* frames x nb_outputs, NAN: the row's tolerance; a reference may set an
+     * absolute bound for one value where the bound depends on the value
+     * (e.g. SSIM in dB: d(dB) = 4.34 d(ssim) / (1 - ssim)) */
+    double *bound;
 } TestClip;
 
 /* Fills frame `frame` of the clip (both pictures are allocated, zeroed);

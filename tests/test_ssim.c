@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "ssim_ref.h"
-#include "test_util.h"
 
 /* Device vs reference, per frame. Both build the same float moment planes;
  * the device computes l, c, s in float (libvmaf: partly in double) and
@@ -70,213 +70,177 @@ static float *luma_floats(const QgpuPicture *p)
     return f;
 }
 
-typedef struct Case {
-    int w, h, layout, bitdepth, depth, frames, pad, kind, amp;
-    const char *ssim_spec;    /* NULL: float_ssim off */
-    const char *ms_spec;      /* NULL: float_ms_ssim off */
-} Case;
-
-static int option_on(const char *spec, const char *opt)
+/* variant 1: uniform noise, else fill_content; distorted: make_dist with
+ * an amplitude that depends on the case and grows by one a frame */
+static void fill_ssim(TestClip *clip, int frame)
 {
-    return spec && strstr(spec, opt) != NULL;
+    const TestCase *c = clip->c;
+    fill_content(&clip->ref[frame], c->variant == 1 ? 0 : 1);
+    make_dist(&clip->dist[frame], &clip->ref[frame], 1 + (c->w * 7) % 20 + frame);
 }
 
-static int option_int(const char *spec, const char *opt)
-{
-    const char *s = spec ? strstr(spec, opt) : NULL;
-    return s ? atoi(s + strlen(opt)) : 0;
-}
+/* A row's features and options, for the reference. expect[] order:
+ * float_ssim (if on), its l, c, s (with lcs), float_ms_ssim (if on), its
+ * l, c, s of scales 0..4 (with lcs). */
+typedef struct SsimArgs {
+    int ssim, scale, ssim_db, ssim_clip, ssim_lcs;
+    int ms, ms_db, ms_clip, ms_lcs;
+} SsimArgs;
 
-static void check_score(QgpuContext *ctx, const Case *c, int frame, const char *name,
-                        double expect, double tol)
+/* In dB the bound grows with the score: d(dB) = 4.34 d(ssim) / (1 - ssim). */
+static void put_score(const TestClip *clip, int *k, double score, int db, int clip_db,
+                      double *e, double *bound)
 {
-    double v = NAN;
-    int err = qgpu_get_score(ctx, frame, name, &v);
-    CHECK(err == 0 && fabs(v - expect) <= tol,
-          "%dx%d layout %d %d-bit depth %d frame %d %s: %.9f vs ref %.9f (|d| %.2e)%s", c->w,
-          c->h, c->layout, c->bitdepth, c->depth, frame, name, v, expect, fabs(v - expect),
-          err ? " (missing)" : "");
-}
-
-static void run_case(const Case *c)
-{
-    QgpuContext *ctx = test_open(c->depth);
-    TestPicture ref[6], dist[6];
-    unsigned got = 0, frame;
-    int n = 0;
-    if (!ctx)
-        return;
-    if (c->ssim_spec)
-        CHECK(qgpu_enable_feature(ctx, c->ssim_spec) == 0, "enable %s: %s", c->ssim_spec,
-              qgpu_last_error(ctx));
-    if (c->ms_spec)
-        CHECK(qgpu_enable_feature(ctx, c->ms_spec) == 0, "enable %s: %s", c->ms_spec,
-              qgpu_last_error(ctx));
-    for (n = 0; n < c->frames; n++) {
-        test_picture_alloc(&ref[n], c->w, c->h, c->layout, c->bitdepth, c->pad);
-        test_picture_alloc(&dist[n], c->w, c->h, c->layout, c->bitdepth, c->pad * 2 + 1);
-        fill_content(&ref[n], c->kind);
-        make_dist(&dist[n], &ref[n], c->amp + n);
-        int err = qgpu_submit(ctx, &ref[n].pic, &dist[n].pic);
-        if (!CHECK(err == 0, "submit %dx%d layout %d %d-bit: %s", c->w, c->h, c->layout,
-                   c->bitdepth, qgpu_last_error(ctx))) {
-            n++;
-            goto out;
-        }
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            CHECK(frame == got++, "frames out of order");
+    const TestCase *c = clip->c;
+    if (db) {
+        e[*k] = ssim_ref_to_db(score, ssim_ref_max_db(c->bitdepth, c->w, c->h, clip_db));
+        bound[*k] = TOL * 4.35 / (1 - score);
+    } else {
+        e[*k] = score;
     }
-    CHECK(qgpu_flush(ctx) == 0, "flush");
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        CHECK(frame == got++, "frames out of order");
-    CHECK(got == (unsigned)c->frames, "collected %u of %d frames", got, c->frames);
+    (*k)++;
+}
 
-    for (int i = 0; i < c->frames && i < (int)got; i++) {
-        float *a = luma_floats(&ref[i].pic), *b = luma_floats(&dist[i].pic);
-        if (!CHECK(a && b, "out of memory")) {
-            free(a);
-            free(b);
-            break;
+static int ssim_frame(const TestClip *clip, const SsimArgs *o, const float *a, const float *b,
+                      double *e, double *bound)
+{
+    const TestCase *c = clip->c;
+    int k = 0;
+    if (o->ssim) {
+        double r[4];
+        if (ssim_ref_float_ssim(a, b, c->w, c->h, o->scale, r))
+            return -1;
+        put_score(clip, &k, r[0], o->ssim_db, o->ssim_clip, e, bound);
+        for (int j = 1; o->ssim_lcs && j < 4; j++)
+            e[k++] = r[j];
+    }
+    if (o->ms) {
+        double ms, l[5], cc[5], s[5];
+        if (ssim_ref_float_ms_ssim(a, b, c->w, c->h, &ms, l, cc, s))
+            return -1;
+        put_score(clip, &k, ms, o->ms_db, o->ms_clip, e, bound);
+        for (int j = 0; o->ms_lcs && j < 5; j++) {
+            e[k + j] = l[j];
+            e[k + 5 + j] = cc[j];
+            e[k + 10 + j] = s[j];
         }
-        if (c->ssim_spec) {
-            double r[4];
-            int ok = ssim_ref_float_ssim(a, b, c->w, c->h, option_int(c->ssim_spec, "scale="),
-                                         r) == 0;
-            CHECK(ok, "reference float_ssim failed");
-            double s = r[0];
-            if (option_on(c->ssim_spec, "enable_db=true"))
-                s = ssim_ref_to_db(s, ssim_ref_max_db(c->bitdepth, c->w, c->h,
-                                                      option_on(c->ssim_spec, "clip_db=true")));
-            /* dB magnifies: d(dB) = 4.34 d(ssim) / (1 - ssim) */
-            double tol = option_on(c->ssim_spec, "enable_db=true") ? TOL * 4.35 / (1 - r[0])
-                                                                  : TOL;
-            if (ok)
-                check_score(ctx, c, i, "float_ssim", s, tol);
-            if (ok && option_on(c->ssim_spec, "enable_lcs=true")) {
-                check_score(ctx, c, i, "float_ssim_l", r[1], TOL);
-                check_score(ctx, c, i, "float_ssim_c", r[2], TOL);
-                check_score(ctx, c, i, "float_ssim_s", r[3], TOL);
-            }
-        }
-        if (c->ms_spec) {
-            double ms, l[5], cc[5], s[5];
-            int ok = ssim_ref_float_ms_ssim(a, b, c->w, c->h, &ms, l, cc, s) == 0;
-            CHECK(ok, "reference float_ms_ssim failed");
-            double e = ms;
-            if (option_on(c->ms_spec, "enable_db=true"))
-                e = ssim_ref_to_db(ms, ssim_ref_max_db(c->bitdepth, c->w, c->h,
-                                                       option_on(c->ms_spec, "clip_db=true")));
-            double tol = option_on(c->ms_spec, "enable_db=true") ? TOL * 4.35 / (1 - ms) : TOL;
-            if (ok)
-                check_score(ctx, c, i, "float_ms_ssim", e, tol);
-            if (ok && option_on(c->ms_spec, "enable_lcs=true")) {
-                char name[64];
-                for (int k = 0; k < 5; k++) {
-                    snprintf(name, sizeof(name), "float_ms_ssim_l_scale%d", k);
-                    check_score(ctx, c, i, name, l[k], TOL);
-                    snprintf(name, sizeof(name), "float_ms_ssim_c_scale%d", k);
-                    check_score(ctx, c, i, name, cc[k], TOL);
-                    snprintf(name, sizeof(name), "float_ms_ssim_s_scale%d", k);
-                    check_score(ctx, c, i, name, s[k], TOL);
-                }
-            }
-        }
+    }
+    return 0;
+}
+
+static int ssim_reference(const TestClip *clip, const void *arg, double *expect)
+{
+    int err = 0;
+    for (int i = 0; !err && i < clip->c->frames; i++) {
+        int at = i * clip->nb_outputs;
+        float *a = luma_floats(&clip->ref[i].pic), *b = luma_floats(&clip->dist[i].pic);
+        err = !a || !b || ssim_frame(clip, arg, a, b, expect + at, clip->bound + at);
         free(a);
         free(b);
     }
-out:
-    for (int i = 0; i < n; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dist[i]);
-    }
-    qgpu_close(&ctx);
+    return err ? -1 : 0;
 }
 
-static void test_random_cases(void)
-{
-    static const int depths[] = {8, 10, 12, 16};
-    test_seed(4242);
-    for (int k = 0; k < 12; k++) {
-        Case c = {0};
-        c.layout = k % 4;
-        c.bitdepth = depths[(k / 2) % 4];
-        c.w = test_rand_range(11, 260);
-        c.h = test_rand_range(11, 200);
-        c.depth = 1 + k % 3;
-        c.frames = 1 + k % 3;
-        c.pad = test_rand_range(0, 40);
-        c.kind = k % 3 ? 1 : 0;
-        c.amp = 1 + (k * 7) % 20;
-        c.ssim_spec = "float_ssim";
-        run_case(&c);
-    }
-    for (int k = 0; k < 4; k++) {
-        Case c = {0};
-        c.layout = (k + 1) % 4;
-        c.bitdepth = depths[k];
-        c.w = test_rand_range(176, 330);
-        c.h = test_rand_range(176, 260);
-        c.depth = 1 + k % 3;
-        c.frames = 2;
-        c.pad = test_rand_range(0, 17);
-        c.kind = 1;
-        c.amp = 2 + 5 * k;
-        c.ssim_spec = "float_ssim";
-        c.ms_spec = "float_ms_ssim";
-        run_case(&c);
-    }
-}
+static const char *const ssim_outputs[] = {"float_ssim", NULL};
+static const char *const ms_outputs[] = {"float_ms_ssim", NULL};
+static const char *const both_outputs[] = {"float_ssim", "float_ms_ssim", NULL};
+static const char *const ssim_lcs_ms_outputs[] = {"float_ssim", "float_ssim_l", "float_ssim_c",
+                                                  "float_ssim_s", "float_ms_ssim", NULL};
+static const char *const all_outputs[] = {
+    "float_ssim",             "float_ssim_l",           "float_ssim_c",
+    "float_ssim_s",           "float_ms_ssim",          "float_ms_ssim_l_scale0",
+    "float_ms_ssim_l_scale1", "float_ms_ssim_l_scale2", "float_ms_ssim_l_scale3",
+    "float_ms_ssim_l_scale4", "float_ms_ssim_c_scale0", "float_ms_ssim_c_scale1",
+    "float_ms_ssim_c_scale2", "float_ms_ssim_c_scale3", "float_ms_ssim_c_scale4",
+    "float_ms_ssim_s_scale0", "float_ms_ssim_s_scale1", "float_ms_ssim_s_scale2",
+    "float_ms_ssim_s_scale3", "float_ms_ssim_s_scale4", NULL};
 
-static void test_edge_sizes(void)
-{
-    /* float_ssim's smallest input, ms_ssim's smallest, odd sizes whose
-     * decimation adds a row/column (w / f + (w & 1)) */
-    Case c1 = {11, 11, QGPU_LAYOUT_400, 8, 1, 2, 0, 1, 3, "float_ssim", NULL};
-    Case c2 = {176, 176, QGPU_LAYOUT_420, 8, 2, 1, 3, 1, 6, "float_ssim", "float_ms_ssim"};
-    Case c3 = {513, 385, QGPU_LAYOUT_420, 8, 2, 1, 0, 1, 5, "float_ssim", "float_ms_ssim"};
-    Case c4 = {383, 287, QGPU_LAYOUT_420, 10, 1, 1, 0, 1, 9, "float_ssim", "float_ms_ssim"};
-    Case c5 = {177, 203, QGPU_LAYOUT_444, 8, 1, 1, 0, 1, 4, NULL, "float_ms_ssim"};
-    run_case(&c1);
-    run_case(&c2);
-    run_case(&c3);
-    run_case(&c4);
-    run_case(&c5);
-}
+/* Device vs reference, per frame. Both build the same float moment planes;
+ * the device computes l, c, s in float (libvmaf: partly in double) and
+ * sums per work-group in float, which moves a mean by ~1e-7. */
+static const TestTolerance ssim_tol = {TOL, 0, 0};
 
-static void test_scales(void)
-{
-    /* explicit factors, including ones whose weight 1/f^2 is inexact */
-    static const char *const specs[] = {
-        "float_ssim=scale=1", "float_ssim=scale=2", "float_ssim=scale=3",
-        "float_ssim=scale=5", "float_ssim=scale=7",
-    };
-    for (int i = 0; i < 5; i++) {
-        Case c = {237 + i * 10, 171 - i * 7, QGPU_LAYOUT_420, i % 2 ? 10 : 8, 2, 1, 2, 1, 4 + i,
-                  specs[i], NULL};
-        if (i == 4)
-            c.w = 301, c.h = 120; /* 120 / 7 + 0 = 17 rows */
-        run_case(&c);
-    }
-    /* auto: 512x384 rounds 1.5 up to 2; 1920x1080 gives 4 */
-    Case a = {512, 384, QGPU_LAYOUT_420, 8, 1, 1, 0, 1, 6, "float_ssim", NULL};
-    Case b = {1920, 1080, QGPU_LAYOUT_400, 8, 1, 1, 0, 1, 8, "float_ssim", NULL};
-    run_case(&a);
-    run_case(&b);
-}
+/* {ssim, scale, db, clip, lcs, ms, db, clip, lcs} */
+static const SsimArgs ssim_only = {1, 0, 0, 0, 0, 0, 0, 0, 0};
+static const SsimArgs scale1 = {1, 1, 0, 0, 0, 0, 0, 0, 0}, scale2 = {1, 2, 0, 0, 0, 0, 0, 0, 0},
+                      scale3 = {1, 3, 0, 0, 0, 0, 0, 0, 0}, scale5 = {1, 5, 0, 0, 0, 0, 0, 0, 0},
+                      scale7 = {1, 7, 0, 0, 0, 0, 0, 0, 0};
+static const SsimArgs ms_only = {0, 0, 0, 0, 0, 1, 0, 0, 0};
+static const SsimArgs both = {1, 0, 0, 0, 0, 1, 0, 0, 0};
+static const SsimArgs lcs = {1, 0, 0, 0, 1, 1, 0, 0, 1};
+static const SsimArgs db = {1, 0, 1, 0, 1, 1, 1, 0, 0};
+static const SsimArgs clip_db = {1, 2, 1, 1, 0, 1, 1, 1, 0};
 
-static void test_options(void)
-{
-    Case c1 = {260, 190, QGPU_LAYOUT_420, 8, 2, 2, 0, 1, 6,
-               "float_ssim=enable_lcs=true", "float_ms_ssim=enable_lcs=true"};
-    Case c2 = {300, 180, QGPU_LAYOUT_422, 10, 1, 1, 0, 1, 6,
-               "float_ssim=enable_db=true:enable_lcs=true", "float_ms_ssim=enable_db=true"};
-    Case c3 = {200, 190, QGPU_LAYOUT_444, 12, 1, 1, 0, 1, 2,
-               "float_ssim=enable_db=true:clip_db=true:scale=2",
-               "float_ms_ssim=enable_db=true:clip_db=true"};
-    run_case(&c1);
-    run_case(&c2);
-    run_case(&c3);
-}
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, variant (1: noise)} */
+static const TestCase ssim_cases[] = {
+    {11, 11, QGPU_LAYOUT_400, 8, 1, 2, 0, 2}, /* float_ssim's smallest input */
+    /* auto scale: 512x384 rounds 1.5 up to 2; 1920x1080 gives 4 */
+    {512, 384, QGPU_LAYOUT_420, 8, 1, 1, 0, 2},
+    {1920, 1080, QGPU_LAYOUT_400, 8, 1, 1, 0, 2},
+};
+/* ms_ssim's smallest, odd sizes whose decimation adds a row/column
+ * (w / f + (w & 1)) */
+static const TestCase both_cases[] = {
+    {176, 176, QGPU_LAYOUT_420, 8, 2, 1, 3, 2},
+    {513, 385, QGPU_LAYOUT_420, 8, 2, 1, 0, 2},
+    {383, 287, QGPU_LAYOUT_420, 10, 1, 1, 0, 2},
+};
+static const TestCase ms_cases[] = {{177, 203, QGPU_LAYOUT_444, 8, 1, 1, 0, 2}};
+/* explicit factors, including ones whose weight 1/f^2 is inexact */
+static const TestCase scale1_cases[] = {{237, 171, QGPU_LAYOUT_420, 8, 2, 1, 2, 2}};
+static const TestCase scale2_cases[] = {{247, 164, QGPU_LAYOUT_420, 10, 2, 1, 2, 2}};
+static const TestCase scale3_cases[] = {{257, 157, QGPU_LAYOUT_420, 8, 2, 1, 2, 2}};
+static const TestCase scale5_cases[] = {{267, 150, QGPU_LAYOUT_420, 10, 2, 1, 2, 2}};
+static const TestCase scale7_cases[] = {{301, 120, QGPU_LAYOUT_420, 8, 2, 1, 2, 2}}; /* 17 rows */
+static const TestCase lcs_cases[] = {{260, 190, QGPU_LAYOUT_420, 8, 2, 2, 0, 2}};
+static const TestCase db_cases[] = {{300, 180, QGPU_LAYOUT_422, 10, 1, 1, 0, 2}};
+static const TestCase clip_db_cases[] = {{200, 190, QGPU_LAYOUT_444, 12, 1, 1, 0, 2}};
+
+static const TestRandom ssim_random = {.min_w = 11, .max_w = 260, .min_h = 11, .max_h = 200,
+                                       .max_frames = 3, .max_depth = 3, .max_pad = 40,
+                                       .max_variant = 3};
+static const TestRandom both_random = {.min_w = 176, .max_w = 330, .min_h = 176, .max_h = 260,
+                                       .max_frames = 2, .max_depth = 3, .max_pad = 17};
+
+static const TestRow rows[] = {
+    {.name = "float_ssim", .spec = "float_ssim", .reference = ssim_reference,
+     .ref_arg = &ssim_only, .outputs = ssim_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = ssim_cases, .nb_cases = 3, .random = &ssim_random, .nb_random = 12},
+    {.name = "float_ssim_ms_ssim", .spec = "float_ssim float_ms_ssim",
+     .reference = ssim_reference, .ref_arg = &both, .outputs = both_outputs, .tol = ssim_tol,
+     .fill = fill_ssim, .cases = both_cases, .nb_cases = 3, .random = &both_random,
+     .nb_random = 4},
+    {.name = "float_ms_ssim", .spec = "float_ms_ssim", .reference = ssim_reference,
+     .ref_arg = &ms_only, .outputs = ms_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = ms_cases, .nb_cases = 1},
+    {.name = "float_ssim_scale1", .spec = "float_ssim=scale=1", .reference = ssim_reference,
+     .ref_arg = &scale1, .outputs = ssim_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = scale1_cases, .nb_cases = 1},
+    {.name = "float_ssim_scale2", .spec = "float_ssim=scale=2", .reference = ssim_reference,
+     .ref_arg = &scale2, .outputs = ssim_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = scale2_cases, .nb_cases = 1},
+    {.name = "float_ssim_scale3", .spec = "float_ssim=scale=3", .reference = ssim_reference,
+     .ref_arg = &scale3, .outputs = ssim_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = scale3_cases, .nb_cases = 1},
+    {.name = "float_ssim_scale5", .spec = "float_ssim=scale=5", .reference = ssim_reference,
+     .ref_arg = &scale5, .outputs = ssim_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = scale5_cases, .nb_cases = 1},
+    {.name = "float_ssim_scale7", .spec = "float_ssim=scale=7", .reference = ssim_reference,
+     .ref_arg = &scale7, .outputs = ssim_outputs, .tol = ssim_tol, .fill = fill_ssim,
+     .cases = scale7_cases, .nb_cases = 1},
+    {.name = "float_ssim_lcs", .spec = "float_ssim=enable_lcs=true float_ms_ssim=enable_lcs=true",
+     .reference = ssim_reference, .ref_arg = &lcs, .outputs = all_outputs, .tol = ssim_tol,
+     .fill = fill_ssim, .cases = lcs_cases, .nb_cases = 1},
+    {.name = "float_ssim_db",
+     .spec = "float_ssim=enable_db=true:enable_lcs=true float_ms_ssim=enable_db=true",
+     .reference = ssim_reference, .ref_arg = &db, .outputs = ssim_lcs_ms_outputs,
+     .tol = ssim_tol, .fill = fill_ssim, .cases = db_cases, .nb_cases = 1},
+    {.name = "float_ssim_clip_db",
+     .spec = "float_ssim=enable_db=true:clip_db=true:scale=2 "
+             "float_ms_ssim=enable_db=true:clip_db=true",
+     .reference = ssim_reference, .ref_arg = &clip_db, .outputs = both_outputs,
+     .tol = ssim_tol, .fill = fill_ssim, .cases = clip_db_cases, .nb_cases = 1},
+};
 
 /* Identical pictures: 1.0 (the flat-region clamp keeps s at 1); in dB with
  * clip_db the score is at most the clip value. */
@@ -288,7 +252,6 @@ static void test_identical(void)
     double v = 0, vdb = 0, ms = 0;
     if (!ctx)
         return;
-    test_seed(7);
     CHECK(qgpu_enable_feature(ctx, "float_ssim") == 0, "enable");
     CHECK(qgpu_enable_feature(ctx, "float_ms_ssim=enable_db=true:clip_db=true") == 0, "enable");
     test_picture_alloc(&a, 200, 180, QGPU_LAYOUT_420, 8, 0);
@@ -308,31 +271,18 @@ static void test_identical(void)
 
 /* Too-small inputs fail at the first submit with a message naming the
  * metric and the minimum; bad options fail at enable. */
-static void expect_unsupported(const char *spec, int w, int h, const char *needle)
-{
-    QgpuContext *ctx = test_open(1);
-    TestPicture a;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, spec) == 0, "enable %s", spec);
-    test_picture_alloc(&a, w, h, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    int err = qgpu_submit(ctx, &a.pic, &a.pic);
-    CHECK(err == QGPU_ERR_UNSUPPORTED, "%s at %dx%d: got %d (%s)", spec, w, h, err,
-          qgpu_last_error(ctx));
-    CHECK(strstr(qgpu_last_error(ctx), needle) != NULL, "%s at %dx%d: message '%s' lacks '%s'",
-          spec, w, h, qgpu_last_error(ctx), needle);
-    test_picture_free(&a);
-    qgpu_close(&ctx);
-}
-
 static void test_errors(void)
 {
-    expect_unsupported("float_ssim", 10, 40, "float_ssim");
-    expect_unsupported("float_ssim", 40, 10, "11x11");
-    expect_unsupported("float_ssim=scale=10", 100, 300, "float_ssim");
-    expect_unsupported("float_ms_ssim", 175, 400, "float_ms_ssim");
-    expect_unsupported("float_ms_ssim", 400, 175, "176x176");
+    test_expect_refused("float_ssim", 10, 40, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "float_ssim",
+                        NULL);
+    test_expect_refused("float_ssim", 40, 10, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "11x11",
+                        NULL);
+    test_expect_refused("float_ssim=scale=10", 100, 300, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "float_ssim",
+                        NULL);
+    test_expect_refused("float_ms_ssim", 175, 400, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "float_ms_ssim",
+                        NULL);
+    test_expect_refused("float_ms_ssim", 400, 175, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "176x176",
+                        NULL);
 
     QgpuContext *ctx = test_open(1);
     if (!ctx)
@@ -379,14 +329,13 @@ static void test_names(void)
     qgpu_close(&ctx);
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"float_ssim_identical", test_identical},
+    {"float_ssim_errors", test_errors},
+    {"float_ssim_names", test_names},
+};
+
+int main(int argc, char **argv)
 {
-    test_random_cases();
-    test_edge_sizes();
-    test_scales();
-    test_options();
-    test_identical();
-    test_errors();
-    test_names();
-    return test_finish();
+    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 3);
 }
