@@ -47,7 +47,8 @@ typedef int (*TestRefFn)(const TestClip *clip, const void *arg, double *expect);
 
 /* A value passes when |got - expect| <= abs + rel * max(rel_floor,
  * |expect|). All zero: got must equal expect exactly (integer features and
- * anything computed in the same order). A NaN expects a NaN. */
+ * anything computed in the same order). A NaN expects a NaN, an infinity
+ * the same infinity. */
 typedef struct TestTolerance {
     double abs, rel, rel_floor;
 } TestTolerance;

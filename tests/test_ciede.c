@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ciede_ref.h"
-#include "test_util.h"
+#include "driver.h"
 
 /* Bound on |device - reference| in dB for a picture of n pixels. The
  * device works in float, libvmaf (and the reference) partly in double, and
@@ -21,8 +21,6 @@ static double ciede_tol(int w, int h)
     return 1e-5 + 4e-4 / sqrt((double)w * h);
 }
 #define CIEDE_TOL 1e-5
-
-static double max_diff;
 
 /* Natural-ish content: gradients, texture and random colour blobs. */
 static void fill_content(TestPicture *t)
@@ -39,90 +37,69 @@ static void fill_content(TestPicture *t)
             }
 }
 
-static void run_case(int w, int h, int layout, int bitdepth, int depth, int frames, int pad,
-                     int compat, int random)
+/* variant 5: random reference, else fill_content; distorted: a noisy copy */
+static void fill_ciede(TestClip *clip, int frame)
 {
-    QgpuContext *ctx = test_open(depth);
-    TestPicture ref[4], dist[4];
-    unsigned got = 0, frame;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, compat ? "ciede=libvmaf_422_compat=true" : "ciede") == 0,
-          "enable: %s", qgpu_last_error(ctx));
-    for (int i = 0; i < frames; i++) {
-        test_picture_alloc(&ref[i], w, h, layout, bitdepth, pad);
-        test_picture_alloc(&dist[i], w, h, layout, bitdepth, pad + 6);
-        if (random)
-            test_picture_random(&ref[i]);
-        else
-            fill_content(&ref[i]);
-        test_picture_noisy_copy(&dist[i], &ref[i], (1 + 8 * i) << (bitdepth - 8));
-    }
-    for (int i = 0; i < frames; i++) {
-        int err = qgpu_submit(ctx, &ref[i].pic, &dist[i].pic);
-        if (!CHECK(err == 0, "submit %dx%d layout %d %d-bit: %s", w, h, layout, bitdepth,
-                   qgpu_last_error(ctx)))
-            goto out;
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            CHECK(frame == got++, "frames out of order");
-    }
-    qgpu_flush(ctx);
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        CHECK(frame == got++, "frames out of order");
-    CHECK(got == (unsigned)frames, "collected %u of %d", got, frames);
-    for (int i = 0; i < (int)got; i++) {
-        double v = NAN;
-        double expect = ciede_ref(&ref[i].pic, &dist[i].pic,
-                                  compat ? CIEDE_REF_LIBVMAF : CIEDE_REF_NEAREST);
-        CHECK(qgpu_get_score(ctx, i, "ciede2000", &v) == 0, "no ciede2000");
-        double d = fabs(v - expect);
-        if (d > max_diff)
-            max_diff = d;
-        CHECK(d <= ciede_tol(w, h), "%dx%d layout %d %d-bit compat %d frame %d: %.9f vs reference %.9f",
-              w, h, layout, bitdepth, compat, i, v, expect);
-    }
-out:
-    for (int i = 0; i < frames; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dist[i]);
-    }
-    qgpu_close(&ctx);
+    const TestCase *c = clip->c;
+    if (c->variant == 5)
+        test_picture_random(&clip->ref[frame]);
+    else
+        fill_content(&clip->ref[frame]);
+    test_picture_noisy_copy(&clip->dist[frame], &clip->ref[frame],
+                            (1 + 8 * frame) << (c->bitdepth - 8));
 }
 
-static void test_random_cases(void)
+static int ciede_reference(const TestClip *clip, const void *arg, double *expect)
 {
-    static const int depths[] = {8, 10, 12, 16};
-    static const int layouts[] = {QGPU_LAYOUT_420, QGPU_LAYOUT_422, QGPU_LAYOUT_444};
-    test_seed(2000);
-    for (int c = 0; c < 16; c++) {
-        int w = test_rand_range(2, 220), h = test_rand_range(2, 150);
-        run_case(w, h, layouts[c % 3], depths[(c / 3) % 4], 1 + c % 4, 1 + c % 3,
-                 test_rand_range(0, 20), (c / 2) % 2, c % 5 == 0);
+    const int *mode = arg;
+    const TestCase *c = clip->c;
+    for (int i = 0; i < c->frames; i++) {
+        expect[i] = ciede_ref(&clip->ref[i].pic, &clip->dist[i].pic, *mode);
+        clip->bound[i] = ciede_tol(c->w, c->h);
     }
-    /* libvmaf's padded rows: chroma widths at and around multiples of 32 */
-    run_case(128, 20, QGPU_LAYOUT_422, 8, 2, 1, 0, 1, 0);
-    run_case(130, 21, QGPU_LAYOUT_422, 10, 2, 1, 5, 1, 0);
-    run_case(129, 33, QGPU_LAYOUT_420, 8, 1, 1, 0, 1, 0);  /* odd 4:2:0, cw = 64 */
-    run_case(383, 287, QGPU_LAYOUT_420, 8, 2, 1, 0, 1, 0); /* odd: past the Cr plane */
-    run_case(383, 287, QGPU_LAYOUT_420, 8, 2, 1, 0, 0, 0);
-    run_case(1, 1, QGPU_LAYOUT_444, 8, 1, 1, 0, 0, 1);
-    run_case(1, 1, QGPU_LAYOUT_420, 8, 1, 1, 0, 0, 1);
-    run_case(2, 2, QGPU_LAYOUT_420, 12, 1, 1, 0, 1, 1);
+    return 0;
 }
+
+static const char *const ciede_outputs[] = {"ciede2000", NULL};
+static const int nearest = CIEDE_REF_NEAREST, libvmaf = CIEDE_REF_LIBVMAF;
+
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, variant (5: random)} */
+static const TestCase default_cases[] = {
+    {383, 287, QGPU_LAYOUT_420, 8, 2, 1, 0, 1},
+    {1, 1, QGPU_LAYOUT_444, 8, 1, 1, 0, 5},
+    {1, 1, QGPU_LAYOUT_420, 8, 1, 1, 0, 5},
+};
+static const TestCase compat_cases[] = {
+    /* libvmaf's padded rows: chroma widths at and around multiples of 32 */
+    {128, 20, QGPU_LAYOUT_422, 8, 2, 1, 0, 1},
+    {130, 21, QGPU_LAYOUT_422, 10, 2, 1, 5, 1},
+    {129, 33, QGPU_LAYOUT_420, 8, 1, 1, 0, 1},  /* odd 4:2:0, cw = 64 */
+    {383, 287, QGPU_LAYOUT_420, 8, 2, 1, 0, 1}, /* odd: past the Cr plane */
+    {2, 2, QGPU_LAYOUT_420, 12, 1, 1, 0, 5},
+};
+
+/* every subsampled layout (ciede needs colour) */
+static const TestRandom ciede_random = {.min_w = 2, .max_w = 220, .min_h = 2, .max_h = 150,
+                                        .layouts = 7, .max_frames = 3, .max_depth = 4,
+                                        .max_pad = 20, .max_variant = 5};
+
+static const TestRow rows[] = {
+    {.name = "ciede", .spec = "ciede", .reference = ciede_reference, .ref_arg = &nearest,
+     .outputs = ciede_outputs, .fill = fill_ciede, .cases = default_cases, .nb_cases = 3,
+     .random = &ciede_random, .nb_random = 8},
+    {.name = "ciede_compat", .spec = "ciede=libvmaf_422_compat=true",
+     .reference = ciede_reference, .ref_arg = &libvmaf, .outputs = ciede_outputs,
+     .fill = fill_ciede, .cases = compat_cases, .nb_cases = 5, .random = &ciede_random,
+     .nb_random = 8},
+};
 
 /* The two 4:2:2 readings must differ (and each match its reference), and
  * 4:2:0 with even sizes and 4:4:4 must read the same in both modes. */
 static double score(const TestPicture *a, const TestPicture *b, const char *spec)
 {
-    QgpuContext *ctx = test_open(1);
-    unsigned frame;
     double v = NAN;
-    if (!ctx)
-        return v;
-    qgpu_enable_feature(ctx, spec);
-    CHECK(qgpu_submit(ctx, &a->pic, &b->pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    if (CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect"))
+    QgpuContext *ctx = test_score_pairs(spec, 1, a, b, 1);
+    if (ctx)
         qgpu_get_score(ctx, 0, "ciede2000", &v);
     qgpu_close(&ctx);
     return v;
@@ -131,7 +108,6 @@ static double score(const TestPicture *a, const TestPicture *b, const char *spec
 static void test_modes(void)
 {
     static const int layouts[] = {QGPU_LAYOUT_422, QGPU_LAYOUT_420, QGPU_LAYOUT_444};
-    test_seed(99);
     for (int l = 0; l < 3; l++) {
         TestPicture a, b;
         test_picture_alloc(&a, 96, 40, layouts[l], 8, 0);
@@ -196,11 +172,12 @@ static void test_errors(void)
     CHECK(err == QGPU_ERR_BAD_OPTION, "unknown option: %d %s", err, msg);
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"ciede_modes", test_modes},
+    {"ciede_errors", test_errors},
+};
+
+int main(int argc, char **argv)
 {
-    test_random_cases();
-    test_modes();
-    test_errors();
-    printf("max |device - reference| %.3g dB\n", max_diff);
-    return test_finish();
+    return test_main(argc, argv, rows, 2, extras, 2);
 }
