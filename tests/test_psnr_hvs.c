@@ -6,185 +6,156 @@
 #include <math.h>
 #include <string.h>
 
+#include "driver.h"
 #include "psnr_hvs_ref.h"
-#include "test_util.h"
 
 static const char *const names[4] = {"psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr", "psnr_hvs"};
 
-/* Scores frames of (ref, dist) pairs and compares every output. */
-static void score_and_check(const TestPicture *ref, const TestPicture *dist, int frames, int depth,
-                            const char *what)
+static int psnr_hvs_reference(const TestClip *clip, const void *arg, double *expect)
 {
-    QgpuContext *ctx = test_open(depth);
-    unsigned got = 0, frame;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "psnr_hvs") == 0, "enable: %s", qgpu_last_error(ctx));
-    for (int i = 0; i < frames; i++) {
-        int err = qgpu_submit(ctx, &ref[i].pic, &dist[i].pic);
-        if (!CHECK(err == 0, "%s: submit: %s", what, qgpu_last_error(ctx)))
-            goto out;
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            CHECK(frame == got++, "frames out of order");
-    }
-    CHECK(qgpu_flush(ctx) == 0, "flush");
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        CHECK(frame == got++, "frames out of order");
-    CHECK(got == (unsigned)frames, "%s: collected %u of %d frames", what, got, frames);
-    for (int i = 0; i < (int)got; i++) {
-        double expect[4];
-        psnr_hvs_ref(&ref[i].pic, &dist[i].pic, PSNR_HVS_REF_SUM_FLOAT_SEQ, expect);
-        for (int k = 0; k < 4; k++) {
-            double v = NAN;
-            CHECK(qgpu_get_score(ctx, i, names[k], &v) == 0, "%s: no %s", what, names[k]);
-            /* identical results: the same float operations in the same order */
-            CHECK(v == expect[k] || fabs(v - expect[k]) <= 1e-9,
-                  "%s frame %d %s: %.10f vs reference %.10f", what, i, names[k], v, expect[k]);
-        }
-    }
-out:
-    qgpu_close(&ctx);
+    (void)arg;
+    for (int i = 0; i < clip->c->frames; i++)
+        psnr_hvs_ref(&clip->ref[i].pic, &clip->dist[i].pic, PSNR_HVS_REF_SUM_FLOAT_SEQ,
+                     expect + 4 * i);
+    return 0;
 }
 
-static void run_random(int w, int h, int layout, int bitdepth, int depth, int frames, int pad)
+static void fill_noisy(TestClip *clip, int frame)
 {
-    TestPicture ref[4], dist[4];
-    char what[96];
-    snprintf(what, sizeof(what), "%dx%d layout %d %d-bit", w, h, layout, bitdepth);
-    for (int i = 0; i < frames; i++) {
-        test_picture_alloc(&ref[i], w, h, layout, bitdepth, pad);
-        test_picture_alloc(&dist[i], w, h, layout, bitdepth, pad * 2 + 2);
-        test_picture_random(&ref[i]);
-        test_picture_noisy_copy(&dist[i], &ref[i], 1 + i * 20 + (1 << (bitdepth - 8)));
-    }
-    score_and_check(ref, dist, frames, depth, what);
-    for (int i = 0; i < frames; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dist[i]);
-    }
-}
-
-static void test_random_cases(void)
-{
-    static const int depths[] = {8, 10, 12, 9};
-    static const int layouts[] = {QGPU_LAYOUT_420, QGPU_LAYOUT_422, QGPU_LAYOUT_444};
-    test_seed(4242);
-    for (int c = 0; c < 12; c++) {
-        int layout = layouts[c % 3];
-        int w = test_rand_range(16, 260), h = test_rand_range(16, 180);
-        run_random(w, h, layout, depths[(c / 3) % 4], 1 + c % 4, 1 + c % 3,
-                   test_rand_range(0, 24));
-    }
-    /* the smallest sizes: one block per plane */
-    run_random(16, 16, QGPU_LAYOUT_420, 8, 1, 1, 0);
-    run_random(16, 8, QGPU_LAYOUT_422, 10, 2, 1, 3);
-    run_random(8, 8, QGPU_LAYOUT_444, 12, 1, 2, 0);
-    run_random(383, 287, QGPU_LAYOUT_420, 8, 2, 1, 0); /* odd: floor-size chroma */
+    test_picture_random(&clip->ref[frame]);
+    test_picture_noisy_copy(&clip->dist[frame], &clip->ref[frame],
+                            1 + frame * 20 + (1 << (clip->c->bitdepth - 8)));
 }
 
 /* Natural-ish content: smooth gradients plus texture, so that masking,
- * zero terms and large terms all occur; 1080p runs many chunks of the sum
- * through binade changes. Also checks that the test can see a sum that is
- * not libvmaf's: the exact (double) sum differs from the float one here. */
-static void test_large(void)
+ * zero terms and large terms all occur; at 1080p many chunks of the sum
+ * run through binade changes. */
+static void fill_gradient_pair(TestPicture *ref, TestPicture *dist)
 {
-    TestPicture ref, dist;
-    const int w = 1920, h = 1080;
-    test_seed(77);
-    test_picture_alloc(&ref, w, h, QGPU_LAYOUT_420, 8, 0);
-    test_picture_alloc(&dist, w, h, QGPU_LAYOUT_420, 8, 0);
+    int w = ref->pic.width, h = ref->pic.height;
     for (int p = 0; p < 3; p++)
-        for (int y = 0; y < test_plane_h(&ref.pic, p); y++)
-            for (int x = 0; x < test_plane_w(&ref.pic, p); x++) {
+        for (int y = 0; y < test_plane_h(&ref->pic, p); y++)
+            for (int x = 0; x < test_plane_w(&ref->pic, p); x++) {
                 int v = (x * 255 / w + y * 3 / 4 + ((x / 13 + y / 9) % 3) * 20) % 256;
                 int noisy = v + ((y > h / (p ? 4 : 2)) ? test_rand_range(-9, 9) : 0);
-                test_set_sample(&ref, p, x, y, (unsigned)v);
-                test_set_sample(&dist, p, x, y, (unsigned)(noisy < 0 ? 0 : noisy > 255 ? 255 : noisy));
+                test_set_sample(ref, p, x, y, (unsigned)v);
+                test_set_sample(dist, p, x, y,
+                                (unsigned)(noisy < 0 ? 0 : noisy > 255 ? 255 : noisy));
             }
+}
+
+static void fill_gradient(TestClip *clip, int frame)
+{
+    fill_gradient_pair(&clip->ref[frame], &clip->dist[frame]);
+}
+
+/* Full-scale 12-bit checkerboards, one the other's negative: the largest
+ * DCT coefficients. */
+static void fill_checkerboards(TestClip *clip, int frame)
+{
+    TestPicture *a = &clip->ref[frame], *b = &clip->dist[frame];
+    unsigned max = (1u << clip->c->bitdepth) - 1;
+    for (int p = 0; p < 3; p++)
+        for (int y = 0; y < test_plane_h(&a->pic, p); y++)
+            for (int x = 0; x < test_plane_w(&a->pic, p); x++) {
+                test_set_sample(a, p, x, y, ((x + y) & 1) ? max : 0);
+                test_set_sample(b, p, x, y, ((x + y) & 1) ? 0 : max);
+            }
+}
+
+static const char *const psnr_hvs_outputs[] = {"psnr_hvs_y", "psnr_hvs_cb", "psnr_hvs_cr",
+                                               "psnr_hvs", NULL};
+/* identical results: the same float operations in the same order */
+static const TestTolerance psnr_hvs_tol = {1e-9, 0, 0};
+static const int psnr_hvs_bitdepths[] = {8, 10, 12, 9, 0};
+
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, variant} */
+static const TestCase noise_cases[] = {
+    /* the smallest sizes: one block per plane */
+    {16, 16, QGPU_LAYOUT_420, 8, 1, 1, 0, 0},
+    {16, 8, QGPU_LAYOUT_422, 10, 2, 1, 3, 0},
+    {8, 8, QGPU_LAYOUT_444, 12, 1, 2, 0, 0},
+    {383, 287, QGPU_LAYOUT_420, 8, 2, 1, 0, 0}, /* odd: floor-size chroma */
+};
+static const TestCase large_cases[] = {{1920, 1080, QGPU_LAYOUT_420, 8, 2, 1, 0, 0}};
+static const TestCase checker_cases[] = {{64, 48, QGPU_LAYOUT_444, 12, 1, 1, 0, 0}};
+
+/* every subsampled layout (psnr_hvs needs colour) */
+static const TestRandom psnr_hvs_random = {.min_w = 16, .max_w = 260, .min_h = 16,
+                                           .max_h = 180, .layouts = 7,
+                                           .bitdepths = psnr_hvs_bitdepths, .max_frames = 3,
+                                           .max_depth = 4, .max_pad = 24};
+
+static const TestRow rows[] = {
+    {.name = "psnr_hvs", .spec = "psnr_hvs", .reference = psnr_hvs_reference,
+     .outputs = psnr_hvs_outputs, .tol = psnr_hvs_tol, .fill = fill_noisy,
+     .cases = noise_cases, .nb_cases = 4, .random = &psnr_hvs_random, .nb_random = 12},
+    {.name = "psnr_hvs_1080p", .spec = "psnr_hvs", .reference = psnr_hvs_reference,
+     .outputs = psnr_hvs_outputs, .tol = psnr_hvs_tol, .fill = fill_gradient,
+     .cases = large_cases, .nb_cases = 1},
+    {.name = "psnr_hvs_checkerboard", .spec = "psnr_hvs", .reference = psnr_hvs_reference,
+     .outputs = psnr_hvs_outputs, .tol = psnr_hvs_tol, .fill = fill_checkerboards,
+     .cases = checker_cases, .nb_cases = 1},
+};
+
+/* The test can see a sum that is not libvmaf's: on the 1080p content the
+ * exact (double) sum differs from the float one. */
+static void test_sum_order(void)
+{
+    TestPicture ref, dist;
     double seq[4], exact[4];
+    test_picture_alloc(&ref, 1920, 1080, QGPU_LAYOUT_420, 8, 0);
+    test_picture_alloc(&dist, 1920, 1080, QGPU_LAYOUT_420, 8, 0);
+    fill_gradient_pair(&ref, &dist);
     psnr_hvs_ref(&ref.pic, &dist.pic, PSNR_HVS_REF_SUM_FLOAT_SEQ, seq);
     psnr_hvs_ref(&ref.pic, &dist.pic, PSNR_HVS_REF_SUM_DOUBLE, exact);
     CHECK(fabs(seq[0] - exact[0]) > 1e-6, "1080p: float and double sums should differ (%.9f, %.9f)",
           seq[0], exact[0]);
-    score_and_check(&ref, &dist, 1, 2, "1920x1080 gradient");
     test_picture_free(&ref);
     test_picture_free(&dist);
 }
 
-/* Full-scale 12-bit checkerboards (largest DCT coefficients), and identical
- * pictures (mse 0: +inf dB, libvmaf prints null). */
-static void test_edges(void)
+/* Identical pictures: mse 0, +inf dB (libvmaf prints null). */
+static void test_identical(void)
 {
-    TestPicture a, b;
-    test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_444, 12, 0);
-    test_picture_alloc(&b, 64, 48, QGPU_LAYOUT_444, 12, 0);
-    for (int p = 0; p < 3; p++)
-        for (int y = 0; y < 48; y++)
-            for (int x = 0; x < 64; x++) {
-                test_set_sample(&a, p, x, y, ((x + y) & 1) ? 4095 : 0);
-                test_set_sample(&b, p, x, y, ((x + y) & 1) ? 0 : 4095);
-            }
-    score_and_check(&a, &b, 1, 1, "12-bit checkerboards");
-
-    QgpuContext *ctx = test_open(1);
-    unsigned frame;
-    double v = 0;
-    if (ctx) {
-        qgpu_enable_feature(ctx, "psnr_hvs");
-        CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit identical");
-        qgpu_flush(ctx);
-        CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect");
-        for (int k = 0; k < 4; k++)
-            CHECK(qgpu_get_score(ctx, 0, names[k], &v) == 0 && isinf(v) && v > 0,
-                  "identical pictures: %s = %f, want +inf", names[k], v);
-        qgpu_close(&ctx);
-    }
-    test_picture_free(&a);
-    test_picture_free(&b);
-}
-
-/* Submits one pair of the given geometry; returns the submit's status. */
-static int submit_one(int w, int h, int layout, int bitdepth, const char *spec, char *msg, size_t len)
-{
-    QgpuContext *ctx = test_open(1);
     TestPicture a;
-    int err;
-    if (!ctx)
-        return 1;
-    test_picture_alloc(&a, w, h, layout, bitdepth, 0);
-    err = qgpu_enable_feature(ctx, spec);
-    if (!err)
-        err = qgpu_submit(ctx, &a.pic, &a.pic);
-    snprintf(msg, len, "%s", qgpu_last_error(ctx));
-    test_picture_free(&a);
+    double v = 0;
+    test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_444, 12, 0);
+    test_picture_random(&a);
+    QgpuContext *ctx = test_score_pairs("psnr_hvs", 1, &a, &a, 1);
+    for (int k = 0; ctx && k < 4; k++)
+        CHECK(qgpu_get_score(ctx, 0, names[k], &v) == 0 && isinf(v) && v > 0,
+              "identical pictures: %s = %f, want +inf", names[k], v);
     qgpu_close(&ctx);
-    return err;
+    test_picture_free(&a);
 }
 
 static void test_errors(void)
 {
-    char msg[512];
-    int err = submit_one(64, 64, QGPU_LAYOUT_420, 16, "psnr_hvs", msg, sizeof(msg));
-    CHECK(err == QGPU_ERR_UNSUPPORTED && strstr(msg, "psnr_hvs") && strstr(msg, "12"),
-          "16-bit: %d %s", err, msg);
-    err = submit_one(64, 64, QGPU_LAYOUT_444, 13, "psnr_hvs", msg, sizeof(msg));
-    CHECK(err == QGPU_ERR_UNSUPPORTED, "13-bit: %d %s", err, msg);
-    err = submit_one(15, 16, QGPU_LAYOUT_420, 8, "psnr_hvs", msg, sizeof(msg));
-    CHECK(err == QGPU_ERR_UNSUPPORTED && strstr(msg, "psnr_hvs") && strstr(msg, "16x16"),
-          "15x16 4:2:0: %d %s", err, msg);
-    err = submit_one(8, 7, QGPU_LAYOUT_444, 8, "psnr_hvs", msg, sizeof(msg));
-    CHECK(err == QGPU_ERR_UNSUPPORTED && strstr(msg, "8x8"), "8x7 4:4:4: %d %s", err, msg);
-    err = submit_one(16, 16, QGPU_LAYOUT_400, 8, "psnr_hvs", msg, sizeof(msg));
-    CHECK(err == QGPU_ERR_UNSUPPORTED && strstr(msg, "psnr_hvs"), "4:0:0: %d %s", err, msg);
-    err = submit_one(16, 16, QGPU_LAYOUT_420, 8, "psnr_hvs=enable_chroma=true", msg, sizeof(msg));
-    CHECK(err == QGPU_ERR_BAD_OPTION, "unknown option: %d %s", err, msg);
+    test_expect_refused("psnr_hvs", 64, 64, QGPU_LAYOUT_420, 16, QGPU_ERR_UNSUPPORTED,
+                        "psnr_hvs", "12");
+    test_expect_refused("psnr_hvs", 64, 64, QGPU_LAYOUT_444, 13, QGPU_ERR_UNSUPPORTED,
+                        "psnr_hvs", NULL);
+    test_expect_refused("psnr_hvs", 15, 16, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "psnr_hvs", "16x16");
+    test_expect_refused("psnr_hvs", 8, 7, QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED, "8x8", NULL);
+    test_expect_refused("psnr_hvs", 16, 16, QGPU_LAYOUT_400, 8, QGPU_ERR_UNSUPPORTED,
+                        "psnr_hvs", NULL);
+    QgpuContext *ctx = test_open(1);
+    if (!ctx)
+        return;
+    CHECK(qgpu_enable_feature(ctx, "psnr_hvs=enable_chroma=true") == QGPU_ERR_BAD_OPTION,
+          "unknown option");
+    qgpu_close(&ctx);
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"psnr_hvs_sum_order", test_sum_order},
+    {"psnr_hvs_identical", test_identical},
+    {"psnr_hvs_errors", test_errors},
+};
+
+int main(int argc, char **argv)
 {
-    test_random_cases();
-    test_large();
-    test_edges();
-    test_errors();
-    return test_finish();
+    return test_main(argc, argv, rows, 3, extras, 3);
 }
