@@ -271,8 +271,9 @@ int test_main(int argc, char **argv, const TestRow *rows, int nb_rows, const Tes
     return list ? 0 : test_finish();
 }
 
-int test_main_both_paths(int argc, char **argv, const char *env, const TestRow *rows,
-                         int nb_rows, const TestExtra *extras, int nb_extras)
+int test_main_both_paths(int argc, char **argv, const char *env, const char *value0,
+                         const char *value1, const TestRow *rows, int nb_rows,
+                         const TestExtra *extras, int nb_extras)
 {
     if (test_parse_args(argc, argv)) { /* --list */
         test_run_rows(rows, nb_rows);
@@ -280,8 +281,8 @@ int test_main_both_paths(int argc, char **argv, const char *env, const TestRow *
         return 0;
     }
     for (int path = 0; path <= 1; path++) {
-        printf("%s=%d\n", env, path);
-        setenv(env, path ? "1" : "0", 1);
+        printf("%s=%s\n", env, path ? value1 : value0);
+        setenv(env, path ? value1 : value0, 1);
         test_run_rows(rows, nb_rows);
     }
     unsetenv(env);

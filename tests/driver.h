@@ -99,12 +99,14 @@ void test_run_extras(const TestExtra *extras, int nb_extras);
 int test_main(int argc, char **argv, const TestRow *rows, int nb_rows, const TestExtra *extras,
               int nb_extras);
 
-/* test_main for features with two arithmetic paths chosen by an
- * environment variable (QGPU_VIF_FP64, QGPU_ADM_FP64: the integer emulation
- * of libvmaf's doubles, and native doubles where the device has fp64): the
- * rows run with env=0, then with env=1. */
-int test_main_both_paths(int argc, char **argv, const char *env, const TestRow *rows,
-                         int nb_rows, const TestExtra *extras, int nb_extras);
+/* test_main for features with two kernel paths chosen by an environment
+ * variable (QGPU_VIF_FP64, QGPU_ADM_FP64: the integer emulation of
+ * libvmaf's doubles or native doubles; QGPU_CAMBI_CVALUES: sliding
+ * histograms or direct counts): the rows run with env=value0, then with
+ * env=value1, so that every device checks both. */
+int test_main_both_paths(int argc, char **argv, const char *env, const char *value0,
+                         const char *value1, const TestRow *rows, int nb_rows,
+                         const TestExtra *extras, int nb_extras);
 
 /* Fill functions for rows. noisy: random reference, distorted = reference
  * plus noise of amplitude 1 + 3 * frame. structured (luma; VIF/ADM):

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cambi_ref.h"
-#include "test_util.h"
+#include "driver.h"
 
 /* Banding-prone content: a slow 2-D ramp quantised into steps of one code
  * (at 10 bits), flat blocks, and a sprinkle of noise that breaks the mask
@@ -54,227 +54,184 @@ static void fill_source(TestPicture *dst, const TestPicture *src)
         }
 }
 
-static int nonzero_scores, scores_checked;
-
-typedef struct Case {
-    const char *spec;         /* feature spec for qgpu_enable_feature */
-    CambiRefOptions ref;      /* the same options for the reference */
-    int full_ref;
-    const char *name;         /* expected output name */
-} Case;
-
-static double expect_score(const CambiRefOptions *o, const QgpuPicture *p, int is_src)
+/* The distorted side banded (frame: more noise), the reference side a
+ * different quantisation of it; chroma random. */
+static void fill_cambi(TestClip *clip, int frame)
 {
-    double s = NAN;
-    int err = cambi_ref_score(o, p->data[0], p->stride[0], p->width, p->height, p->bitdepth,
-                              is_src, &s);
-    CHECK(err == 0, "reference refused %dx%d", p->width, p->height);
-    return s;
-}
-
-static void run_case(const Case *c, int w, int h, int layout, int bitdepth, int depth, int frames,
-                     int stride_pad)
-{
-    QgpuContext *ctx = test_open(depth);
-    TestPicture ref[6], dist[6];
-    unsigned got = 0, frame;
-    int n = 0;
-    if (!ctx)
-        return;
-    if (!CHECK(qgpu_enable_feature(ctx, c->spec) == 0, "enable %s: %s", c->spec,
-               qgpu_last_error(ctx)))
-        goto out;
-    for (int i = 0; i < frames; i++, n++) {
-        test_picture_alloc(&ref[i], w, h, layout, bitdepth, stride_pad);
-        test_picture_alloc(&dist[i], w, h, layout, bitdepth, stride_pad + 3);
-        test_picture_random(&ref[i]);
-        test_picture_random(&dist[i]);
-        fill_banded(&dist[i], i);
-        fill_source(&ref[i], &dist[i]);
-        int err = qgpu_submit(ctx, &ref[i].pic, &dist[i].pic);
-        if (!CHECK(err == 0, "submit %s %dx%d layout %d %d-bit: %s", c->spec, w, h, layout,
-                   bitdepth, qgpu_last_error(ctx))) {
-            n++;
-            goto out;
-        }
-        while (qgpu_collect(ctx, &frame, 0) == 1)
-            CHECK(frame == got++, "frames out of order");
-    }
-    CHECK(qgpu_flush(ctx) == 0, "flush");
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        CHECK(frame == got++, "frames out of order");
-    CHECK(got == (unsigned)frames, "collected %u of %d frames", got, frames);
-    for (int i = 0; i < frames && i < (int)got; i++) {
-        double d = expect_score(&c->ref, &dist[i].pic, 0);
-        double v = NAN;
-        scores_checked++;
-        nonzero_scores += d > 0.01;
-        if (getenv("CAMBI_TEST_VERBOSE"))
-            printf("%s %dx%d %d-bit frame %d: %.6f\n", c->spec, w, h, bitdepth, i, d);
-        int err = qgpu_get_score(ctx, i, c->name, &v);
-        CHECK(err == 0 && fabs(v - fmin(d, c->ref.max_val)) <= 1e-9,
-              "%s %dx%d layout %d %d-bit depth %d frame %d: %s %.9f vs %.9f", c->spec, w, h,
-              layout, bitdepth, depth, i, c->name, v, fmin(d, c->ref.max_val));
-        if (c->full_ref) {
-            char name[256];
-            double s = expect_score(&c->ref, &ref[i].pic, 1);
-            const char *suffix = c->name + strlen("cambi");
-            snprintf(name, sizeof(name), "cambi_source%s", suffix);
-            err = qgpu_get_score(ctx, i, name, &v);
-            CHECK(err == 0 && fabs(v - fmin(s, c->ref.max_val)) <= 1e-9,
-                  "%s frame %d: %s %.9f vs %.9f", c->spec, i, name, v, fmin(s, c->ref.max_val));
-            snprintf(name, sizeof(name), "cambi_full_reference%s", suffix);
-            err = qgpu_get_score(ctx, i, name, &v);
-            double fr = fmin(fmax(0.0, d - s), c->ref.max_val);
-            CHECK(err == 0 && fabs(v - fr) <= 1e-9, "%s frame %d: %s %.9f vs %.9f", c->spec, i,
-                  name, v, fr);
-        }
-    }
-out:
-    for (int i = 0; i < n; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dist[i]);
-    }
-    qgpu_close(&ctx);
-}
-
-static Case default_case(void)
-{
-    Case c;
-    memset(&c, 0, sizeof(c));
-    c.spec = "cambi";
-    c.name = "cambi";
-    cambi_ref_default_options(&c.ref);
-    return c;
-}
-
-static void test_random_cases(int ncases)
-{
-    static const int depths[] = {8, 10, 12, 16, 9};
-    Case c = default_case();
-    test_seed(4242);
-    for (int i = 0; i < ncases; i++) {
-        int layout = i % 4;
-        int bitdepth = depths[i % 5];
-        int w = test_rand_range(216, 420), h = test_rand_range(120, 300);
-        if (i & 1) { /* portrait */
-            int t = w;
-            w = h;
-            h = t;
-        }
-        run_case(&c, w, h, layout, bitdepth, 1 + i % 3, 1 + i % 3, test_rand_range(0, 40));
-    }
-    if (ncases < 7)
-        return;
-    run_case(&c, 383, 287, QGPU_LAYOUT_420, 8, 2, 2, 0); /* odd size */
-    run_case(&c, 216, 100, QGPU_LAYOUT_400, 8, 1, 1, 0); /* smallest accepted */
-}
-
-static void test_options(void)
-{
-    Case c;
-
-    /* the v1 model's options: high-res speed-up at 1080p, luminance floor, clip */
-    c = default_case();
-    c.spec = "cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17";
-    c.name = "cambi_hrs_1080_cmxv_17_vlt_0.06";
-    c.ref.high_res_speedup = 1080;
-    c.ref.vis_lum_threshold = 0.06;
-    c.ref.max_val = 17;
-    run_case(&c, 1920, 1080, QGPU_LAYOUT_420, 10, 2, 1, 0);
-    run_case(&c, 400, 300, QGPU_LAYOUT_420, 8, 1, 1, 0); /* below 1080p: no speed-up */
-
-    /* encode side: decimation to the coded size, anti-dithering by enc depth */
-    c = default_case();
-    c.spec = "cambi=encw=300:ench=200:encbd=8";
-    c.name = "cambi_encbd_8_ench_200_encw_300";
-    c.ref.enc_width = 300;
-    c.ref.enc_height = 200;
-    c.ref.enc_bitdepth = 8;
-    run_case(&c, 450, 300, QGPU_LAYOUT_420, 10, 1, 1, 5);
-    c.spec = "cambi=enc_bitdepth=10";
-    c.name = "cambi_encbd_10";
-    c.ref.enc_width = c.ref.enc_height = 0;
-    c.ref.enc_bitdepth = 10;
-    run_case(&c, 300, 240, QGPU_LAYOUT_444, 8, 1, 1, 0);
-
-    /* contrast range: every num_diffs variant of the kernel */
-    for (int mlc = 0; mlc <= 5; mlc += 2 + (mlc == 0)) { /* 0, 3, 5 */
-        static char spec[64], name[64];
-        c = default_case();
-        snprintf(spec, sizeof(spec), "cambi=mlc=%d", mlc);
-        snprintf(name, sizeof(name), "cambi_mlc_%d", mlc);
-        c.spec = spec;
-        c.name = name;
-        c.ref.max_log_contrast = mlc;
-        run_case(&c, 260, 220, QGPU_LAYOUT_420, 10, 1, 1, 0);
-    }
-
-    /* pooling, thresholds, window, eotf */
-    c = default_case();
-    c.spec = "cambi=topk=0.25:tvi_threshold=0.05:window_size=100:eotf=pq";
-    c.name = "cambi_eotf_pq_topk_0.25_tvit_0.05_ws_100";
-    c.ref.topk = 0.25;
-    c.ref.tvi_threshold = 0.05;
-    c.ref.window_size = 100;
-    c.ref.eotf_pq = 1;
-    run_case(&c, 320, 240, QGPU_LAYOUT_422, 12, 2, 2, 0);
-    c = default_case();
-    c.spec = "cambi=ctpk=1.0:ceot=pq:vlt=2";
-    c.name = "cambi_ceot_pq_ctpk_1_vlt_2";
-    c.ref.topk = 1.0;
-    c.ref.eotf_pq = 1;
-    c.ref.vis_lum_threshold = 2;
-    run_case(&c, 320, 240, QGPU_LAYOUT_420, 10, 1, 1, 0);
-    c = default_case();
-    c.spec = "cambi=topk=0.0001:cmxv=0.5";
-    c.name = "cambi_cmxv_0.5_topk_0.0001";
-    c.ref.topk = 0.0001;
-    c.ref.max_val = 0.5;
-    run_case(&c, 300, 230, QGPU_LAYOUT_420, 8, 1, 1, 0);
-
-    /* full reference, source at a smaller size */
-    c = default_case();
-    c.spec = "cambi=full_ref=true";
-    c.name = "cambi";
-    c.full_ref = 1;
-    run_case(&c, 330, 250, QGPU_LAYOUT_420, 8, 2, 2, 0);
-    c.spec = "cambi=full_ref=true:src_width=320:src_height=240";
-    c.name = "cambi_srch_240_srcw_320";
-    c.ref.src_width = 320;
-    c.ref.src_height = 240;
-    run_case(&c, 400, 300, QGPU_LAYOUT_420, 10, 1, 1, 0);
+    test_picture_random(&clip->ref[frame]);
+    test_picture_random(&clip->dist[frame]);
+    fill_banded(&clip->dist[frame], frame);
+    fill_source(&clip->ref[frame], &clip->dist[frame]);
 }
 
 /* Flat stripes far apart in value inside every 64-column tile: the sliding
  * kernel must fall back to direct counts there. */
-static void test_wide_range(void)
+static void fill_wide_range(TestClip *clip, int frame)
 {
-    QgpuContext *ctx = test_open(1);
-    TestPicture a;
-    unsigned frame;
-    double v = NAN, expect;
-    CambiRefOptions o;
-    if (!ctx)
-        return;
-    test_picture_alloc(&a, 320, 240, QGPU_LAYOUT_420, 10, 0);
-    test_picture_random(&a);
-    for (int y = 0; y < 240; y++)
-        for (int x = 0; x < 320; x++) {
+    TestPicture *a = &clip->dist[frame];
+    test_picture_random(a);
+    for (int y = 0; y < a->pic.height; y++)
+        for (int x = 0; x < a->pic.width; x++) {
             int base = (x / 20) & 1 ? 330 : 90;
-            test_set_sample(&a, 0, x, y, (unsigned)(base + y / 12 + (x % 20) / 7));
+            test_set_sample(a, 0, x, y, (unsigned)(base + y / 12 + (x % 20) / 7));
         }
-    cambi_ref_default_options(&o);
-    CHECK(cambi_ref_score(&o, a.pic.data[0], a.pic.stride[0], 320, 240, 10, 0, &expect) == 0,
-          "reference");
-    CHECK(qgpu_enable_feature(ctx, "cambi") == 0, "enable");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect");
-    CHECK(qgpu_get_score(ctx, 0, "cambi", &v) == 0 && fabs(v - expect) <= 1e-9 && expect > 0.01,
-          "wide value range: %.9f vs %.9f", v, expect);
-    test_picture_free(&a);
-    qgpu_close(&ctx);
+    test_picture_random(&clip->ref[frame]);
+    fill_source(&clip->ref[frame], a);
+}
+
+/* the banded pictures must exercise the c-values, not just the zero path */
+static int nonzero_scores, scores_checked;
+
+static int cambi_score(const CambiRefOptions *o, const QgpuPicture *p, int is_src, double *s)
+{
+    return cambi_ref_score(o, p->data[0], p->stride[0], p->width, p->height, p->bitdepth, is_src,
+                           s);
+}
+
+/* expect[] order: cambi; with full_ref (3 outputs) also cambi_source and
+ * cambi_full_reference; all clipped to max_val. */
+static int cambi_reference(const TestClip *clip, const void *arg, double *expect)
+{
+    const CambiRefOptions *o = arg;
+    for (int i = 0; i < clip->c->frames; i++) {
+        double d, src, *e = expect + i * clip->nb_outputs;
+        if (cambi_score(o, &clip->dist[i].pic, 0, &d))
+            return -1;
+        scores_checked++;
+        nonzero_scores += d > 0.01;
+        e[0] = fmin(d, o->max_val);
+        if (clip->nb_outputs < 3)
+            continue;
+        if (cambi_score(o, &clip->ref[i].pic, 1, &src))
+            return -1;
+        e[1] = fmin(src, o->max_val);
+        e[2] = fmin(fmax(0.0, d - src), o->max_val);
+    }
+    return 0;
+}
+
+static const char *const cambi_outputs[] = {"cambi", NULL};
+static const char *const full_ref_outputs[] = {"cambi", "cambi_source", "cambi_full_reference",
+                                               NULL};
+static const TestTolerance cambi_tol = {1e-9, 0, 0};
+static const int cambi_bitdepths[] = {8, 10, 12, 16, 9, 0};
+
+/* The rows' options: libvmaf's defaults with the row's changes (main). */
+static CambiRefOptions defaults, model_v1, enc, encbd, mlc0, mlc3, mlc5, pq, ctpk, cmxv, srcsize;
+
+static void init_options(void)
+{
+    cambi_ref_default_options(&defaults);
+    model_v1 = enc = encbd = mlc0 = mlc3 = mlc5 = pq = ctpk = cmxv = srcsize = defaults;
+    model_v1.high_res_speedup = 1080;
+    model_v1.vis_lum_threshold = 0.06;
+    model_v1.max_val = 17;
+    enc.enc_width = 300;
+    enc.enc_height = 200;
+    enc.enc_bitdepth = 8;
+    encbd.enc_bitdepth = 10;
+    mlc0.max_log_contrast = 0;
+    mlc3.max_log_contrast = 3;
+    mlc5.max_log_contrast = 5;
+    pq.topk = 0.25;
+    pq.tvi_threshold = 0.05;
+    pq.window_size = 100;
+    pq.eotf_pq = 1;
+    ctpk.topk = 1.0;
+    ctpk.eotf_pq = 1;
+    ctpk.vis_lum_threshold = 2;
+    cmxv.topk = 0.0001;
+    cmxv.max_val = 0.5;
+    srcsize.src_width = 320;
+    srcsize.src_height = 240;
+}
+
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, variant} */
+static const TestCase default_cases[] = {
+    {383, 287, QGPU_LAYOUT_420, 8, 2, 2, 0, 0}, /* odd size */
+    {216, 100, QGPU_LAYOUT_400, 8, 1, 1, 0, 0}, /* smallest accepted */
+};
+static const TestCase wide_range_cases[] = {{320, 240, QGPU_LAYOUT_420, 10, 1, 1, 0, 0}};
+static const TestCase v1_cases[] = {
+    {1920, 1080, QGPU_LAYOUT_420, 10, 2, 1, 0, 0},
+    {400, 300, QGPU_LAYOUT_420, 8, 1, 1, 0, 0}, /* below 1080p: no speed-up */
+};
+static const TestCase enc_cases[] = {{450, 300, QGPU_LAYOUT_420, 10, 1, 1, 5, 0}};
+static const TestCase encbd_cases[] = {{300, 240, QGPU_LAYOUT_444, 8, 1, 1, 0, 0}};
+static const TestCase mlc_cases[] = {{260, 220, QGPU_LAYOUT_420, 10, 1, 1, 0, 0}};
+static const TestCase pq_cases[] = {{320, 240, QGPU_LAYOUT_422, 12, 2, 2, 0, 0}};
+static const TestCase ctpk_cases[] = {{320, 240, QGPU_LAYOUT_420, 10, 1, 1, 0, 0}};
+static const TestCase cmxv_cases[] = {{300, 230, QGPU_LAYOUT_420, 8, 1, 1, 0, 0}};
+static const TestCase full_ref_cases[] = {{330, 250, QGPU_LAYOUT_420, 8, 2, 2, 0, 0}};
+static const TestCase srcsize_cases[] = {{400, 300, QGPU_LAYOUT_420, 10, 1, 1, 0, 0}};
+
+static const TestRandom landscape = {.min_w = 216, .max_w = 420, .min_h = 120, .max_h = 300,
+                                     .bitdepths = cambi_bitdepths, .max_frames = 3,
+                                     .max_depth = 3, .max_pad = 40};
+static const TestRandom portrait = {.min_w = 120, .max_w = 300, .min_h = 216, .max_h = 420,
+                                    .bitdepths = cambi_bitdepths, .max_frames = 3,
+                                    .max_depth = 3, .max_pad = 40};
+
+static const TestRow rows[] = {
+    {.name = "cambi", .spec = "cambi", .reference = cambi_reference, .ref_arg = &defaults,
+     .outputs = cambi_outputs, .tol = cambi_tol, .fill = fill_cambi, .cases = default_cases,
+     .nb_cases = 2, .random = &landscape, .nb_random = 4},
+    {.name = "cambi_portrait", .spec = "cambi", .reference = cambi_reference,
+     .ref_arg = &defaults, .outputs = cambi_outputs, .tol = cambi_tol, .fill = fill_cambi,
+     .random = &portrait, .nb_random = 3},
+    {.name = "cambi_wide_range", .spec = "cambi", .reference = cambi_reference,
+     .ref_arg = &defaults, .outputs = cambi_outputs, .tol = cambi_tol, .fill = fill_wide_range,
+     .cases = wide_range_cases, .nb_cases = 1},
+    /* the v1 model's options: high-res speed-up at 1080p, luminance floor, clip */
+    {.name = "cambi_v1",
+     .spec = "cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17",
+     .reference = cambi_reference, .ref_arg = &model_v1, .outputs = cambi_outputs,
+     .suffix = "_hrs_1080_cmxv_17_vlt_0.06", .tol = cambi_tol, .fill = fill_cambi,
+     .cases = v1_cases, .nb_cases = 2},
+    /* encode side: decimation to the coded size, anti-dithering by enc depth */
+    {.name = "cambi_enc", .spec = "cambi=encw=300:ench=200:encbd=8",
+     .reference = cambi_reference, .ref_arg = &enc, .outputs = cambi_outputs,
+     .suffix = "_encbd_8_ench_200_encw_300", .tol = cambi_tol, .fill = fill_cambi,
+     .cases = enc_cases, .nb_cases = 1},
+    {.name = "cambi_enc_bitdepth", .spec = "cambi=enc_bitdepth=10",
+     .reference = cambi_reference, .ref_arg = &encbd, .outputs = cambi_outputs,
+     .suffix = "_encbd_10", .tol = cambi_tol, .fill = fill_cambi, .cases = encbd_cases,
+     .nb_cases = 1},
+    /* contrast range: every num_diffs variant of the kernel */
+    {.name = "cambi_mlc_0", .spec = "cambi=mlc=0", .reference = cambi_reference,
+     .ref_arg = &mlc0, .outputs = cambi_outputs, .suffix = "_mlc_0", .tol = cambi_tol,
+     .fill = fill_cambi, .cases = mlc_cases, .nb_cases = 1},
+    {.name = "cambi_mlc_3", .spec = "cambi=mlc=3", .reference = cambi_reference,
+     .ref_arg = &mlc3, .outputs = cambi_outputs, .suffix = "_mlc_3", .tol = cambi_tol,
+     .fill = fill_cambi, .cases = mlc_cases, .nb_cases = 1},
+    {.name = "cambi_mlc_5", .spec = "cambi=mlc=5", .reference = cambi_reference,
+     .ref_arg = &mlc5, .outputs = cambi_outputs, .suffix = "_mlc_5", .tol = cambi_tol,
+     .fill = fill_cambi, .cases = mlc_cases, .nb_cases = 1},
+    /* pooling, thresholds, window, eotf */
+    {.name = "cambi_pq", .spec = "cambi=topk=0.25:tvi_threshold=0.05:window_size=100:eotf=pq",
+     .reference = cambi_reference, .ref_arg = &pq, .outputs = cambi_outputs,
+     .suffix = "_eotf_pq_topk_0.25_tvit_0.05_ws_100", .tol = cambi_tol, .fill = fill_cambi,
+     .cases = pq_cases, .nb_cases = 1},
+    {.name = "cambi_ctpk", .spec = "cambi=ctpk=1.0:ceot=pq:vlt=2", .reference = cambi_reference,
+     .ref_arg = &ctpk, .outputs = cambi_outputs, .suffix = "_ceot_pq_ctpk_1_vlt_2",
+     .tol = cambi_tol, .fill = fill_cambi, .cases = ctpk_cases, .nb_cases = 1},
+    {.name = "cambi_cmxv", .spec = "cambi=topk=0.0001:cmxv=0.5", .reference = cambi_reference,
+     .ref_arg = &cmxv, .outputs = cambi_outputs, .suffix = "_cmxv_0.5_topk_0.0001",
+     .tol = cambi_tol, .fill = fill_cambi, .cases = cmxv_cases, .nb_cases = 1},
+    /* full reference, source at a smaller size */
+    {.name = "cambi_full_ref", .spec = "cambi=full_ref=true", .reference = cambi_reference,
+     .ref_arg = &defaults, .outputs = full_ref_outputs, .tol = cambi_tol, .fill = fill_cambi,
+     .cases = full_ref_cases, .nb_cases = 1},
+    {.name = "cambi_full_ref_src", .spec = "cambi=full_ref=true:src_width=320:src_height=240",
+     .reference = cambi_reference, .ref_arg = &srcsize, .outputs = full_ref_outputs,
+     .suffix = "_srch_240_srcw_320", .tol = cambi_tol, .fill = fill_cambi,
+     .cases = srcsize_cases, .nb_cases = 1},
+};
+
+static void test_nonzero(void)
+{
+    CHECK(nonzero_scores * 4 >= scores_checked * 3, "only %d of %d scores are > 0.01",
+          nonzero_scores, scores_checked);
 }
 
 /* Two instances with different options in one context (the VMAF v1 model's
@@ -363,23 +320,18 @@ static void test_errors(void)
         CHECK(err == QGPU_ERR_BAD_OPTION, "src growing in one direction only: got %d", err);
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"cambi_two_instances", test_two_instances},
+    {"cambi_errors", test_errors},
+    {"cambi_nonzero", test_nonzero},
+};
+
+int main(int argc, char **argv)
 {
+    init_options();
     /* both c-value kernels on every device: the sliding histograms (the
      * default on CPUs) and the direct counts (the default on GPUs, and for
      * windows too large for the sliding kernel's tile) */
-    setenv("QGPU_CAMBI_CVALUES", "slide", 1);
-    test_random_cases(7);
-    test_wide_range();
-    setenv("QGPU_CAMBI_CVALUES", "direct", 1);
-    test_random_cases(3);
-    test_wide_range();
-    unsetenv("QGPU_CAMBI_CVALUES");
-    test_options();
-    test_two_instances();
-    test_errors();
-    /* the banded pictures must exercise the c-values, not just the zero path */
-    CHECK(nonzero_scores * 4 >= scores_checked * 3, "only %d of %d scores are > 0.01",
-          nonzero_scores, scores_checked);
-    return test_finish();
+    return test_main_both_paths(argc, argv, "QGPU_CAMBI_CVALUES", "slide", "direct", rows,
+                                sizeof(rows) / sizeof(rows[0]), extras, 3);
 }

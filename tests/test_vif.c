@@ -164,6 +164,6 @@ static const TestExtra extras[] = {
 int main(int argc, char **argv)
 {
     /* both paths of the kernels' double expressions (libqgpu/src/feature/) */
-    return test_main_both_paths(argc, argv, "QGPU_VIF_FP64", rows, sizeof(rows) / sizeof(rows[0]),
-                                extras, 2);
+    return test_main_both_paths(argc, argv, "QGPU_VIF_FP64", "0", "1", rows,
+                                sizeof(rows) / sizeof(rows[0]), extras, 2);
 }
