@@ -11,12 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "speed_ref.h"
-#include "test_util.h"
 
-#define SPEED_TOL 2e-5
-
-static double max_diff;
 static int nonzero; /* reference scores > 0 seen (the cases must not all be singular) */
 static const char *const base_names[3] = {"speed_chroma_u", "speed_chroma_v", "speed_chroma_uv"};
 
@@ -38,16 +35,6 @@ static void fill_flat_plane(TestPicture *t, int p)
     for (int y = 0; y < test_plane_h(&t->pic, p); y++)
         for (int x = 0; x < test_plane_w(&t->pic, p); x++)
             test_set_sample(t, p, x, y, 100u << (t->pic.bitdepth - 8));
-}
-
-static void spec_of(const SpeedRefOptions *o, char *spec, size_t len)
-{
-    snprintf(spec, len,
-             "speed_chroma=speed_kernelscale=%.9g:speed_prescale=%.9g:speed_prescale_method=%s:"
-             "speed_sigma_nn=%.9g:speed_nn_floor=%.9g:speed_max_val=%.9g:"
-             "speed_weight_var_mode=%d",
-             o->kernelscale, o->prescale, o->bilinear ? "bilinear" : "nearest", o->sigma_nn,
-             o->nn_floor, o->max_val, o->wvm);
 }
 
 /* Scores frames of (ref, dis) with spec; out[frame][3] by output index. */
@@ -87,85 +74,164 @@ static int score_frames(TestPicture *ref, TestPicture *dis, int frames, int dept
     return status;
 }
 
-static void run_case(int w, int h, int layout, int bitdepth, int depth, int frames, int pad,
-                     const SpeedRefOptions *o)
+static void fill_speed(TestClip *clip, int frame)
 {
-    TestPicture ref[3], dis[3];
-    double got[3][3], want[3];
-    char spec[512], err[512];
-    spec_of(o, spec, sizeof(spec));
-    for (int i = 0; i < frames; i++) {
-        test_picture_alloc(&ref[i], w, h, layout, bitdepth, pad);
-        test_picture_alloc(&dis[i], w, h, layout, bitdepth, pad + 4);
-        fill_content(&ref[i], i * 17 + w);
-        test_picture_noisy_copy(&dis[i], &ref[i], (2 + 6 * i) << (bitdepth - 8));
-    }
-    int status = score_frames(ref, dis, frames, depth, spec, got, err, sizeof(err));
-    if (CHECK(status == 0, "%dx%d layout %d %d-bit %s: %s", w, h, layout, bitdepth, spec, err)) {
-        for (int i = 0; i < frames; i++) {
-            if (!CHECK(speed_ref(&ref[i].pic, &dis[i].pic, o, want) == 0, "reference failed"))
-                break;
-            for (int k = 0; k < 3; k++) {
-                double d = fabs(got[i][k] - want[k]);
-                if (!(d <= max_diff))
-                    max_diff = isnan(d) ? INFINITY : d;
-                nonzero += want[k] > 0;
-                CHECK(d <= SPEED_TOL, "%dx%d layout %d %d-bit %s frame %d %s: %.9g vs ref %.9g", w,
-                      h, layout, bitdepth, spec, i, base_names[k], got[i][k], want[k]);
-            }
-        }
-    }
-    for (int i = 0; i < frames; i++) {
-        test_picture_free(&ref[i]);
-        test_picture_free(&dis[i]);
-    }
+    const TestCase *c = clip->c;
+    fill_content(&clip->ref[frame], frame * 17 + c->w);
+    test_picture_noisy_copy(&clip->dist[frame], &clip->ref[frame],
+                            (2 + 6 * frame) << (c->bitdepth - 8));
 }
 
-static void test_random_cases(void)
+static int speed_reference(const TestClip *clip, const void *arg, double *expect)
 {
-    static const int depths[] = {8, 10, 12, 16};
-    static const int layouts[] = {QGPU_LAYOUT_420, QGPU_LAYOUT_422, QGPU_LAYOUT_444};
-    static const double scales[] = {1.0, 0.5, 1.5, 2.0, 2.0 / 3.0};
-    static const double prescales[] = {1.0, 0.6, 0.5, 1.25, 0.8};
-    test_seed(1100);
-    for (int c = 0; c < 14; c++) {
-        SpeedRefOptions o;
-        speed_ref_defaults(&o);
-        int layout = layouts[c % 3];
-        if (c >= 3) {
-            o.kernelscale = scales[test_rand_range(0, 4)];
-            o.prescale = prescales[test_rand_range(0, 4)];
-            o.bilinear = test_rand_range(0, 1);
-            o.wvm = test_rand_range(0, 6);
-            o.sigma_nn = 0.1 + test_rand_range(0, 100) / 100.0;
-            o.nn_floor = test_rand_range(0, 10) / 10.0;
-            o.max_val = test_rand_range(0, 3) ? 1000.0 : 2.5;
-        }
-        /* enough 5x5-block positions for a regular covariance (operating
-         * size >= 12) */
-        int cw_min = (int)(200 / o.prescale) + 1, cw = test_rand_range(cw_min, cw_min + 120);
-        int ch = test_rand_range(cw_min, cw_min + 60);
-        int w = layout == QGPU_LAYOUT_444 ? cw : 2 * cw + test_rand_range(0, 1);
-        int h = layout == QGPU_LAYOUT_420 ? 2 * ch + test_rand_range(0, 1) : ch;
-        run_case(w, h, layout, depths[c % 4], 1 + c % 3, 1 + c % 3, test_rand_range(0, 9), &o);
+    for (int i = 0; i < clip->c->frames; i++) {
+        if (speed_ref(&clip->ref[i].pic, &clip->dist[i].pic, arg, expect + 3 * i))
+            return -1;
+        for (int k = 0; k < 3; k++)
+            nonzero += expect[3 * i + k] > 0;
     }
+    return 0;
+}
+
+static const char *const speed_outputs[] = {"speed_chroma_u", "speed_chroma_v",
+                                            "speed_chroma_uv", NULL};
+/* The device computes the same float operations as the reference (and
+ * libvmaf), so results are expected to be identical; the bound only leaves
+ * room for a device compiler that rounds differently. */
+static const TestTolerance speed_tol = {2e-5, 0, 0};
+
+/* The rows' options: libvmaf's defaults with the row's changes (main); the
+ * option rows take their values from the pools kernel scale {1, 0.5, 1.5,
+ * 2, 2/3 (inexact: the spec says 0.666666667)}, prescale {1, 0.6, 0.5,
+ * 1.25, 0.8}, nearest/bilinear, weight modes 0..6, sigma_nn, nn_floor,
+ * max_val {1000, 2.5}. */
+static SpeedRefOptions defaults, opt_a, opt_b, opt_c, opt_d, opt_e, v1, v1_ps06, v1_ps05;
+
+static void init_options(void)
+{
+    speed_ref_defaults(&defaults);
+    opt_a = opt_b = opt_c = opt_d = opt_e = v1 = defaults;
+    opt_a.kernelscale = 0.5;
+    opt_a.prescale = 1.25;
+    opt_a.wvm = 1;
+    opt_a.sigma_nn = 0.35;
+    opt_a.nn_floor = 0.3;
+    opt_b.kernelscale = 1.5;
+    opt_b.prescale = 0.8;
+    opt_b.bilinear = 1;
+    opt_b.wvm = 2;
+    opt_b.sigma_nn = 0.9;
+    opt_b.max_val = 2.5;
+    opt_c.kernelscale = 2.0;
+    opt_c.prescale = 0.6;
+    opt_c.wvm = 3;
+    opt_c.sigma_nn = 0.1;
+    opt_c.nn_floor = 1.0;
+    opt_d.kernelscale = 2.0 / 3.0;
+    opt_d.prescale = 0.5;
+    opt_d.bilinear = 1;
+    opt_d.wvm = 4;
+    opt_d.sigma_nn = 1.1;
+    opt_d.nn_floor = 0.5;
+    opt_d.max_val = 2.5;
+    opt_e.bilinear = 1;
+    opt_e.wvm = 6;
+    opt_e.sigma_nn = 0.6;
+    opt_e.nn_floor = 0.7;
     /* the v1 models' settings */
-    SpeedRefOptions o;
-    speed_ref_defaults(&o);
-    o.max_val = 45;
-    o.nn_floor = 0.1;
-    o.sigma_nn = 0.19;
-    o.wvm = 5;
-    run_case(400, 300, QGPU_LAYOUT_420, 8, 2, 2, 0, &o);
-    o.prescale = 0.6;
-    o.bilinear = 1;
-    run_case(560, 300, QGPU_LAYOUT_420, 10, 2, 1, 3, &o);
-    o.prescale = 0.5;
-    run_case(640, 360, QGPU_LAYOUT_420, 8, 1, 1, 0, &o);
+    v1.max_val = 45;
+    v1.nn_floor = 0.1;
+    v1.sigma_nn = 0.19;
+    v1.wvm = 5;
+    v1_ps06 = v1_ps05 = v1;
+    v1_ps06.prescale = 0.6;
+    v1_ps06.bilinear = 1;
+    v1_ps05.prescale = 0.5;
+    v1_ps05.bilinear = 1;
+}
+
+/* {w, h, layout, bitdepth, depth, frames, stride_pad, variant} */
+static const TestCase default_cases[] = {
     /* the smallest sizes libvmaf runs: 160x160 4:2:0 and 80x80 4:4:4 */
-    speed_ref_defaults(&o);
-    run_case(160, 160, QGPU_LAYOUT_420, 8, 1, 1, 0, &o);
-    run_case(80, 80, QGPU_LAYOUT_444, 8, 1, 1, 0, &o);
+    {160, 160, QGPU_LAYOUT_420, 8, 1, 1, 0, 0},
+    {80, 80, QGPU_LAYOUT_444, 8, 1, 1, 0, 0},
+};
+static const TestCase v1_cases[] = {{400, 300, QGPU_LAYOUT_420, 8, 2, 2, 0, 0}};
+static const TestCase v1_ps06_cases[] = {{560, 300, QGPU_LAYOUT_420, 10, 2, 1, 3, 0}};
+static const TestCase v1_ps05_cases[] = {{640, 360, QGPU_LAYOUT_420, 8, 1, 1, 0, 0}};
+
+/* Enough 5x5-block positions for a regular covariance (operating size >=
+ * 12): chroma at least 200 / prescale + 1 wide and high, so luma twice that
+ * (4:2:0; more than needed for the other layouts). No 4:0:0. */
+static const TestRandom ps1 = {.min_w = 402, .max_w = 642, .min_h = 402, .max_h = 522,
+                               .layouts = 7, .max_frames = 3, .max_depth = 3, .max_pad = 9};
+static const TestRandom ps125 = {.min_w = 322, .max_w = 562, .min_h = 322, .max_h = 442,
+                                 .layouts = 7, .max_frames = 3, .max_depth = 3, .max_pad = 9};
+static const TestRandom ps08 = {.min_w = 502, .max_w = 742, .min_h = 502, .max_h = 622,
+                                .layouts = 7, .max_frames = 3, .max_depth = 3, .max_pad = 9};
+static const TestRandom ps06 = {.min_w = 668, .max_w = 908, .min_h = 668, .max_h = 788,
+                                .layouts = 7, .max_frames = 3, .max_depth = 3, .max_pad = 9};
+static const TestRandom ps05 = {.min_w = 802, .max_w = 1042, .min_h = 802, .max_h = 922,
+                                .layouts = 7, .max_frames = 3, .max_depth = 3, .max_pad = 9};
+
+static const TestRow rows[] = {
+    {.name = "speed_chroma", .spec = "speed_chroma", .reference = speed_reference,
+     .ref_arg = &defaults, .outputs = speed_outputs, .tol = speed_tol, .fill = fill_speed,
+     .cases = default_cases, .nb_cases = 2, .random = &ps1, .nb_random = 4},
+    {.name = "speed_chroma_a",
+     .spec = "speed_chroma=speed_kernelscale=0.5:speed_prescale=1.25:speed_weight_var_mode=1:"
+             "speed_sigma_nn=0.35:speed_nn_floor=0.3",
+     .reference = speed_reference, .ref_arg = &opt_a, .outputs = speed_outputs,
+     .suffix = "_ks_0.5_nnf_0.3_ps_1.25_snn_0.35_wvm_1", .tol = speed_tol, .fill = fill_speed,
+     .random = &ps125, .nb_random = 3},
+    {.name = "speed_chroma_b",
+     .spec = "speed_chroma=speed_kernelscale=1.5:speed_prescale=0.8:"
+             "speed_prescale_method=bilinear:speed_weight_var_mode=2:speed_sigma_nn=0.9:"
+             "speed_nn_floor=0:speed_max_val=2.5",
+     .reference = speed_reference, .ref_arg = &opt_b, .outputs = speed_outputs,
+     .suffix = "_ks_1.5_mxv_2.5_ps_0.8_psm_bilinear_snn_0.9_wvm_2", .tol = speed_tol,
+     .fill = fill_speed, .random = &ps08, .nb_random = 2},
+    {.name = "speed_chroma_c",
+     .spec = "speed_chroma=speed_kernelscale=2:speed_prescale=0.6:speed_weight_var_mode=3:"
+             "speed_sigma_nn=0.1:speed_nn_floor=1",
+     .reference = speed_reference, .ref_arg = &opt_c, .outputs = speed_outputs,
+     .suffix = "_ks_2_nnf_1_ps_0.6_snn_0.1_wvm_3", .tol = speed_tol, .fill = fill_speed,
+     .random = &ps06, .nb_random = 2},
+    {.name = "speed_chroma_d",
+     .spec = "speed_chroma=speed_kernelscale=0.666666667:speed_prescale=0.5:"
+             "speed_prescale_method=bilinear:speed_weight_var_mode=4:speed_sigma_nn=1.1:"
+             "speed_nn_floor=0.5:speed_max_val=2.5",
+     .reference = speed_reference, .ref_arg = &opt_d, .outputs = speed_outputs,
+     .suffix = "_ks_0.666667_mxv_2.5_nnf_0.5_ps_0.5_psm_bilinear_snn_1.1_wvm_4",
+     .tol = speed_tol, .fill = fill_speed, .random = &ps05, .nb_random = 2},
+    {.name = "speed_chroma_e",
+     .spec = "speed_chroma=speed_prescale_method=bilinear:speed_weight_var_mode=6:"
+             "speed_sigma_nn=0.6:speed_nn_floor=0.7",
+     .reference = speed_reference, .ref_arg = &opt_e, .outputs = speed_outputs,
+     .suffix = "_nnf_0.7_psm_bilinear_snn_0.6_wvm_6", .tol = speed_tol, .fill = fill_speed,
+     .random = &ps1, .nb_random = 2},
+    {.name = "speed_chroma_v1",
+     .spec = "speed_chroma=speed_max_val=45:speed_nn_floor=0.1:speed_sigma_nn=0.19:"
+             "speed_weight_var_mode=5",
+     .reference = speed_reference, .ref_arg = &v1, .outputs = speed_outputs,
+     .suffix = "_mxv_45_nnf_0.1_snn_0.19_wvm_5", .tol = speed_tol, .fill = fill_speed,
+     .cases = v1_cases, .nb_cases = 1},
+    {.name = "speed_chroma_v1_ps06",
+     .spec = "speed_chroma=speed_max_val=45:speed_nn_floor=0.1:speed_sigma_nn=0.19:"
+             "speed_weight_var_mode=5:speed_prescale=0.6:speed_prescale_method=bilinear",
+     .reference = speed_reference, .ref_arg = &v1_ps06, .outputs = speed_outputs,
+     .suffix = "_mxv_45_nnf_0.1_ps_0.6_psm_bilinear_snn_0.19_wvm_5", .tol = speed_tol,
+     .fill = fill_speed, .cases = v1_ps06_cases, .nb_cases = 1},
+    {.name = "speed_chroma_v1_ps05",
+     .spec = "speed_chroma=speed_max_val=45:speed_nn_floor=0.1:speed_sigma_nn=0.19:"
+             "speed_weight_var_mode=5:speed_prescale=0.5:speed_prescale_method=bilinear",
+     .reference = speed_reference, .ref_arg = &v1_ps05, .outputs = speed_outputs,
+     .suffix = "_mxv_45_nnf_0.1_ps_0.5_psm_bilinear_snn_0.19_wvm_5", .tol = speed_tol,
+     .fill = fill_speed, .cases = v1_ps05_cases, .nb_cases = 1},
+};
+
+static void test_nonzero(void)
+{
     CHECK(nonzero >= 40, "only %d non-zero reference scores", nonzero);
 }
 
@@ -204,7 +270,6 @@ static void test_estimate_bits(void)
 {
     static const float amps[] = {1e-3f, 0.05f, 1.0f, 7.5f, 300.0f};
     int regular = 0, cases = 0;
-    test_seed(1200);
     for (int c = 0; c < 60; c++) {
         SpeedGeometry g;
         int kind = c % 10 == 3 ? 1 : c % 10 == 7 ? 2 : c % 10 == 9 ? 3 : 0;
@@ -249,7 +314,6 @@ static void test_frames_in_flight(void)
     static double want[FRAMES][3], got[FRAMES][3];
     SpeedRefOptions o;
     speed_ref_defaults(&o);
-    test_seed(1300);
     for (int i = 0; i < FRAMES; i++) {
         test_picture_alloc(&ref[i], 640, 480, QGPU_LAYOUT_420, 8, 0);
         test_picture_alloc(&dis[i], 640, 480, QGPU_LAYOUT_420, 8, 0);
@@ -295,7 +359,6 @@ static void test_shift10(void)
 {
     TestPicture r8, d8, r10, d10;
     double a[1][3] = {{NAN, NAN, NAN}}, b[1][3] = {{NAN, NAN, NAN}};
-    test_seed(7);
     test_picture_alloc(&r8, 640, 480, QGPU_LAYOUT_420, 8, 0);
     test_picture_alloc(&d8, 640, 480, QGPU_LAYOUT_420, 8, 0);
     test_picture_alloc(&r10, 640, 480, QGPU_LAYOUT_420, 10, 0);
@@ -327,7 +390,6 @@ static void test_singular(void)
     double got[1][3], want[3];
     SpeedRefOptions o;
     speed_ref_defaults(&o);
-    test_seed(8);
     test_picture_alloc(&r, 640, 480, QGPU_LAYOUT_420, 8, 0);
     test_picture_alloc(&d, 640, 480, QGPU_LAYOUT_420, 8, 0);
     fill_content(&r, 1);
@@ -356,7 +418,6 @@ static void test_names(void)
     double v = NAN;
     if (!ctx)
         return;
-    test_seed(9);
     test_picture_alloc(&r, 640, 360, QGPU_LAYOUT_444, 8, 0);
     test_picture_alloc(&d, 640, 360, QGPU_LAYOUT_444, 8, 0);
     fill_content(&r, 2);
@@ -430,15 +491,18 @@ static void test_errors(void)
     CHECK(s == QGPU_ERR_BAD_OPTION, "snn 0.05: %d %s", s, msg);
 }
 
-int main(void)
+static const TestExtra extras[] = {
+    {"speed_chroma_nonzero", test_nonzero},
+    {"speed_chroma_estimate_bits", test_estimate_bits},
+    {"speed_chroma_frames_in_flight", test_frames_in_flight},
+    {"speed_chroma_shift10", test_shift10},
+    {"speed_chroma_singular", test_singular},
+    {"speed_chroma_names", test_names},
+    {"speed_chroma_errors", test_errors},
+};
+
+int main(int argc, char **argv)
 {
-    test_estimate_bits();
-    test_frames_in_flight();
-    test_random_cases();
-    test_shift10();
-    test_singular();
-    test_names();
-    test_errors();
-    printf("max |device - reference| %.3g\n", max_diff);
-    return test_finish();
+    init_options();
+    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 7);
 }
