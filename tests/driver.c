@@ -290,6 +290,23 @@ int test_main_both_paths(int argc, char **argv, const char *env, const char *val
     return test_finish();
 }
 
+int test_luma(const TestClip *clip, int frame, TestLuma *l)
+{
+    l->ref = test_luma_copy(&clip->ref[frame].pic);
+    l->dist = test_luma_copy(&clip->dist[frame].pic);
+    if (l->ref && l->dist)
+        return 0;
+    test_luma_free(l);
+    return -1;
+}
+
+void test_luma_free(TestLuma *l)
+{
+    free(l->ref);
+    free(l->dist);
+    l->ref = l->dist = NULL;
+}
+
 void test_fill_noisy(TestClip *clip, int frame)
 {
     test_picture_random(&clip->ref[frame]);
@@ -380,6 +397,19 @@ void test_expect_lookahead(const char *spec, int needed)
                   needed, r);
     }
     test_picture_free(&a);
+    qgpu_close(&ctx);
+}
+
+void test_expect_bad_options(const char *const *specs)
+{
+    QgpuContext *ctx = test_open(1);
+    if (!ctx)
+        return;
+    for (int i = 0; specs[i]; i++) {
+        int err = qgpu_enable_feature(ctx, specs[i]);
+        CHECK(err == QGPU_ERR_BAD_OPTION, "%s must be refused at enable (got %d: %s)", specs[i],
+              err, qgpu_last_error(ctx));
+    }
     qgpu_close(&ctx);
 }
 

@@ -108,6 +108,15 @@ int test_main_both_paths(int argc, char **argv, const char *env, const char *val
                          const char *value1, const TestRow *rows, int nb_rows,
                          const TestExtra *extras, int nb_extras);
 
+/* Frame `frame`'s luma planes packed without padding (what the references
+ * take): malloc'ed, freed by test_luma_free. Returns 0, or -1 when out of
+ * memory (nothing to free then). */
+typedef struct TestLuma {
+    void *ref, *dist;
+} TestLuma;
+int test_luma(const TestClip *clip, int frame, TestLuma *l);
+void test_luma_free(TestLuma *l);
+
 /* Fill functions for rows. noisy: random reference, distorted = reference
  * plus noise of amplitude 1 + 3 * frame. structured (luma; VIF/ADM):
  * every third frame random, else test_picture_structured of kind
@@ -129,6 +138,10 @@ QgpuContext *test_score_pairs(const char *spec, int depth, const TestPicture *re
  * must not be final (collect with wait returns 0) before `needed` frames
  * are submitted, and must be once they are. */
 void test_expect_lookahead(const char *spec, int needed);
+/* Extras' helper: every spec of the NULL-terminated list must be refused
+ * at enable with QGPU_ERR_BAD_OPTION (out-of-range or malformed values,
+ * unknown options). */
+void test_expect_bad_options(const char *const *specs);
 /* Extras' helper: spec enabled, submitting a random w x h picture (layout,
  * bitdepth) must fail with `code` and a message holding both words (word2
  * may be NULL). */

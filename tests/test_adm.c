@@ -93,10 +93,11 @@ static int adm_reference(const TestClip *clip, const void *arg, double *expect)
     for (int i = 0; i < c->frames; i++) {
         AdmRefResult r;
         double *e = expect + i * clip->nb_outputs;
-        void *a = test_luma_copy(&clip->ref[i].pic), *b = test_luma_copy(&clip->dist[i].pic);
-        int err = !a || !b || adm_ref_compute(a, b, c->w, c->w, c->h, c->bitdepth, arg, &r);
-        free(a);
-        free(b);
+        TestLuma l;
+        if (test_luma(clip, i, &l))
+            return -1;
+        int err = adm_ref_compute(l.ref, l.dist, c->w, c->w, c->h, c->bitdepth, arg, &r);
+        test_luma_free(&l);
         if (err)
             return -1;
         e[0] = r.adm2;
@@ -233,15 +234,10 @@ static void test_flat(void)
 
 static void test_errors(void)
 {
-    QgpuContext *ctx = test_open(1);
-    if (ctx) {
-        CHECK(qgpu_enable_feature(ctx, "adm=adm_enhn_gain_limit=0.5") == QGPU_ERR_BAD_OPTION,
-              "egl below 1");
-        CHECK(qgpu_enable_feature(ctx, "adm=adm_csf_mode=4") == QGPU_ERR_BAD_OPTION, "csf 4");
-        CHECK(qgpu_enable_feature(ctx, "adm=nvd=abc") == QGPU_ERR_BAD_OPTION, "nvd text");
-        CHECK(qgpu_enable_feature(ctx, "adm=no_such=1") == QGPU_ERR_BAD_OPTION, "unknown");
-        qgpu_close(&ctx);
-    }
+    /* egl below 1, csf 4, nvd text, an unknown option */
+    static const char *const bad[] = {"adm=adm_enhn_gain_limit=0.5", "adm=adm_csf_mode=4",
+                                      "adm=nvd=abc", "adm=no_such=1", NULL};
+    test_expect_bad_options(bad);
     test_expect_refused("adm", 32, 100, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "too small",
                         NULL);
     test_expect_refused("adm", 100, 20, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "33", NULL);

@@ -46,10 +46,11 @@ static int float_adm_reference(const TestClip *clip, const void *arg, double *ex
     for (int i = 0; i < c->frames; i++) {
         FloatAdmRefResult r;
         double *e = expect + i * clip->nb_outputs;
-        void *a = test_luma_copy(&clip->ref[i].pic), *b = test_luma_copy(&clip->dist[i].pic);
-        int err = !a || !b || float_adm_ref_compute(a, b, c->w, c->h, c->w, c->bitdepth, arg, &r);
-        free(a);
-        free(b);
+        TestLuma l;
+        if (test_luma(clip, i, &l))
+            return -1;
+        int err = float_adm_ref_compute(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth, arg, &r);
+        test_luma_free(&l);
         if (err)
             return -1;
         e[0] = r.adm2;
@@ -195,35 +196,16 @@ static void test_flat(void)
 
 static void test_errors(void)
 {
-    QgpuContext *ctx = test_open(1);
-    TestPicture a;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "float_adm=adm_enhn_gain_limit=0.5") == QGPU_ERR_BAD_OPTION,
-          "egl below 1");
-    CHECK(qgpu_enable_feature(ctx, "float_adm=apn=25") == QGPU_ERR_BAD_OPTION, "apn above 20");
-    CHECK(qgpu_enable_feature(ctx, "float_adm=sasc=4") == QGPU_ERR_BAD_OPTION, "sasc above 3");
-    CHECK(qgpu_enable_feature(ctx, "float_adm=f1s0=11") == QGPU_ERR_BAD_OPTION, "f1s0 above 10");
-    CHECK(qgpu_enable_feature(ctx, "float_adm=rdh=2160") == QGPU_ERR_BAD_OPTION,
-          "rdh is integer adm's alias, float_adm's is rdf");
-    CHECK(qgpu_enable_feature(ctx, "float_adm") == 0, "enable");
-    test_picture_alloc(&a, 31, 64, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == QGPU_ERR_UNSUPPORTED, "31 wide is too small");
-    CHECK(strstr(qgpu_last_error(ctx), "float_adm") != NULL, "message names the metric: %s",
-          qgpu_last_error(ctx));
-    test_picture_free(&a);
-    qgpu_close(&ctx);
-
-    ctx = test_open(1);
-    if (!ctx)
-        return;
-    test_picture_alloc(&a, 64, 64, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    CHECK(qgpu_enable_feature(ctx, "float_adm=adm_csf_mode=1") == 0, "enable csf 1");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == QGPU_ERR_UNSUPPORTED, "csf 1 unsupported");
-    test_picture_free(&a);
-    qgpu_close(&ctx);
+    /* egl below 1, apn above 20, sasc above 3, f1s0 above 10; rdh is integer
+     * adm's alias, float_adm's is rdf */
+    static const char *const bad[] = {"float_adm=adm_enhn_gain_limit=0.5", "float_adm=apn=25",
+                                      "float_adm=sasc=4", "float_adm=f1s0=11",
+                                      "float_adm=rdh=2160", NULL};
+    test_expect_bad_options(bad);
+    test_expect_refused("float_adm", 31, 64, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_adm", NULL);
+    test_expect_refused("float_adm=adm_csf_mode=1", 64, 64, QGPU_LAYOUT_420, 8,
+                        QGPU_ERR_UNSUPPORTED, "float_adm", NULL);
 }
 
 static const TestExtra extras[] = {

@@ -33,11 +33,12 @@ static int float_vif_reference(const TestClip *clip, const void *arg, double *ex
     for (int i = 0; i < c->frames; i++) {
         FloatVifRefResult r;
         double *e = expect + i * clip->nb_outputs, tn = 0, td = 0;
-        void *a = test_luma_copy(&clip->ref[i].pic), *b = test_luma_copy(&clip->dist[i].pic);
-        int err = !a || !b ||
-                  float_vif_ref_compute(a, b, c->w, c->h, c->w, c->bitdepth, o->egl, o->snsq, &r);
-        free(a);
-        free(b);
+        TestLuma l;
+        if (test_luma(clip, i, &l))
+            return -1;
+        int err = float_vif_ref_compute(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth, o->egl,
+                                        o->snsq, &r);
+        test_luma_free(&l);
         if (err)
             return -1;
         for (int s = 0; s < 4; s++)
@@ -150,47 +151,21 @@ static void test_min_val(void)
 
 static void test_errors(void)
 {
-    QgpuContext *ctx = test_open(1);
-    TestPicture a;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "float_vif=vif_enhn_gain_limit=0.5") == QGPU_ERR_BAD_OPTION,
-          "egl below 1");
-    CHECK(qgpu_enable_feature(ctx, "float_vif=snsq=6") == QGPU_ERR_BAD_OPTION, "snsq above 5");
-    CHECK(qgpu_enable_feature(ctx, "float_vif=no_such=1") == QGPU_ERR_BAD_OPTION, "unknown");
-    CHECK(qgpu_enable_feature(ctx, "float_vif") == 0, "enable");
-    test_picture_alloc(&a, 15, 64, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == QGPU_ERR_UNSUPPORTED, "15 wide is too small");
-    CHECK(strstr(qgpu_last_error(ctx), "float_vif") != NULL, "message names the metric: %s",
-          qgpu_last_error(ctx));
-    test_picture_free(&a);
-    qgpu_close(&ctx);
-
+    /* egl below 1, snsq above 5, an unknown option */
+    static const char *const bad[] = {"float_vif=vif_enhn_gain_limit=0.5", "float_vif=snsq=6",
+                                      "float_vif=no_such=1", NULL};
     static const char *const unsupported[] = {"float_vif=vif_kernelscale=0.5",
                                               "float_vif=vif_prescale=0.5",
                                               "float_vif=vif_skip_scale0=true"};
-    for (int i = 0; i < 3; i++) {
-        ctx = test_open(1);
-        if (!ctx)
-            return;
-        test_picture_alloc(&a, 64, 64, QGPU_LAYOUT_420, 8, 0);
-        test_picture_random(&a);
-        CHECK(qgpu_enable_feature(ctx, unsupported[i]) == 0, "enable %s", unsupported[i]);
-        CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == QGPU_ERR_UNSUPPORTED, "%s unsupported",
-              unsupported[i]);
-        test_picture_free(&a);
-        qgpu_close(&ctx);
-    }
-    ctx = test_open(1);
-    if (!ctx)
-        return;
-    test_picture_alloc(&a, 64, 64, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    CHECK(qgpu_enable_feature(ctx, "float_vif=vif_prescale_method=cubic") == 0, "enable pm");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == QGPU_ERR_BAD_OPTION, "pm=cubic is not a method");
-    test_picture_free(&a);
-    qgpu_close(&ctx);
+    test_expect_bad_options(bad);
+    test_expect_refused("float_vif", 15, 64, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_vif", NULL);
+    for (int i = 0; i < 3; i++)
+        test_expect_refused(unsupported[i], 64, 64, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                            "float_vif", NULL);
+    /* cubic is not a prescale method */
+    test_expect_refused("float_vif=vif_prescale_method=cubic", 64, 64, QGPU_LAYOUT_420, 8,
+                        QGPU_ERR_BAD_OPTION, "float_vif", NULL);
 }
 
 static const TestExtra extras[] = {
