@@ -349,6 +349,13 @@ void test_fill_moving(TestClip *clip, int frame)
         }
 }
 
+void test_fill_flat_luma(TestPicture *t, unsigned v)
+{
+    for (int y = 0; y < t->pic.height; y++)
+        for (int x = 0; x < t->pic.width; x++)
+            test_set_sample(t, 0, x, y, v);
+}
+
 QgpuContext *test_score_pairs(const char *spec, int depth, const TestPicture *ref,
                               const TestPicture *dist, int n)
 {

@@ -128,6 +128,8 @@ void test_fill_structured(TestClip *clip, int frame);
  * by frame * variant pixels plus a little noise, every fourth frame a
  * repeat of the one before (motion 0); chroma and distorted random. */
 void test_fill_moving(TestClip *clip, int frame);
+/* Every luma sample of t set to v. */
+void test_fill_flat_luma(TestPicture *t, unsigned v);
 
 /* Extras' helper: a context of the given pipeline depth with spec enabled
  * (several specs separated by spaces) that has scored the n pairs, flushed

@@ -238,36 +238,31 @@ static void test_nonzero(void)
  * and the default one) keep separate state. */
 static void test_two_instances(void)
 {
-    QgpuContext *ctx = test_open(2);
-    TestPicture a;
-    unsigned frame;
+    TestPicture a[2];
     double v1 = NAN, v2 = NAN, e1, e2;
     CambiRefOptions o;
-    if (!ctx)
+    test_picture_alloc(&a[0], 400, 300, QGPU_LAYOUT_420, 8, 0);
+    test_picture_random(&a[0]);
+    fill_banded(&a[0], 1);
+    a[1] = a[0]; /* the same pictures twice */
+    QgpuContext *ctx = test_score_pairs("cambi cambi=hrs=1080:vlt=0.06:cmxv=30:mlc=3", 2, a, a, 2);
+    if (!ctx) {
+        test_picture_free(&a[0]);
         return;
-    test_picture_alloc(&a, 400, 300, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&a);
-    fill_banded(&a, 1);
-    CHECK(qgpu_enable_feature(ctx, "cambi") == 0, "enable");
-    CHECK(qgpu_enable_feature(ctx, "cambi=hrs=1080:vlt=0.06:cmxv=30:mlc=3") == 0, "enable 2");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        ;
+    }
     cambi_ref_default_options(&o);
-    cambi_ref_score(&o, a.pic.data[0], a.pic.stride[0], 400, 300, 8, 0, &e1);
+    cambi_score(&o, &a[0].pic, 0, &e1);
     o.high_res_speedup = 1080;
     o.vis_lum_threshold = 0.06;
     o.max_log_contrast = 3;
-    cambi_ref_score(&o, a.pic.data[0], a.pic.stride[0], 400, 300, 8, 0, &e2);
+    cambi_score(&o, &a[0].pic, 0, &e2);
     e2 = fmin(e2, 30.0);
     CHECK(qgpu_get_score(ctx, 1, "cambi", &v1) == 0 && fabs(v1 - e1) <= 1e-9,
           "default instance %.9f vs %.9f", v1, e1);
     CHECK(qgpu_get_score(ctx, 1, "cambi_hrs_1080_cmxv_30_vlt_0.06_mlc_3", &v2) == 0 &&
               fabs(v2 - e2) <= 1e-9,
           "second instance %.9f vs %.9f", v2, e2);
-    test_picture_free(&a);
+    test_picture_free(&a[0]);
     qgpu_close(&ctx);
 }
 

@@ -173,23 +173,16 @@ static const TestRow rows[] = {
  * are the noise constant alone: adm2 = 1, aim = 0, adm3 = 1. */
 static void test_flat(void)
 {
-    QgpuContext *ctx = test_open(1);
     TestPicture a;
-    unsigned frame;
     double v = 0;
-    if (!ctx)
-        return;
     test_picture_alloc(&a, 64, 40, QGPU_LAYOUT_420, 8, 0);
-    for (int y = 0; y < 40; y++)
-        for (int x = 0; x < 64; x++)
-            test_set_sample(&a, 0, x, y, 77);
-    CHECK(qgpu_enable_feature(ctx, "float_adm") == 0, "enable");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect");
-    CHECK(qgpu_get_score(ctx, 0, "adm2", &v) == 0 && fabs(v - 1.0) < 1e-7, "adm2 %.9f", v);
-    CHECK(qgpu_get_score(ctx, 0, "aim", &v) == 0 && v == 0.0, "aim %.9f", v);
-    CHECK(qgpu_get_score(ctx, 0, "adm3", &v) == 0 && fabs(v - 1.0) < 1e-7, "adm3 %.9f", v);
+    test_fill_flat_luma(&a, 77);
+    QgpuContext *ctx = test_score_pairs("float_adm", 1, &a, &a, 1);
+    if (ctx) {
+        CHECK(qgpu_get_score(ctx, 0, "adm2", &v) == 0 && fabs(v - 1.0) < 1e-7, "adm2 %.9f", v);
+        CHECK(qgpu_get_score(ctx, 0, "aim", &v) == 0 && v == 0.0, "aim %.9f", v);
+        CHECK(qgpu_get_score(ctx, 0, "adm3", &v) == 0 && fabs(v - 1.0) < 1e-7, "adm3 %.9f", v);
+    }
     test_picture_free(&a);
     qgpu_close(&ctx);
 }

@@ -98,52 +98,38 @@ static const TestRow rows[] = {
  * with sigma2^2 = 0, so every term is 1 and every scale is exactly 1. */
 static void test_identical(void)
 {
-    QgpuContext *ctx = test_open(1);
     TestPicture a;
-    unsigned frame;
     double v = 0;
-    if (!ctx)
-        return;
     test_picture_alloc(&a, 64, 40, QGPU_LAYOUT_420, 8, 0);
-    for (int y = 0; y < 40; y++)
-        for (int x = 0; x < 64; x++)
-            test_set_sample(&a, 0, x, y, 77);
-    CHECK(qgpu_enable_feature(ctx, "float_vif=debug=true") == 0, "enable");
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect");
-    for (int s = 0; s < 4; s++) {
+    test_fill_flat_luma(&a, 77);
+    QgpuContext *ctx = test_score_pairs("float_vif=debug=true", 1, &a, &a, 1);
+    for (int s = 0; ctx && s < 4; s++) {
         char name[32];
         snprintf(name, sizeof(name), "vif_scale%d", s);
         int e = qgpu_get_score(ctx, 0, name, &v);
         CHECK(e == 0 && fabs(v - 1.0) < 1e-6, "%s of flat = %.9f (%d)", name, v, e);
     }
-    CHECK(qgpu_get_score(ctx, 0, "vif_den_scale0", &v) == 0 && v == 64 * 40, "den = %f", v);
+    CHECK(ctx && qgpu_get_score(ctx, 0, "vif_den_scale0", &v) == 0 && v == 64 * 40, "den = %f",
+          v);
     test_picture_free(&a);
     qgpu_close(&ctx);
 }
 
 static void test_min_val(void)
 {
-    QgpuContext *ctx = test_open(1);
     TestPicture a, b;
-    unsigned frame;
     double v = 0;
-    if (!ctx)
-        return;
     test_picture_alloc(&a, 64, 64, QGPU_LAYOUT_420, 8, 0);
     test_picture_alloc(&b, 64, 64, QGPU_LAYOUT_420, 8, 0);
     test_picture_random(&a);
     test_picture_random(&b);
-    CHECK(qgpu_enable_feature(ctx, "float_vif=vif_scale2_min_val=1.0") == 0, "enable: %s",
-          qgpu_last_error(ctx));
-    CHECK(qgpu_submit(ctx, &a.pic, &b.pic) == 0, "submit");
-    qgpu_flush(ctx);
-    CHECK(qgpu_collect(ctx, &frame, 1) == 1, "collect");
-    CHECK(qgpu_get_score(ctx, 0, "vif_scale2_s2miv_1", &v) == 0 && v == 1.0,
-          "s2miv clamps to 1, got %f", v);
-    CHECK(qgpu_get_score(ctx, 0, "vif_scale1_s2miv_1", &v) == 0 && v < 0.5,
-          "other scales unclamped, got %f", v);
+    QgpuContext *ctx = test_score_pairs("float_vif=vif_scale2_min_val=1.0", 1, &a, &b, 1);
+    if (ctx) {
+        CHECK(qgpu_get_score(ctx, 0, "vif_scale2_s2miv_1", &v) == 0 && v == 1.0,
+              "s2miv clamps to 1, got %f", v);
+        CHECK(qgpu_get_score(ctx, 0, "vif_scale1_s2miv_1", &v) == 0 && v < 0.5,
+              "other scales unclamped, got %f", v);
+    }
     test_picture_free(&a);
     test_picture_free(&b);
     qgpu_close(&ctx);

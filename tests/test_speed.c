@@ -37,41 +37,21 @@ static void fill_flat_plane(TestPicture *t, int p)
             test_set_sample(t, p, x, y, 100u << (t->pic.bitdepth - 8));
 }
 
-/* Scores frames of (ref, dis) with spec; out[frame][3] by output index. */
-static int score_frames(TestPicture *ref, TestPicture *dis, int frames, int depth,
-                        const char *spec, double out[][3], char *err, size_t errlen)
+/* Scores frames of (ref, dis) with speed_chroma on a context of the given
+ * pipeline depth; out[frame][0..2]: u, v, uv. Returns 0, or -1 after a
+ * failed check. */
+static int score_frames(const TestPicture *ref, const TestPicture *dis, int frames, int depth,
+                        double out[][3])
 {
-    QgpuContext *ctx = test_open(depth);
-    unsigned frame, got = 0;
-    int status = 0;
+    QgpuContext *ctx = test_score_pairs("speed_chroma", depth, ref, dis, frames);
     if (!ctx)
         return -1;
-    status = qgpu_enable_feature(ctx, spec);
-    for (int i = 0; !status && i < frames; i++) {
-        status = qgpu_submit(ctx, &ref[i].pic, &dis[i].pic);
-        while (!status && qgpu_collect(ctx, &frame, 0) == 1)
-            got++;
-    }
-    if (!status) {
-        qgpu_flush(ctx);
-        while (qgpu_collect(ctx, &frame, 1) == 1)
-            got++;
-        CHECK(got == (unsigned)frames, "collected %u of %d", got, frames);
-        for (int i = 0; i < frames; i++)
-            for (int k = 0; k < qgpu_score_count(ctx) && k < 3; k++) {
-                const char *name = qgpu_score_name(ctx, k);
-                for (int n = 0; n < 3; n++)
-                    if (!strncmp(name, base_names[n], strlen(base_names[n])) &&
-                        (name[strlen(base_names[n])] == '\0' ||
-                         name[strlen(base_names[n])] == '_') &&
-                        !(n == 0 && name[strlen(base_names[0])] == 'v'))
-                        qgpu_get_score(ctx, (unsigned)i, name, &out[i][n]);
-            }
-    }
-    if (err)
-        snprintf(err, errlen, "%s", status ? qgpu_last_error(ctx) : "");
+    for (int i = 0; i < frames; i++)
+        for (int k = 0; k < 3; k++)
+            CHECK(qgpu_get_score(ctx, (unsigned)i, base_names[k], &out[i][k]) == 0,
+                  "frame %d: no %s", i, base_names[k]);
     qgpu_close(&ctx);
-    return status;
+    return 0;
 }
 
 static void fill_speed(TestClip *clip, int frame)
@@ -326,11 +306,8 @@ static void test_frames_in_flight(void)
         snprintf(env, sizeof(env), "%d", threads);
         setenv("QGPU_SPEED_THREADS", env, 1);
         for (int depth = 1; depth <= 4; depth++) {
-            char err[512];
             memset(got, 0, sizeof(got));
-            int status = score_frames(ref, dis, FRAMES, depth, "speed_chroma", got, err,
-                                        sizeof(err));
-            if (!CHECK(status == 0, "threads %d depth %d: %s", threads, depth, err))
+            if (score_frames(ref, dis, FRAMES, depth, got))
                 continue;
             for (int i = 0; i < FRAMES; i++)
                 for (int k = 0; k < 3; k++)
@@ -371,8 +348,8 @@ static void test_shift10(void)
                 test_set_sample(&r10, p, x, y, test_sample(&r8.pic, p, x, y) << 2);
                 test_set_sample(&d10, p, x, y, test_sample(&d8.pic, p, x, y) << 2);
             }
-    score_frames(&r8, &d8, 1, 1, "speed_chroma", a, NULL, 0);
-    score_frames(&r10, &d10, 1, 1, "speed_chroma", b, NULL, 0);
+    score_frames(&r8, &d8, 1, 1, a);
+    score_frames(&r10, &d10, 1, 1, b);
     for (int k = 0; k < 3; k++)
         CHECK(a[0][k] == b[0][k] && a[0][k] > 0, "%s: 8-bit %.9g, 10-bit x4 %.9g", base_names[k],
               a[0][k], b[0][k]);
@@ -395,7 +372,7 @@ static void test_singular(void)
     fill_content(&r, 1);
     test_picture_noisy_copy(&d, &r, 6);
     fill_flat_plane(&r, 1); /* U of ref only: one-sided singular */
-    score_frames(&r, &d, 1, 1, "speed_chroma", got, NULL, 0);
+    score_frames(&r, &d, 1, 1, got);
     speed_ref(&r.pic, &d.pic, &o, want);
     CHECK(got[0][0] == 0.0 && got[0][1] > 0 && got[0][2] == got[0][1],
           "one-sided singular U: u %.9g v %.9g uv %.9g", got[0][0], got[0][1], got[0][2]);
@@ -403,7 +380,7 @@ static void test_singular(void)
     fill_flat_plane(&d, 1); /* both U flat: formula on v = 0 */
     fill_flat_plane(&r, 2);
     fill_flat_plane(&d, 2);
-    score_frames(&r, &d, 1, 1, "speed_chroma", got, NULL, 0);
+    score_frames(&r, &d, 1, 1, got);
     CHECK(got[0][0] == 0.0 && got[0][1] == 0.0 && got[0][2] == 0.0,
           "grey chroma: u %.9g v %.9g uv %.9g", got[0][0], got[0][1], got[0][2]);
     test_picture_free(&r);
@@ -412,27 +389,20 @@ static void test_singular(void)
 
 static void test_names(void)
 {
-    QgpuContext *ctx = test_open(1);
     TestPicture r, d;
-    unsigned frame;
     double v = NAN;
-    if (!ctx)
-        return;
     test_picture_alloc(&r, 640, 360, QGPU_LAYOUT_444, 8, 0);
     test_picture_alloc(&d, 640, 360, QGPU_LAYOUT_444, 8, 0);
     fill_content(&r, 2);
     test_picture_noisy_copy(&d, &r, 5);
-    CHECK(qgpu_enable_feature(ctx, "speed_chroma=mxv=45:nnf=0.1:snn=0.19:wvm=5:ps=0.6:"
-                                   "psm=bilinear:ks=1.0") == 0,
-          "enable: %s", qgpu_last_error(ctx));
-    CHECK(qgpu_submit(ctx, &r.pic, &d.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        ;
-    int s = qgpu_get_score(ctx, 0,
-                           "speed_chroma_uv_mxv_45_nnf_0.1_ps_0.6_psm_bilinear_snn_0.19_wvm_5", &v);
-    CHECK(s == 0 && v > 0 && v <= 45, "libvmaf's output name (status %d, value %g)", s, v);
-    CHECK(qgpu_get_score(ctx, 0, "speed_chroma_uv", &v) != 0, "no default name with options");
+    QgpuContext *ctx = test_score_pairs(
+        "speed_chroma=mxv=45:nnf=0.1:snn=0.19:wvm=5:ps=0.6:psm=bilinear:ks=1.0", 1, &r, &d, 1);
+    if (ctx) {
+        int s = qgpu_get_score(
+            ctx, 0, "speed_chroma_uv_mxv_45_nnf_0.1_ps_0.6_psm_bilinear_snn_0.19_wvm_5", &v);
+        CHECK(s == 0 && v > 0 && v <= 45, "libvmaf's output name (status %d, value %g)", s, v);
+        CHECK(qgpu_get_score(ctx, 0, "speed_chroma_uv", &v) != 0, "no default name with options");
+    }
     qgpu_close(&ctx);
     test_picture_free(&r);
     test_picture_free(&d);

@@ -246,25 +246,18 @@ static const TestRow rows[] = {
  * clip_db the score is at most the clip value. */
 static void test_identical(void)
 {
-    QgpuContext *ctx = test_open(1);
     TestPicture a;
-    unsigned frame;
-    double v = 0, vdb = 0, ms = 0;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "float_ssim") == 0, "enable");
-    CHECK(qgpu_enable_feature(ctx, "float_ms_ssim=enable_db=true:clip_db=true") == 0, "enable");
+    double v = 0, vdb = 0, ms = ssim_ref_max_db(8, 200, 180, 1);
     test_picture_alloc(&a, 200, 180, QGPU_LAYOUT_420, 8, 0);
     fill_content(&a, 1);
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        ;
-    CHECK(qgpu_get_score(ctx, 0, "float_ssim", &v) == 0 && fabs(v - 1.0) < 1e-6,
-          "identical float_ssim %.9f", v);
-    CHECK(qgpu_get_score(ctx, 0, "float_ms_ssim", &vdb) == 0, "ms_ssim dB missing");
-    ms = ssim_ref_max_db(8, 200, 180, 1);
-    CHECK(vdb <= ms && vdb > 50.0, "identical float_ms_ssim dB %.6f (clip %.1f)", vdb, ms);
+    QgpuContext *ctx = test_score_pairs("float_ssim float_ms_ssim=enable_db=true:clip_db=true", 1,
+                                        &a, &a, 1);
+    if (ctx) {
+        CHECK(qgpu_get_score(ctx, 0, "float_ssim", &v) == 0 && fabs(v - 1.0) < 1e-6,
+              "identical float_ssim %.9f", v);
+        CHECK(qgpu_get_score(ctx, 0, "float_ms_ssim", &vdb) == 0, "ms_ssim dB missing");
+        CHECK(vdb <= ms && vdb > 50.0, "identical float_ms_ssim dB %.6f (clip %.1f)", vdb, ms);
+    }
     test_picture_free(&a);
     qgpu_close(&ctx);
 }
@@ -273,26 +266,24 @@ static void test_identical(void)
  * metric and the minimum; bad options fail at enable. */
 static void test_errors(void)
 {
-    test_expect_refused("float_ssim", 10, 40, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "float_ssim",
-                        NULL);
+    static const char *const bad[] = {"float_ssim=scale=11", "float_ssim=scale=-1",
+                                      "float_ssim=enable_lcs=maybe", "float_ms_ssim=clip_db=2",
+                                      NULL};
+    test_expect_refused("float_ssim", 10, 40, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_ssim", NULL);
     test_expect_refused("float_ssim", 40, 10, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "11x11",
                         NULL);
-    test_expect_refused("float_ssim=scale=10", 100, 300, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "float_ssim",
-                        NULL);
-    test_expect_refused("float_ms_ssim", 175, 400, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "float_ms_ssim",
-                        NULL);
-    test_expect_refused("float_ms_ssim", 400, 175, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED, "176x176",
-                        NULL);
+    test_expect_refused("float_ssim=scale=10", 100, 300, QGPU_LAYOUT_420, 8,
+                        QGPU_ERR_UNSUPPORTED, "float_ssim", NULL);
+    test_expect_refused("float_ms_ssim", 175, 400, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "float_ms_ssim", NULL);
+    test_expect_refused("float_ms_ssim", 400, 175, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "176x176", NULL);
+    test_expect_bad_options(bad);
 
     QgpuContext *ctx = test_open(1);
     if (!ctx)
         return;
-    CHECK(qgpu_enable_feature(ctx, "float_ssim=scale=11") == QGPU_ERR_BAD_OPTION, "scale=11");
-    CHECK(qgpu_enable_feature(ctx, "float_ssim=scale=-1") == QGPU_ERR_BAD_OPTION, "scale=-1");
-    CHECK(qgpu_enable_feature(ctx, "float_ssim=enable_lcs=maybe") == QGPU_ERR_BAD_OPTION,
-          "enable_lcs=maybe");
-    CHECK(qgpu_enable_feature(ctx, "float_ms_ssim=clip_db=2") == QGPU_ERR_BAD_OPTION,
-          "clip_db=2");
     CHECK(qgpu_enable_feature(ctx, "float_ms_ssim=scale=2") < 0, "ms_ssim has no scale");
     qgpu_close(&ctx);
 }
@@ -308,21 +299,13 @@ static void test_names(void)
         "float_ms_ssim_c_scale4", "float_ms_ssim_s_scale0", "float_ms_ssim_s_scale1",
         "float_ms_ssim_s_scale2", "float_ms_ssim_s_scale3", "float_ms_ssim_s_scale4",
     };
-    QgpuContext *ctx = test_open(1);
     TestPicture a;
-    unsigned frame;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "float_ssim=enable_lcs=true") == 0, "enable");
-    CHECK(qgpu_enable_feature(ctx, "float_ms_ssim=enable_lcs=true") == 0, "enable");
     test_picture_alloc(&a, 180, 180, QGPU_LAYOUT_400, 8, 0);
     test_picture_random(&a);
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit: %s", qgpu_last_error(ctx));
-    qgpu_flush(ctx);
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        ;
-    CHECK(qgpu_score_count(ctx) == 20, "%d scores", qgpu_score_count(ctx));
-    for (int i = 0; i < 20 && i < qgpu_score_count(ctx); i++)
+    QgpuContext *ctx = test_score_pairs("float_ssim=enable_lcs=true float_ms_ssim=enable_lcs=true",
+                                        1, &a, &a, 1);
+    CHECK(ctx && qgpu_score_count(ctx) == 20, "%d scores", ctx ? qgpu_score_count(ctx) : -1);
+    for (int i = 0; ctx && i < 20 && i < qgpu_score_count(ctx); i++)
         CHECK(!strcmp(qgpu_score_name(ctx, i), expect[i]), "score %d is %s, want %s", i,
               qgpu_score_name(ctx, i), expect[i]);
     test_picture_free(&a);

@@ -97,13 +97,8 @@ static const TestRow rows[] = {
  * saturated / black pictures (clamped RGB, zero variance). */
 static void test_identical(void)
 {
-    QgpuContext *ctx = test_open(2);
     TestPicture a, b, c;
-    unsigned frame;
     double v[3] = {NAN, NAN, NAN};
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "ssimulacra2") == 0, "enable");
     test_picture_alloc(&a, 64, 48, QGPU_LAYOUT_420, 10, 0);
     test_picture_alloc(&b, 64, 48, QGPU_LAYOUT_420, 10, 0);
     test_picture_alloc(&c, 64, 48, QGPU_LAYOUT_420, 10, 0);
@@ -114,19 +109,15 @@ static void test_identical(void)
                 test_set_sample(&b, p, x, y, 1023);
                 test_set_sample(&c, p, x, y, 0);
             }
-    CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit");
-    CHECK(qgpu_submit(ctx, &b.pic, &c.pic) == 0, "submit");
-    CHECK(qgpu_submit(ctx, &c.pic, &c.pic) == 0, "submit");
-    CHECK(qgpu_flush(ctx) == 0, "flush");
-    while (qgpu_collect(ctx, &frame, 1) == 1)
-        ;
+    const TestPicture refs[3] = {a, b, c}, dists[3] = {a, c, c};
+    QgpuContext *ctx = test_score_pairs("ssimulacra2", 2, refs, dists, 3);
     for (int i = 0; i < 3; i++)
-        CHECK(qgpu_get_score(ctx, i, "ssimulacra2", &v[i]) == 0, "get_score %d", i);
+        CHECK(ctx && qgpu_get_score(ctx, i, "ssimulacra2", &v[i]) == 0, "get_score %d", i);
     CHECK(v[0] == 100.0, "identical pictures: %.17g, expected 100", v[0]);
     CHECK(v[2] == 100.0, "identical black pictures: %.17g, expected 100", v[2]);
     double e = ssimulacra2_ref(&b.pic, &c.pic, 0, 0, NULL);
     CHECK(fabs(v[1] - e) <= TOL && v[1] < 0.0, "white vs black: %.12f vs %.12f", v[1], e);
-    CHECK(qgpu_score_count(ctx) == 1 && !strcmp(qgpu_score_name(ctx, 0), "ssimulacra2"),
+    CHECK(ctx && qgpu_score_count(ctx) == 1 && !strcmp(qgpu_score_name(ctx, 0), "ssimulacra2"),
           "one output named ssimulacra2");
     test_picture_free(&a);
     test_picture_free(&b);
@@ -134,58 +125,30 @@ static void test_identical(void)
     qgpu_close(&ctx);
 }
 
-static void expect_submit_error(int w, int h, int layout, int want, const char *what)
-{
-    QgpuContext *ctx = test_open(1);
-    TestPicture a;
-    if (!ctx)
-        return;
-    CHECK(qgpu_enable_feature(ctx, "ssimulacra2") == 0, "enable");
-    test_picture_alloc(&a, w, h, layout, 8, 0);
-    int err = qgpu_submit(ctx, &a.pic, &a.pic);
-    CHECK(err == want, "%s: got %d (%s), want %d", what, err, qgpu_strerror(err), want);
-    CHECK(strstr(qgpu_last_error(ctx), "ssimulacra2") != NULL, "%s: message names the metric: %s",
-          what, qgpu_last_error(ctx));
-    test_picture_free(&a);
-    qgpu_close(&ctx);
-}
-
 static void test_errors(void)
 {
-    expect_submit_error(7, 64, QGPU_LAYOUT_420, QGPU_ERR_UNSUPPORTED, "7x64");
-    expect_submit_error(64, 7, QGPU_LAYOUT_444, QGPU_ERR_UNSUPPORTED, "64x7");
-    expect_submit_error(64, 64, QGPU_LAYOUT_400, QGPU_ERR_UNSUPPORTED, "gray");
-
     static const char *const bad[] = {"ssimulacra2=yuv_matrix=4", "ssimulacra2=yuv_matrix=-1",
                                       "ssimulacra2=yuv_matrix=bt709", "ssimulacra2=matrix=1",
-                                      "ssimulacra2=yuv_matrix"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        QgpuContext *ctx = test_open(1);
-        if (!ctx)
-            return;
-        int err = qgpu_enable_feature(ctx, bad[i]);
-        CHECK(err == QGPU_ERR_BAD_OPTION, "%s: got %d, want QGPU_ERR_BAD_OPTION", bad[i], err);
-        qgpu_close(&ctx);
-    }
+                                      "ssimulacra2=yuv_matrix", NULL};
+    /* 7x64, 64x7, gray */
+    test_expect_refused("ssimulacra2", 7, 64, QGPU_LAYOUT_420, 8, QGPU_ERR_UNSUPPORTED,
+                        "ssimulacra2", NULL);
+    test_expect_refused("ssimulacra2", 64, 7, QGPU_LAYOUT_444, 8, QGPU_ERR_UNSUPPORTED,
+                        "ssimulacra2", NULL);
+    test_expect_refused("ssimulacra2", 64, 64, QGPU_LAYOUT_400, 8, QGPU_ERR_UNSUPPORTED,
+                        "ssimulacra2", NULL);
+    test_expect_bad_options(bad);
     /* a non-default matrix keeps the output name (the fork's option is not
      * a feature parameter) */
-    QgpuContext *ctx = test_open(1);
-    if (ctx) {
-        TestPicture a;
-        unsigned frame;
-        double v = NAN;
-        CHECK(qgpu_enable_feature(ctx, "ssimulacra2=yuv_matrix=3") == 0, "enable matrix 3");
-        test_picture_alloc(&a, 16, 16, QGPU_LAYOUT_444, 8, 0);
-        fill_smooth(&a);
-        CHECK(qgpu_submit(ctx, &a.pic, &a.pic) == 0, "submit");
-        CHECK(qgpu_flush(ctx) == 0, "flush");
-        while (qgpu_collect(ctx, &frame, 1) == 1)
-            ;
-        CHECK(qgpu_get_score(ctx, 0, "ssimulacra2", &v) == 0 && v == 100.0,
-              "yuv_matrix=3 output named ssimulacra2: %f", v);
-        test_picture_free(&a);
-        qgpu_close(&ctx);
-    }
+    TestPicture a;
+    double v = NAN;
+    test_picture_alloc(&a, 16, 16, QGPU_LAYOUT_444, 8, 0);
+    fill_smooth(&a);
+    QgpuContext *ctx = test_score_pairs("ssimulacra2=yuv_matrix=3", 1, &a, &a, 1);
+    CHECK(ctx && qgpu_get_score(ctx, 0, "ssimulacra2", &v) == 0 && v == 100.0,
+          "yuv_matrix=3 output named ssimulacra2: %f", v);
+    test_picture_free(&a);
+    qgpu_close(&ctx);
 }
 
 static const TestExtra extras[] = {
