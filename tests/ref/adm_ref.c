@@ -1,3 +1,8 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_adm.c,
+ * apart from libqgpu/src/feature/adm.c / adm.cl. It uses only the CSF constant tables
+ * (adm_csf_tables.h, data taken from libvmaf). Where the two implement the same step,
+ * `duplicates` pairs them: that repeat is the point (two implementations held against each
+ * other), not something to fold. */
 /*
  * Plain C reference of libvmaf's integer ADM (see adm_ref.h).
  *

@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_adm.c (see adm_ref.c). */
 /*
  * Plain C reference of libvmaf's integer ADM (libvmaf 3.2.0,
  * libvmaf/src/feature/integer_adm.c), written for clarity: whole-plane

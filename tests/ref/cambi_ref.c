@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_cambi.c,
+ * sharing no code with libqgpu/src/feature/cambi.c / cambi.cl. Where the two implement the same
+ * step, `duplicates` pairs them: that repeat is the point (two implementations held against each
+ * other), not something to fold. */
 /*
  * Plain-C reference of libvmaf's CAMBI; see cambi_ref.h.
  *

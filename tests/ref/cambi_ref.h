@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_cambi.c (see cambi_ref.c). */
 /*
  * Plain-C reference of libvmaf's CAMBI (banding) feature, written for
  * clarity, not speed: every stage is a separate full-picture pass and the

@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_ciede.c,
+ * sharing no code with libqgpu/src/feature/ciede.c / ciede.cl. Where the two implement the same
+ * step, `duplicates` pairs them: that repeat is the point (two implementations held against each
+ * other), not something to fold. */
 /* Plain-C reference of libvmaf's ciede (libvmaf 3.2.0, src/feature/ciede.c,
  * itself a port of av-metrics' CIEDE2000). Written for clarity. It keeps
  * libvmaf's precision choices (the Y'CbCr -> Lab conversion in double with

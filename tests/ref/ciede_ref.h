@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_ciede.c (see ciede_ref.c). */
 /* Plain-C reference of libvmaf's ciede (CIEDE2000 on BT.709 Y'CbCr), written
  * for clarity. See doc/metrics/ciede.md. */
 #ifndef QGPU_TEST_CIEDE_REF_H

@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for
+ * tests/test_float_adm.c, sharing no code with libqgpu/src/feature/float_adm.c / float_adm.cl.
+ * Where the two implement the same step, `duplicates` pairs them: that repeat is the point (two
+ * implementations held against each other), not something to fold. */
 /*
  * Plain-C reference of libvmaf 3.2.0's float ADM (see float_adm_ref.h).
  *

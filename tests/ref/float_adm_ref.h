@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_float_adm.c (see float_adm_ref.c). */
 /*
  * Plain-C reference of libvmaf 3.2.0's float ADM ("float_adm" extractor:
  * float_adm.c, adm.c, adm_tools.c), written for clarity, not speed. Every

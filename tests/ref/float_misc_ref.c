@@ -1,3 +1,8 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for
+ * tests/test_float_misc.c, sharing no code with libqgpu/src/feature/float_motion.c,
+ * float_psnr.c, float_ansnr.c, float_moment.c and their kernels. Where the two implement the
+ * same step, `duplicates` pairs them: that repeat is the point (two implementations held against
+ * each other), not something to fold. */
 /* Plain-C references of libvmaf's float extractors float_motion,
  * float_psnr, float_ansnr and float_moment: see float_misc_ref.h and
  * doc/metrics/float_misc.md. Own code; the arithmetic (constants, order of

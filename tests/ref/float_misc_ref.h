@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_float_misc.c (see float_misc_ref.c). */
 /* Plain-C references of libvmaf's float_motion, float_psnr, float_ansnr and
  * float_moment (libvmaf 3.2.0), written for clarity: the same single-
  * precision arithmetic in the same order as libvmaf's C code. Pictures are

@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for
+ * tests/test_float_vif.c, sharing no code with libqgpu/src/feature/float_vif.c / float_vif.cl.
+ * Where the two implement the same step, `duplicates` pairs them: that repeat is the point (two
+ * implementations held against each other), not something to fold. */
 /* See float_vif_ref.h. Sources of the arithmetic: libvmaf 3.2.0
  * libvmaf/src/feature/vif.c (compute_vif), vif_tools.c (filter table,
  * vif_filter1d_s, vif_dec2_s, vif_statistic_s), picture_copy.c. */

@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_float_vif.c (see float_vif_ref.c). */
 /*
  * Plain-C reference of libvmaf 3.2.0's float VIF ("float_vif" extractor:
  * float_vif.c, vif.c, vif_tools.c), written for clarity, not speed. Every

@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_motion.c,
+ * sharing no code with libqgpu/src/feature/motion.c / motion.cl. Where the two implement the
+ * same step, `duplicates` pairs them: that repeat is the point (two implementations held against
+ * each other), not something to fold. */
 /*
  * Plain-C reference of libvmaf's integer motion (libvmaf 3.2.0,
  * integer_motion.c / integer_motion.h / motion_blend_tools.h), written from

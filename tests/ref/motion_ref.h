@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_motion.c (see motion_ref.c). */
 /*
  * Plain-C reference of libvmaf's integer motion ("motion" extractor, libvmaf
  * 3.2.0 integer_motion.c, the pipelined variant), written for clarity. The

@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for
+ * tests/test_psnr_hvs.c, sharing no code with libqgpu/src/feature/psnr_hvs.c / psnr_hvs.cl.
+ * Where the two implement the same step, `duplicates` pairs them: that repeat is the point (two
+ * implementations held against each other), not something to fold. */
 /* Plain-C reference of libvmaf's psnr_hvs (libvmaf 3.2.0,
  * src/feature/third_party/xiph/psnr_hvs.c: Xiph/Daala PSNR-HVS-M).
  * Written for clarity; it keeps libvmaf's float arithmetic (single

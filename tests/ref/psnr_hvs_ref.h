@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_psnr_hvs.c (see psnr_hvs_ref.c). */
 /* Plain-C reference of libvmaf's psnr_hvs (Xiph/Daala PSNR-HVS-M), written
  * for clarity. See doc/metrics/psnr_hvs.md. */
 #ifndef QGPU_TEST_PSNR_HVS_REF_H

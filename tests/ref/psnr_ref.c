@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_psnr.c,
+ * sharing no code with libqgpu/src/feature/psnr.c / psnr.cl. Where the two implement the same
+ * step, `duplicates` pairs them: that repeat is the point (two implementations held against each
+ * other), not something to fold. */
 #include <math.h>
 
 #include "psnr_ref.h"

@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_psnr.c (see psnr_ref.c). */
 /* Plain-C PSNR as libvmaf's integer extractor defines it (for tests). */
 #ifndef QGPU_PSNR_REF_H
 #define QGPU_PSNR_REF_H

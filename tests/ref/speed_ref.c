@@ -1,3 +1,9 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_speed.c,
+ * apart from libqgpu/src/feature/speed.c / speed.cl / speed_linalg.c. It uses only
+ * speed_linalg.c's filter taps, eigenvalues and pair score; its plain-form estimation
+ * (speed_ref_estimate) is what speed_linalg.c's fast one must equal bit for bit. Where the two
+ * implement the same step, `duplicates` pairs them: that repeat is the point (two
+ * implementations held against each other), not something to fold. */
 /*
  * speed_chroma reference, written like libvmaf does it: the whole chroma
  * plane to float (value / 2^(bpc-8) - 128), the whole plane resized

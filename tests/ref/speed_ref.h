@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_speed.c (see speed_ref.c). */
 /* Plain-C reference of speed_chroma (libvmaf speed.c), whole-plane. */
 #ifndef SPEED_REF_H
 #define SPEED_REF_H

@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for tests/test_ssim.c,
+ * sharing no code with libqgpu/src/feature/ssim.c, ms_ssim.c and ssim.cl. Where the two
+ * implement the same step, `duplicates` pairs them: that repeat is the point (two
+ * implementations held against each other), not something to fold. */
 /* Plain-C reference of libvmaf's float_ssim / float_ms_ssim. Written from
  * the description of libvmaf 3.2.0's iqa code (ssim.c, ms_ssim.c,
  * iqa/ssim_tools.c, iqa/convolve.c, iqa/decimate.c); see

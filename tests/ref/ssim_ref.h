@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_ssim.c (see ssim_ref.c). */
 /* Plain-C reference of libvmaf's float_ssim and float_ms_ssim (the IQA code
  * libvmaf 3.2.0 carries in libvmaf/src/feature/iqa/), written for clarity.
  * It follows libvmaf's evaluation order and precision (float planes, float

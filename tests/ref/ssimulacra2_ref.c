@@ -1,3 +1,7 @@
+/* Deliberately independent reference: written from libvmaf's arithmetic for
+ * tests/test_ssimulacra2.c, sharing no code with libqgpu/src/feature/ssimulacra2.c /
+ * ssimulacra2.cl. Where the two implement the same step, `duplicates` pairs them: that repeat is
+ * the point (two implementations held against each other), not something to fold. */
 /*
  * Plain-C reference of ssimulacra2 (see ssimulacra2_ref.h). Slow and simple:
  * whole float planes, one stage after the other.

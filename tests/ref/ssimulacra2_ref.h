@@ -1,3 +1,4 @@
+/* Deliberately independent reference for tests/test_ssimulacra2.c (see ssimulacra2_ref.c). */
 /*
  * Plain-C reference of the ssimulacra2 feature (the lusoris/vmaf fork's
  * extractor, itself a port of libjxl tools/ssimulacra2.cc), written for
