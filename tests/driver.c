@@ -4,20 +4,31 @@
 
 #include "driver.h"
 
-/* The seed of `make check` when no --seed is given. Other seeds draw other
- * cases; doc/testing.md lists what some of them find (ciede2000 of 1- and
- * 2-pixel pictures beyond test_ciede's bound). */
+/* The seed when neither --seed nor $QGPU_TEST_SEED gives one (make
+ * check's). Other seeds draw other cases; doc/testing.md lists what some of
+ * them find (ciede2000 of 1- and 2-pixel pictures beyond test_ciede's
+ * bound). */
 static uint64_t run_seed = 2;
 static const char *only_prefix;
-static int list_only;
+static int list_only, nb_selected;
+
+static int parse_seed(const char *text)
+{
+    char *end;
+    run_seed = strtoull(text, &end, 0);
+    return *text && !*end;
+}
 
 int test_parse_args(int argc, char **argv)
 {
+    const char *env = getenv("QGPU_TEST_SEED");
+    if (env && *env && !parse_seed(env)) {
+        fprintf(stderr, "%s: QGPU_TEST_SEED=%s is not a number\n", argv[0], env);
+        exit(2);
+    }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-            char *end;
-            run_seed = strtoull(argv[++i], &end, 0);
-            if (*end)
+            if (!parse_seed(argv[++i]))
                 goto usage;
         } else if (!strcmp(argv[i], "--test") && i + 1 < argc) {
             only_prefix = argv[++i];
@@ -42,7 +53,18 @@ static int selected(const char *name)
         printf("%s\n", name);
         return 0;
     }
-    return !only_prefix || !strncmp(name, only_prefix, strlen(only_prefix));
+    if (only_prefix && strncmp(name, only_prefix, strlen(only_prefix)))
+        return 0;
+    nb_selected++;
+    return 1;
+}
+
+/* A --test that selects nothing is a mistake, not a pass. */
+static int finish(void)
+{
+    if (only_prefix)
+        CHECK(nb_selected > 0, "--test %s matches no row or extra (see --list)", only_prefix);
+    return test_finish();
 }
 
 /* The run's seed mixed with a name (FNV-1a), so that each row draws the
@@ -271,7 +293,7 @@ int test_main(int argc, char **argv, const TestRow *rows, int nb_rows, const Tes
     int list = test_parse_args(argc, argv);
     test_run_rows(rows, nb_rows);
     test_run_extras(extras, nb_extras);
-    return list ? 0 : test_finish();
+    return list ? 0 : finish();
 }
 
 int test_main_both_paths(int argc, char **argv, const char *env, const char *value0,
@@ -290,7 +312,7 @@ int test_main_both_paths(int argc, char **argv, const char *env, const char *val
     }
     unsetenv(env);
     test_run_extras(extras, nb_extras);
-    return test_finish();
+    return finish();
 }
 
 int test_luma(const TestClip *clip, int frame, TestLuma *l)

@@ -6,9 +6,9 @@
  * table plus small functions for what a table cannot say (option errors,
  * limits, hand-computed values), listed as extras.
  *
- * Every test binary takes `--seed N` (the seed is printed on every run),
- * `--test NAME` (only the rows and extras whose name starts with NAME) and
- * `--list`. Each row and extra draws from its own stream (the seed mixed
+ * Every test binary takes `--seed N` (or $QGPU_TEST_SEED; the seed is
+ * printed on every run), `--test NAME` (only the rows and extras whose name
+ * starts with NAME) and `--list`. Each row and extra draws from its own stream (the seed mixed
  * with its name), so `--test NAME` replays exactly what the full run did. */
 #ifndef QGPU_TEST_DRIVER_H
 #define QGPU_TEST_DRIVER_H
