@@ -44,6 +44,10 @@ typedef void (*TestFillFn)(TestClip *clip, int frame);
  * device, libvmaf's non-finite scores). Returns 0, or -1 when it could not
  * compute (out of memory): a failed check. */
 typedef int (*TestRefFn)(const TestClip *clip, const void *arg, double *expect);
+/* The same for one frame, for features without temporal state (most):
+ * expect and bound point at the frame's nb_outputs values. */
+typedef int (*TestFrameRefFn)(const TestClip *clip, int frame, const void *arg, double *expect,
+                              double *bound);
 
 /* A value passes when |got - expect| <= abs + rel * max(rel_floor,
  * |expect|). All zero: got must equal expect exactly (integer features and
@@ -67,8 +71,9 @@ typedef struct TestRandom {
 typedef struct TestRow {
     const char *name;
     const char *spec; /* a feature spec, or several separated by spaces */
-    TestRefFn reference;
-    const void *ref_arg; /* handed to reference (the row's options) */
+    TestRefFn reference;            /* the whole clip (temporal features), or */
+    TestFrameRefFn frame_reference; /* frame by frame */
+    const void *ref_arg;            /* handed to the reference (the row's options) */
     const char *const *outputs; /* NULL-terminated; expect[] in this order */
     const char *suffix; /* NULL, or appended to every output and absent name
                          * (libvmaf's option suffix, e.g. "_egl_1") */

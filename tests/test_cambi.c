@@ -90,23 +90,23 @@ static int cambi_score(const CambiRefOptions *o, const QgpuPicture *p, int is_sr
 
 /* expect[] order: cambi; with full_ref (3 outputs) also cambi_source and
  * cambi_full_reference; all clipped to max_val. */
-static int cambi_reference(const TestClip *clip, const void *arg, double *expect)
+static int cambi_frame(const TestClip *clip, int frame, const void *arg, double *e,
+                       double *bound)
 {
     const CambiRefOptions *o = arg;
-    for (int i = 0; i < clip->c->frames; i++) {
-        double d, src, *e = expect + i * clip->nb_outputs;
-        if (cambi_score(o, &clip->dist[i].pic, 0, &d))
-            return -1;
-        scores_checked++;
-        nonzero_scores += d > 0.01;
-        e[0] = fmin(d, o->max_val);
-        if (clip->nb_outputs < 3)
-            continue;
-        if (cambi_score(o, &clip->ref[i].pic, 1, &src))
-            return -1;
-        e[1] = fmin(src, o->max_val);
-        e[2] = fmin(fmax(0.0, d - src), o->max_val);
-    }
+    double d, src;
+    (void)bound;
+    if (cambi_score(o, &clip->dist[frame].pic, 0, &d))
+        return -1;
+    scores_checked++;
+    nonzero_scores += d > 0.01;
+    e[0] = fmin(d, o->max_val);
+    if (clip->nb_outputs < 3)
+        return 0;
+    if (cambi_score(o, &clip->ref[frame].pic, 1, &src))
+        return -1;
+    e[1] = fmin(src, o->max_val);
+    e[2] = fmin(fmax(0.0, d - src), o->max_val);
     return 0;
 }
 
@@ -173,57 +173,57 @@ static const TestRandom portrait = {.min_w = 120, .max_w = 300, .min_h = 216, .m
                                     .max_depth = 3, .max_pad = 40};
 
 static const TestRow rows[] = {
-    {.name = "cambi", .spec = "cambi", .reference = cambi_reference, .ref_arg = &defaults,
+    {.name = "cambi", .spec = "cambi", .frame_reference = cambi_frame, .ref_arg = &defaults,
      .outputs = cambi_outputs, .tol = cambi_tol, .fill = fill_cambi, .cases = default_cases,
      .nb_cases = 2, .random = &landscape, .nb_random = 4},
-    {.name = "cambi_portrait", .spec = "cambi", .reference = cambi_reference,
+    {.name = "cambi_portrait", .spec = "cambi", .frame_reference = cambi_frame,
      .ref_arg = &defaults, .outputs = cambi_outputs, .tol = cambi_tol, .fill = fill_cambi,
      .random = &portrait, .nb_random = 3},
-    {.name = "cambi_wide_range", .spec = "cambi", .reference = cambi_reference,
+    {.name = "cambi_wide_range", .spec = "cambi", .frame_reference = cambi_frame,
      .ref_arg = &defaults, .outputs = cambi_outputs, .tol = cambi_tol, .fill = fill_wide_range,
      .cases = wide_range_cases, .nb_cases = 1},
     /* the v1 model's options: high-res speed-up at 1080p, luminance floor, clip */
     {.name = "cambi_v1",
      .spec = "cambi=cambi_high_res_speedup=1080:cambi_vis_lum_threshold=0.06:cambi_max_val=17",
-     .reference = cambi_reference, .ref_arg = &model_v1, .outputs = cambi_outputs,
+     .frame_reference = cambi_frame, .ref_arg = &model_v1, .outputs = cambi_outputs,
      .suffix = "_hrs_1080_cmxv_17_vlt_0.06", .tol = cambi_tol, .fill = fill_cambi,
      .cases = v1_cases, .nb_cases = 2},
     /* encode side: decimation to the coded size, anti-dithering by enc depth */
     {.name = "cambi_enc", .spec = "cambi=encw=300:ench=200:encbd=8",
-     .reference = cambi_reference, .ref_arg = &enc, .outputs = cambi_outputs,
+     .frame_reference = cambi_frame, .ref_arg = &enc, .outputs = cambi_outputs,
      .suffix = "_encbd_8_ench_200_encw_300", .tol = cambi_tol, .fill = fill_cambi,
      .cases = enc_cases, .nb_cases = 1},
     {.name = "cambi_enc_bitdepth", .spec = "cambi=enc_bitdepth=10",
-     .reference = cambi_reference, .ref_arg = &encbd, .outputs = cambi_outputs,
+     .frame_reference = cambi_frame, .ref_arg = &encbd, .outputs = cambi_outputs,
      .suffix = "_encbd_10", .tol = cambi_tol, .fill = fill_cambi, .cases = encbd_cases,
      .nb_cases = 1},
     /* contrast range: every num_diffs variant of the kernel */
-    {.name = "cambi_mlc_0", .spec = "cambi=mlc=0", .reference = cambi_reference,
+    {.name = "cambi_mlc_0", .spec = "cambi=mlc=0", .frame_reference = cambi_frame,
      .ref_arg = &mlc0, .outputs = cambi_outputs, .suffix = "_mlc_0", .tol = cambi_tol,
      .fill = fill_cambi, .cases = mlc_cases, .nb_cases = 1},
-    {.name = "cambi_mlc_3", .spec = "cambi=mlc=3", .reference = cambi_reference,
+    {.name = "cambi_mlc_3", .spec = "cambi=mlc=3", .frame_reference = cambi_frame,
      .ref_arg = &mlc3, .outputs = cambi_outputs, .suffix = "_mlc_3", .tol = cambi_tol,
      .fill = fill_cambi, .cases = mlc_cases, .nb_cases = 1},
-    {.name = "cambi_mlc_5", .spec = "cambi=mlc=5", .reference = cambi_reference,
+    {.name = "cambi_mlc_5", .spec = "cambi=mlc=5", .frame_reference = cambi_frame,
      .ref_arg = &mlc5, .outputs = cambi_outputs, .suffix = "_mlc_5", .tol = cambi_tol,
      .fill = fill_cambi, .cases = mlc_cases, .nb_cases = 1},
     /* pooling, thresholds, window, eotf */
     {.name = "cambi_pq", .spec = "cambi=topk=0.25:tvi_threshold=0.05:window_size=100:eotf=pq",
-     .reference = cambi_reference, .ref_arg = &pq, .outputs = cambi_outputs,
+     .frame_reference = cambi_frame, .ref_arg = &pq, .outputs = cambi_outputs,
      .suffix = "_eotf_pq_topk_0.25_tvit_0.05_ws_100", .tol = cambi_tol, .fill = fill_cambi,
      .cases = pq_cases, .nb_cases = 1},
-    {.name = "cambi_ctpk", .spec = "cambi=ctpk=1.0:ceot=pq:vlt=2", .reference = cambi_reference,
+    {.name = "cambi_ctpk", .spec = "cambi=ctpk=1.0:ceot=pq:vlt=2", .frame_reference = cambi_frame,
      .ref_arg = &ctpk, .outputs = cambi_outputs, .suffix = "_ceot_pq_ctpk_1_vlt_2",
      .tol = cambi_tol, .fill = fill_cambi, .cases = ctpk_cases, .nb_cases = 1},
-    {.name = "cambi_cmxv", .spec = "cambi=topk=0.0001:cmxv=0.5", .reference = cambi_reference,
+    {.name = "cambi_cmxv", .spec = "cambi=topk=0.0001:cmxv=0.5", .frame_reference = cambi_frame,
      .ref_arg = &cmxv, .outputs = cambi_outputs, .suffix = "_cmxv_0.5_topk_0.0001",
      .tol = cambi_tol, .fill = fill_cambi, .cases = cmxv_cases, .nb_cases = 1},
     /* full reference, source at a smaller size */
-    {.name = "cambi_full_ref", .spec = "cambi=full_ref=true", .reference = cambi_reference,
+    {.name = "cambi_full_ref", .spec = "cambi=full_ref=true", .frame_reference = cambi_frame,
      .ref_arg = &defaults, .outputs = full_ref_outputs, .tol = cambi_tol, .fill = fill_cambi,
      .cases = full_ref_cases, .nb_cases = 1},
     {.name = "cambi_full_ref_src", .spec = "cambi=full_ref=true:src_width=320:src_height=240",
-     .reference = cambi_reference, .ref_arg = &srcsize, .outputs = full_ref_outputs,
+     .frame_reference = cambi_frame, .ref_arg = &srcsize, .outputs = full_ref_outputs,
      .suffix = "_srch_240_srcw_320", .tol = cambi_tol, .fill = fill_cambi,
      .cases = srcsize_cases, .nb_cases = 1},
 };

@@ -49,14 +49,12 @@ static void fill_ciede(TestClip *clip, int frame)
                             (1 + 8 * frame) << (c->bitdepth - 8));
 }
 
-static int ciede_reference(const TestClip *clip, const void *arg, double *expect)
+static int ciede_frame(const TestClip *clip, int frame, const void *arg, double *e,
+                       double *bound)
 {
     const int *mode = arg;
-    const TestCase *c = clip->c;
-    for (int i = 0; i < c->frames; i++) {
-        expect[i] = ciede_ref(&clip->ref[i].pic, &clip->dist[i].pic, *mode);
-        clip->bound[i] = ciede_tol(c->w, c->h);
-    }
+    e[0] = ciede_ref(&clip->ref[frame].pic, &clip->dist[frame].pic, *mode);
+    bound[0] = ciede_tol(clip->c->w, clip->c->h);
     return 0;
 }
 
@@ -84,11 +82,11 @@ static const TestRandom ciede_random = {.min_w = 2, .max_w = 220, .min_h = 2, .m
                                         .max_pad = 20, .max_variant = 5};
 
 static const TestRow rows[] = {
-    {.name = "ciede", .spec = "ciede", .reference = ciede_reference, .ref_arg = &nearest,
+    {.name = "ciede", .spec = "ciede", .frame_reference = ciede_frame, .ref_arg = &nearest,
      .outputs = ciede_outputs, .fill = fill_ciede, .cases = default_cases, .nb_cases = 3,
      .random = &ciede_random, .nb_random = 8},
     {.name = "ciede_compat", .spec = "ciede=libvmaf_422_compat=true",
-     .reference = ciede_reference, .ref_arg = &libvmaf, .outputs = ciede_outputs,
+     .frame_reference = ciede_frame, .ref_arg = &libvmaf, .outputs = ciede_outputs,
      .fill = fill_ciede, .cases = compat_cases, .nb_cases = 5, .random = &ciede_random,
      .nb_random = 8},
 };

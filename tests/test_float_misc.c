@@ -16,20 +16,19 @@ static const char *const misc_outputs[] = {
     "float_psnr",          "float_ansnr",         "float_anpsnr",        "float_moment_ref1st",
     "float_moment_dis1st", "float_moment_ref2nd", "float_moment_dis2nd", NULL};
 
-static int float_misc_reference(const TestClip *clip, const void *arg, double *expect)
+static int float_misc_frame(const TestClip *clip, int frame, const void *arg, double *e,
+                            double *bound)
 {
     const TestCase *c = clip->c;
+    TestLuma l;
     (void)arg;
-    for (int i = 0; i < c->frames; i++) {
-        double *e = expect + i * clip->nb_outputs;
-        TestLuma l;
-        if (test_luma(clip, i, &l))
-            return -1;
-        e[0] = float_psnr_ref(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth);
-        float_ansnr_ref(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth, &e[1], &e[2]);
-        float_moment_ref(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth, &e[3]);
-        test_luma_free(&l);
-    }
+    (void)bound;
+    if (test_luma(clip, frame, &l))
+        return -1;
+    e[0] = float_psnr_ref(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth);
+    float_ansnr_ref(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth, &e[1], &e[2]);
+    float_moment_ref(l.ref, l.dist, c->w, c->h, c->w, c->bitdepth, &e[3]);
+    test_luma_free(&l);
     return 0;
 }
 
@@ -74,7 +73,7 @@ static const TestRandom misc_random = {.min_w = 3, .max_w = 320, .min_h = 3, .ma
 /* the three features in one context, several frames each */
 static const TestRow rows[] = {
     {.name = "float_misc", .spec = "float_psnr float_ansnr float_moment",
-     .reference = float_misc_reference, .outputs = misc_outputs, .output_tol = misc_tol,
+     .frame_reference = float_misc_frame, .outputs = misc_outputs, .output_tol = misc_tol,
      .fill = fill_misc, .cases = misc_cases, .nb_cases = 7, .random = &misc_random,
      .nb_random = 12},
 };
