@@ -154,7 +154,8 @@ static void compare_outputs(const TestRow *row, const TestClip *clip, QgpuContex
                   "%s frame %d: '%s' must not exist", row->name, i, name);
         }
     }
-    CHECK(checked > 0, "%s %dx%d: the reference gave nothing to compare", row->name, c->w, c->h);
+    if (checked == 0) /* a row without outputs would pass whatever the device does */
+        CHECK(0, "%s %dx%d: nothing to compare", row->name, c->w, c->h);
 }
 
 /* Submits the clip's frames, collecting what is ready on the way, then

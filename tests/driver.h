@@ -8,8 +8,9 @@
  *
  * Every test binary takes `--seed N` (or $QGPU_TEST_SEED; the seed is
  * printed on every run), `--test NAME` (only the rows and extras whose name
- * starts with NAME) and `--list`. Each row and extra draws from its own stream (the seed mixed
- * with its name), so `--test NAME` replays exactly what the full run did. */
+ * starts with NAME) and `--list`. Each row and extra draws from its own
+ * stream (the seed mixed with its name), so `--test NAME` replays exactly
+ * what the full run did. See doc/testing.md. */
 #ifndef QGPU_TEST_DRIVER_H
 #define QGPU_TEST_DRIVER_H
 
@@ -57,10 +58,12 @@ typedef struct TestTolerance {
     double abs, rel, rel_floor;
 } TestTolerance;
 
-/* The shape of a row's random cases: case i gets a random size in the ranges, random
- * padding in [0, max_pad], layout i-th of the allowed ones, bit depth i-th
- * of the list, pipeline depth 1 + i % max_depth, 1 + i % max_frames frames
- * and variant 1 + i % max_variant (0 when max_variant is 0). */
+/* The shape of a row's random cases: case i gets a random size in the
+ * ranges, random padding in [0, max_pad], the (i % n)-th of the n allowed
+ * layouts, the ((i + i / n) % m)-th of the m bit depths (so that every
+ * layout meets every bit depth), pipeline depth 1 + i % max_depth,
+ * 1 + i % max_frames frames and variant 1 + i % max_variant (0 when
+ * max_variant is 0). */
 typedef struct TestRandom {
     int min_w, max_w, min_h, max_h;
     int layouts;          /* bit mask: 1 << QGPU_LAYOUT_*; 0: all four */

@@ -89,7 +89,7 @@ static const TestRandom psnr_hvs_random = {.min_w = 16, .max_w = 260, .min_h = 1
 static const TestRow rows[] = {
     {.name = "psnr_hvs", .spec = "psnr_hvs", .frame_reference = psnr_hvs_frame,
      .outputs = psnr_hvs_outputs, .tol = psnr_hvs_tol, .fill = fill_noisy,
-     .cases = noise_cases, .nb_cases = 4, .random = &psnr_hvs_random, .nb_random = 12},
+     .cases = noise_cases, .nb_cases = 4, .random = &psnr_hvs_random, .nb_random = 16},
     {.name = "psnr_hvs_1080p", .spec = "psnr_hvs", .frame_reference = psnr_hvs_frame,
      .outputs = psnr_hvs_outputs, .tol = psnr_hvs_tol, .fill = fill_gradient,
      .cases = large_cases, .nb_cases = 1},
