@@ -23,6 +23,11 @@
  * blurred frame (16-bit) is kept, and the SAD is sum |blur(prev) - blur(cur)|.
  * Same tiles; `store` then holds the blurred frame and `prev` the previous
  * blurred frame.
+ * The two kernels share their tile walk on purpose: they implement two
+ * libvmaf versions' arithmetic (signed difference then blur, against blur
+ * then unsigned difference, with other edge rules and types), and keeping
+ * each one whole and readable beside its libvmaf version is the point;
+ * `duplicates` pairs them for that reason.
  *
  * Build options: -DMOTION_IN8=1 for 8-bit samples (else 16-bit words),
  * -DMOTION_WG=<work-group size> (a power of two).
