@@ -425,6 +425,17 @@ static void test_predict_paths(void)
             CHECK(fabs(got - t) <= 1e-13, "rescale/transform/clip variant %d: %.17g vs %.17g",
                   variant, got, t);
         }
+        if (variant == 2) {
+            /* rectification against the transform's input (libvmaf 3.x, Python):
+             * 0.3 + 1.1 * 4 - 0.2 * 16 = 1.5 < 4 gives 4; 0.3 > 0 gives 0 */
+            CHECK(qgpu_model_transform(m, 4.0) == 4.0, "out_gte_in: %.17g",
+                  qgpu_model_transform(m, 4.0));
+            m->transform.out_gte_in = 0;
+            m->transform.out_lte_in = 1;
+            CHECK(qgpu_model_transform(m, 0.0) == 0.0 && qgpu_model_transform(m, 4.0) == 1.5,
+                  "out_lte_in: %.17g %.17g", qgpu_model_transform(m, 0.0),
+                  qgpu_model_transform(m, 4.0));
+        }
         qgpu_model_free(&m);
     }
 

@@ -735,15 +735,15 @@ static double transform(const QgpuModel *m, double y)
         if (pe[2])
             out += p[2] * y * y;
     }
-    stage = out;
     if (m->transform.nb_knots)
-        out = piecewise(m, stage);
-    /* rectification compares with the input of the piecewise step, as
-     * libvmaf does */
-    if (m->transform.out_lte_in && out > stage)
-        out = stage;
-    if (m->transform.out_gte_in && out < stage)
-        out = stage;
+        out = piecewise(m, out);
+    /* rectification compares with the transform's input y, the score before
+     * the polynomial: libvmaf 3.x predict.c transform() (*y_in), as Netflix's
+     * Python VmafQualityRunner.transform_score() (np.maximum(y_out, y_in)) */
+    if (m->transform.out_lte_in && out > y)
+        out = y;
+    if (m->transform.out_gte_in && out < y)
+        out = y;
     return out;
 }
 
