@@ -1,0 +1,577 @@
+/*
+ * The models without libvmaf goldens, against tests/ref/model_ref.c (an
+ * independent json-c reader and predictor of the model files), on the
+ * features the pipeline computes for a bundled pair (fate/):
+ *   - vmaf_float_v0.6.1neg, vmaf_4k_v0.6.1neg, vmaf_float_4k_v0.6.1 (and
+ *     vmaf_float_v0.6.1, vmaf_4k_v0.6.1 beside them): every frame's score
+ *     is the reference prediction from models/<version>.json, and the
+ *     relations libvmaf's files imply hold (a neg model is its base model
+ *     on the egl_1 features; a float model the integer one on float
+ *     features);
+ *   - model collections (libvmaf's bootstrap models): a collection written
+ *     here from vmaf_float_v0.6.1 (members differing in rho) gives "<name>",
+ *     "<name>_0001".., "<name>_bagging", "_stddev", "_ci_p95_lo",
+ *     "_ci_p95_hi" equal to the reference, in libvmaf's order, in the logs
+ *     too; and the collection loader's errors.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "qgpu/qgpu.h"
+
+#include "../bench/y4m.h"
+#include "model.h"
+#include "model_ref.h"
+#include "test_util.h"
+
+#define MAX_FRAMES 64
+/* The reference repeats the library's arithmetic in another form (sparse
+ * vectors, its own parser): equal up to the last bits at most. */
+#define REF_TOL 1e-10
+
+static const char *const ref_y4m = "fate/refs/nf_src01_160x90_48f.y4m";
+static const char *const dist_y4m = "fate/pairs/nf_src01_160x90_nfdis/dis.y4m";
+static char tmp_dir[] = "/tmp/qgpu-test-model-refs-XXXXXX";
+
+/* Scores every frame of the bundled pair; returns the frame count, -1 on
+ * an error. */
+static int run_pair(QgpuContext *ctx)
+{
+    char p1[1024], p2[1024], err[256];
+    Y4mFile r, d;
+    unsigned char *rb = NULL, *db = NULL;
+    unsigned frame;
+    int n = 0, got = 0, ok = 1;
+
+    if (!CHECK(y4m_open(&r, test_src_path(ref_y4m, p1, sizeof(p1)), err, sizeof(err)) == 0,
+               "%s", err))
+        return -1;
+    if (!CHECK(y4m_open(&d, test_src_path(dist_y4m, p2, sizeof(p2)), err, sizeof(err)) == 0,
+               "%s", err)) {
+        y4m_close(&r);
+        return -1;
+    }
+    rb = malloc(r.frame_bytes);
+    db = malloc(d.frame_bytes);
+    while (ok && rb && db && y4m_read(&r, rb) == 1 && y4m_read(&d, db) == 1 && n < MAX_FRAMES) {
+        QgpuPicture rp, dp;
+        y4m_picture(&r, rb, &rp);
+        y4m_picture(&d, db, &dp);
+        ok = CHECK(qgpu_submit(ctx, &rp, &dp) == 0, "submit: %s", qgpu_last_error(ctx));
+        while (ok && qgpu_collect(ctx, &frame, 0) == 1)
+            got++;
+        n++;
+    }
+    if (ok)
+        ok = CHECK(qgpu_flush(ctx) == 0, "flush: %s", qgpu_last_error(ctx));
+    while (ok && qgpu_collect(ctx, &frame, 1) == 1)
+        got++;
+    free(rb);
+    free(db);
+    y4m_close(&r);
+    y4m_close(&d);
+    return ok && CHECK(got == n && n > 0, "%d of %d frames", got, n) ? n : -1;
+}
+
+static json_object *load_json(const char *relative)
+{
+    char path[1024];
+    json_object *o = json_object_from_file(test_src_path(relative, path, sizeof(path)));
+    CHECK(o != NULL, "cannot read %s", path);
+    return o;
+}
+
+static int load_ref(ModelRef *m, const char *version, int enable_transform)
+{
+    char rel[256];
+    json_object *o;
+    int ret;
+    snprintf(rel, sizeof(rel), "models/%s.json", version);
+    o = load_json(rel);
+    ret = o ? model_ref_load(m, o, enable_transform, 0) : -1;
+    json_object_put(o);
+    return CHECK(ret == 0, "reference cannot load %s", version);
+}
+
+/* The raw feature values of a frame, by printed name. */
+static void features(QgpuContext *ctx, unsigned frame, const char *const *names, double *raw)
+{
+    for (int i = 0; i < 6; i++) {
+        raw[i] = NAN;
+        CHECK(qgpu_get_score(ctx, frame, names[i], &raw[i]) == 0, "frame %u: no %s", frame,
+              names[i]);
+    }
+}
+
+/* ---- the single models -------------------------------------------------- */
+
+static const char *const in_int[6] = {"integer_adm2", "integer_motion2", "integer_vif_scale0",
+                                      "integer_vif_scale1", "integer_vif_scale2",
+                                      "integer_vif_scale3"};
+static const char *const in_int_neg[6] = {"integer_adm2_egl_1", "integer_motion2",
+                                          "integer_vif_scale0_egl_1",
+                                          "integer_vif_scale1_egl_1",
+                                          "integer_vif_scale2_egl_1",
+                                          "integer_vif_scale3_egl_1"};
+static const char *const in_float[6] = {"adm2", "motion2", "vif_scale0",
+                                        "vif_scale1", "vif_scale2", "vif_scale3"};
+static const char *const in_float_neg[6] = {"adm2_egl_1", "motion2", "vif_scale0_egl_1",
+                                            "vif_scale1_egl_1", "vif_scale2_egl_1",
+                                            "vif_scale3_egl_1"};
+
+typedef struct SingleCase {
+    const char *version;
+    const char *name;            /* score name in the context */
+    const char *const *inputs;   /* its features' printed names */
+    const char *base;            /* the model whose parameters it shares */
+} SingleCase;
+
+static const SingleCase singles[] = {
+    {"vmaf_float_v0.6.1", "f", in_float, "vmaf_float_v0.6.1"},
+    {"vmaf_float_v0.6.1neg", "fn", in_float_neg, "vmaf_float_v0.6.1"},
+    {"vmaf_4k_v0.6.1", "k", in_int, "vmaf_4k_v0.6.1"},
+    {"vmaf_4k_v0.6.1neg", "kn", in_int_neg, "vmaf_4k_v0.6.1"},
+    {"vmaf_float_4k_v0.6.1", "fk", in_float, "vmaf_4k_v0.6.1"},
+};
+#define NB_SINGLES ((int)(sizeof(singles) / sizeof(singles[0])))
+
+static void test_single_models(void)
+{
+    QgpuContext *ctx = test_open(2);
+    ModelRef own[NB_SINGLES], base[NB_SINGLES];
+    int frames, loaded[NB_SINGLES] = {0};
+
+    if (!ctx)
+        return;
+    for (int c = 0; c < NB_SINGLES; c++) {
+        char spec[128];
+        snprintf(spec, sizeof(spec), "version=%s:name=%s", singles[c].version, singles[c].name);
+        CHECK(qgpu_use_model(ctx, spec) == 0, "%s: %s", spec, qgpu_last_error(ctx));
+    }
+    frames = run_pair(ctx);
+    for (int c = 0; c < NB_SINGLES && frames > 0; c++) {
+        double max_diff = 0.0;
+        int same_inputs = 0;
+        if (!load_ref(&own[c], singles[c].version, 0))
+            continue;
+        if (!load_ref(&base[c], singles[c].base, 0)) {
+            model_ref_free(&own[c]);
+            continue;
+        }
+        loaded[c] = 1;
+        for (unsigned i = 0; i < (unsigned)frames; i++) {
+            double raw[6], got = NAN, want, via_base;
+            features(ctx, i, singles[c].inputs, raw);
+            CHECK(qgpu_get_score(ctx, i, singles[c].name, &got) == 0, "%s frame %u",
+                  singles[c].name, i);
+            want = model_ref_post(&own[c], model_ref_svm(&own[c], raw));
+            via_base = model_ref_post(&base[c], model_ref_svm(&base[c], raw));
+            CHECK(fabs(got - want) <= REF_TOL && isfinite(got),
+                  "%s frame %u: %.17g, reference %.17g", singles[c].version, i, got, want);
+            /* same SVM, slopes, intercepts, transform and clip as its base */
+            CHECK(want == via_base, "%s frame %u: %.17g, %s's parameters give %.17g",
+                  singles[c].version, i, want, singles[c].base, via_base);
+            if (fabs(got - want) > max_diff)
+                max_diff = fabs(got - want);
+        }
+        /* a neg model differs from its base model only where the egl_1
+         * features differ from the plain ones */
+        if (singles[c].inputs == in_float_neg || singles[c].inputs == in_int_neg) {
+            const SingleCase *b = &singles[c - 1];
+            for (unsigned i = 0; i < (unsigned)frames; i++) {
+                double a[6], p[6], sa = NAN, sp = NAN;
+                features(ctx, i, singles[c].inputs, a);
+                features(ctx, i, b->inputs, p);
+                qgpu_get_score(ctx, i, singles[c].name, &sa);
+                qgpu_get_score(ctx, i, b->name, &sp);
+                if (!memcmp(a, p, sizeof(a))) {
+                    same_inputs++;
+                    CHECK(sa == sp, "%s frame %u: same features as %s, %.17g vs %.17g",
+                          singles[c].version, i, b->version, sa, sp);
+                }
+            }
+            printf("%s: %d of %d frames with the same features as %s\n", singles[c].version,
+                   same_inputs, frames, b->version);
+        }
+        printf("%s: %d frames, max |qgpu - reference| %.3g\n", singles[c].version, frames,
+               max_diff);
+    }
+    for (int c = 0; c < NB_SINGLES; c++)
+        if (loaded[c]) {
+            model_ref_free(&own[c]);
+            model_ref_free(&base[c]);
+        }
+    qgpu_close(&ctx);
+}
+
+/* ---- model collections --------------------------------------------------- */
+
+#define NB_MEMBERS 5
+/* Member k's rho: spread enough that the members differ by a few VMAF
+ * points and member 5 exceeds 100 on the best frames (clipped alone). */
+static const char *const member_rho[NB_MEMBERS + 1] = {"-1.33133", "-1.30", "-1.36",
+                                                       "-1.33133", "-1.39", "-1.47"};
+
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    size_t n = 0, lf = strlen(from), lt = strlen(to);
+    char *out, *o;
+    for (const char *p = strstr(s, from); p; p = strstr(p + lf, from))
+        n++;
+    out = malloc(strlen(s) + n * (lt > lf ? lt - lf : 0) + 1);
+    if (!out)
+        return NULL;
+    o = out;
+    for (const char *p = s;;) {
+        const char *q = strstr(p, from);
+        if (!q) {
+            strcpy(o, p);
+            break;
+        }
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, to, lt);
+        o += lt;
+        p = q + lf;
+    }
+    return out;
+}
+
+/* A collection file of NB_MEMBERS + 1 models built from vmaf_float_v0.6.1
+ * (model_type bootstrap, rho per member); its path, NULL on an error. */
+static const char *write_collection(char *path, size_t len)
+{
+    json_object *base = load_json("models/vmaf_float_v0.6.1.json");
+    const char *text = base ? json_object_to_json_string_ext(base, JSON_C_TO_STRING_PLAIN) : NULL;
+    char *boot = text ? replace_all(text, "\"LIBSVMNUSVR\"", "\"BOOTSTRAP_LIBSVMNUSVR\"") : NULL;
+    FILE *f;
+    snprintf(path, len, "%s/collection.json", tmp_dir);
+    f = boot ? fopen(path, "w") : NULL;
+    if (!CHECK(f != NULL, "cannot write %s", path)) {
+        free(boot);
+        json_object_put(base);
+        return NULL;
+    }
+    fputc('{', f);
+    for (int k = 0; k <= NB_MEMBERS; k++) {
+        char rho[32];
+        char *member;
+        snprintf(rho, sizeof(rho), "rho %s\\n", member_rho[k]);
+        member = replace_all(boot, "rho -1.33133\\n", rho);
+        fprintf(f, "%s\"%d\": %s", k ? ", " : "", k, member ? member : "null");
+        free(member);
+    }
+    fputs("}\n", f);
+    fclose(f);
+    free(boot);
+    json_object_put(base);
+    return path;
+}
+
+typedef struct CollectionRef {
+    ModelRef models[NB_MEMBERS + 1];
+    int loaded;
+} CollectionRef;
+
+static int collection_ref_load(CollectionRef *c, const char *path, int enable_transform,
+                               int disable_clip)
+{
+    json_object *root = json_object_from_file(path);
+    c->loaded = 0;
+    for (int k = 0; root && k <= NB_MEMBERS; k++) {
+        char key[8];
+        json_object *m;
+        snprintf(key, sizeof(key), "%d", k);
+        if (!json_object_object_get_ex(root, key, &m) ||
+            model_ref_load(&c->models[k], m, enable_transform, disable_clip))
+            break;
+        c->loaded++;
+    }
+    json_object_put(root);
+    return CHECK(c->loaded == NB_MEMBERS + 1, "reference: %d models of %s", c->loaded, path);
+}
+
+static void collection_ref_free(CollectionRef *c)
+{
+    for (int k = 0; k < c->loaded; k++)
+        model_ref_free(&c->models[k]);
+    c->loaded = 0;
+}
+
+/* Every output of collection `name` on every frame, against the reference. */
+static void check_collection(QgpuContext *ctx, int frames, const char *name, CollectionRef *c,
+                             int *clipped_members, double *max_stddev)
+{
+    static const char *const stats[4] = {"_bagging", "_stddev", "_ci_p95_lo", "_ci_p95_hi"};
+    for (unsigned i = 0; i < (unsigned)frames; i++) {
+        double raw[6], member[NB_MEMBERS], want[4], got = NAN;
+        char key[64];
+        features(ctx, i, in_float, raw);
+        CHECK(qgpu_get_score(ctx, i, name, &got) == 0, "%s frame %u", name, i);
+        want[0] = model_ref_post(&c->models[0], model_ref_svm(&c->models[0], raw));
+        CHECK(fabs(got - want[0]) <= REF_TOL, "%s frame %u: %.17g, reference %.17g", name, i,
+              got, want[0]);
+        for (int k = 1; k <= NB_MEMBERS; k++) {
+            double post;
+            member[k - 1] = model_ref_svm(&c->models[k], raw);
+            post = model_ref_post(&c->models[k], member[k - 1]);
+            snprintf(key, sizeof(key), "%s_%04d", name, k);
+            got = NAN;
+            CHECK(qgpu_get_score(ctx, i, key, &got) == 0, "%s frame %u", key, i);
+            CHECK(fabs(got - post) <= REF_TOL, "%s frame %u: %.17g, reference %.17g", key, i,
+                  got, post);
+            *clipped_members += post != member[k - 1];
+        }
+        model_ref_bootstrap(&c->models[1], member, NB_MEMBERS, want);
+        for (int s = 0; s < 4; s++) {
+            snprintf(key, sizeof(key), "%s%s", name, stats[s]);
+            got = NAN;
+            CHECK(qgpu_get_score(ctx, i, key, &got) == 0, "%s frame %u", key, i);
+            CHECK(fabs(got - want[s]) <= REF_TOL, "%s frame %u: %.17g, reference %.17g", key, i,
+                  got, want[s]);
+        }
+        CHECK(want[2] <= want[0] + 1e-9 && want[0] <= want[3] + 1e-9 && want[1] >= 0.0,
+              "%s frame %u: lo %.6f bagging %.6f hi %.6f stddev %.6f", name, i, want[2],
+              want[0], want[3], want[1]);
+        if (want[1] > *max_stddev)
+            *max_stddev = want[1];
+    }
+}
+
+/* libvmaf's order: the features, the single models and each collection's
+ * main score in the order given, then each collection's members and
+ * statistics. */
+static void check_order(QgpuContext *ctx)
+{
+    static const char *const tail[] = {"vmaf", "plain", "vmaf_0001", "vmaf_0002",
+                                       "vmaf_0003", "vmaf_0004", "vmaf_0005",
+                                       "vmaf_bagging", "vmaf_stddev", "vmaf_ci_p95_lo",
+                                       "vmaf_ci_p95_hi"};
+    const int nb_tail = (int)(sizeof(tail) / sizeof(tail[0]));
+    int n = qgpu_score_count(ctx);
+    if (!CHECK(n > nb_tail, "%d scores", n))
+        return;
+    for (int i = 0; i < nb_tail; i++)
+        CHECK(!strcmp(qgpu_score_name(ctx, n - nb_tail + i), tail[i]), "score %d: %s, not %s",
+              n - nb_tail + i, qgpu_score_name(ctx, n - nb_tail + i), tail[i]);
+}
+
+/* The JSON log lists the outputs per frame in the same order and pools
+ * them as any score (mean of the per-frame values). */
+static void check_json_log(QgpuContext *ctx, int frames)
+{
+    char path[1100];
+    json_object *root, *arr, *metrics, *pooled, *v;
+    const char *prev = NULL;
+    int order_ok = 1, seen = 0;
+    double sum = 0.0, mean = NAN;
+    snprintf(path, sizeof(path), "%s/log.json", tmp_dir);
+    if (!CHECK(qgpu_write_log(ctx, path, QGPU_LOG_FORMAT_JSON, 0.0) == 0, "write log: %s",
+               qgpu_last_error(ctx)))
+        return;
+    root = json_object_from_file(path);
+    if (!CHECK(root && json_object_object_get_ex(root, "frames", &arr) &&
+                   (int)json_object_array_length(arr) == frames,
+               "log frames"))
+        goto out;
+    for (int i = 0; i < frames; i++) {
+        double x = NAN;
+        v = NULL;
+        metrics = NULL;
+        json_object_object_get_ex(json_object_array_get_idx(arr, (size_t)i), "metrics",
+                                  &metrics);
+        if (metrics && json_object_object_get_ex(metrics, "vmaf_ci_p95_lo", &v))
+            sum += json_object_get_double(v);
+        qgpu_get_score(ctx, (unsigned)i, "vmaf_ci_p95_lo", &x);
+        CHECK(v && fabs(json_object_get_double(v) - x) <= 5e-7, "log frame %d ci_p95_lo", i);
+    }
+    json_object_object_get_ex(json_object_array_get_idx(arr, 0), "metrics", &metrics);
+    json_object_object_foreach(metrics, key, val) {
+        (void)val;
+        if (prev && !strcmp(prev, "plain"))
+            order_ok &= !strcmp(key, "vmaf_0001");
+        if (prev && !strcmp(prev, "vmaf_stddev"))
+            order_ok &= !strcmp(key, "vmaf_ci_p95_lo");
+        seen += !strcmp(key, "vmaf_ci_p95_hi");
+        prev = key;
+    }
+    CHECK(order_ok && seen == 1 && !strcmp(prev, "vmaf_ci_p95_hi"), "log key order");
+    if (CHECK(json_object_object_get_ex(root, "pooled_metrics", &pooled) &&
+                  json_object_object_get_ex(pooled, "vmaf_ci_p95_lo", &v) &&
+                  json_object_object_get_ex(v, "mean", &v),
+              "pooled vmaf_ci_p95_lo"))
+        mean = json_object_get_double(v);
+    CHECK(fabs(mean - sum / frames) <= 2e-6, "pooled mean %.6f vs %.6f", mean, sum / frames);
+out:
+    json_object_put(root);
+}
+
+static void test_collection(void)
+{
+    char path[1100], spec[1200];
+    CollectionRef plain_ref, transformed_ref;
+    QgpuContext *ctx;
+    int frames, clipped = 0, transformed = 0;
+    double max_stddev = 0.0, max_stddev_t = 0.0;
+
+    if (!write_collection(path, sizeof(path)) || !collection_ref_load(&plain_ref, path, 0, 0))
+        return;
+    if (!collection_ref_load(&transformed_ref, path, 1, 1)) {
+        collection_ref_free(&plain_ref);
+        return;
+    }
+    ctx = test_open(2);
+    if (ctx) {
+        snprintf(spec, sizeof(spec), "path=%s", path);
+        CHECK(qgpu_use_model(ctx, spec) == 0, "%s: %s", spec, qgpu_last_error(ctx));
+        CHECK(qgpu_use_model(ctx, "version=vmaf_float_v0.6.1:name=plain") == 0, "%s",
+              qgpu_last_error(ctx));
+        snprintf(spec, sizeof(spec), "path=%s:name=t:enable_transform:disable_clip", path);
+        CHECK(qgpu_use_model(ctx, spec) == 0, "%s: %s", spec, qgpu_last_error(ctx));
+        snprintf(spec, sizeof(spec), "path=%s:name=plain", path);
+        CHECK(qgpu_use_model(ctx, spec) == QGPU_ERR_BAD_OPTION, "a collection named like a model");
+        frames = run_pair(ctx);
+        if (frames > 0) {
+            int n = qgpu_score_count(ctx);
+            check_collection(ctx, frames, "vmaf", &plain_ref, &clipped, &max_stddev);
+            check_collection(ctx, frames, "t", &transformed_ref, &transformed, &max_stddev_t);
+            CHECK(n > 10 && !strcmp(qgpu_score_name(ctx, n - 1), "t_ci_p95_hi"),
+                  "last score %s", qgpu_score_name(ctx, n - 1));
+            CHECK(clipped > 0 && clipped < frames * NB_MEMBERS,
+                  "%d member scores clipped: the fixture misses a path", clipped);
+            CHECK(transformed > 0, "%d member scores transformed", transformed);
+            /* the transform's slope (below 1 near 90, 0 where it clips) scales
+             * the stddev */
+            CHECK(fabs(max_stddev_t - max_stddev) > 1e-3,
+                  "stddev through the transform: %.4f vs %.4f", max_stddev_t, max_stddev);
+            printf("collection: %d frames, %d of %d member scores clipped, max stddev %.4f "
+                   "(%.4f with enable_transform:disable_clip)\n", frames, clipped,
+                   frames * NB_MEMBERS, max_stddev, max_stddev_t);
+        }
+        qgpu_close(&ctx);
+    }
+    /* order: without the transformed one, "plain" sits between */
+    ctx = test_open(2);
+    if (ctx) {
+        snprintf(spec, sizeof(spec), "path=%s", path);
+        CHECK(qgpu_use_model(ctx, spec) == 0, "%s", qgpu_last_error(ctx));
+        CHECK(qgpu_use_model(ctx, "version=vmaf_float_v0.6.1:name=plain") == 0, "%s",
+              qgpu_last_error(ctx));
+        frames = run_pair(ctx);
+        if (frames > 0) {
+            check_order(ctx);
+            check_json_log(ctx, frames);
+        }
+        qgpu_close(&ctx);
+    }
+    collection_ref_free(&plain_ref);
+    collection_ref_free(&transformed_ref);
+}
+
+/* ---- collection files: loader ------------------------------------------- */
+
+static void expect_collection_error(const char *what, const char *json, const char *needle)
+{
+    char err[1024] = "";
+    QgpuModel *m = (QgpuModel *)1;
+    QgpuModelCollection *c = (QgpuModelCollection *)1;
+    int ret = qgpu_model_parse_any(&m, &c, json, strlen(json), "coll.json", 0, err, sizeof(err));
+    CHECK(ret == QGPU_ERR_MODEL && !m && !c, "%s: returned %d", what, ret);
+    CHECK(strstr(err, needle) != NULL, "%s: message '%s' lacks '%s'", what, err, needle);
+}
+
+static void test_collection_loader(void)
+{
+    char path[1100], err[1024] = "";
+    json_object *base = load_json("models/vmaf_float_v0.6.1.json");
+    const char *one = base ? json_object_to_json_string_ext(base, JSON_C_TO_STRING_PLAIN) : NULL;
+    char *boot = one ? replace_all(one, "\"LIBSVMNUSVR\"", "\"BOOTSTRAP_LIBSVMNUSVR\"") : NULL;
+    char *text;
+    QgpuModel *m = NULL;
+    QgpuModelCollection *c = NULL;
+
+    if (!CHECK(boot != NULL, "fixture"))
+        goto out;
+    text = malloc(strlen(one) + 3 * strlen(boot) + 64);
+    if (!text)
+        goto out;
+    /* the built-in path: a single model stays single, a collection is one */
+    CHECK(qgpu_model_parse_any(&m, &c, one, strlen(one), "single", 0, err, sizeof(err)) == 0 &&
+              m && !c, "single model: %s", err);
+    qgpu_model_free(&m);
+    sprintf(text, "{\"0\": %s, \"1\": %s, \"2\": %s}", boot, boot, boot);
+    if (CHECK(qgpu_model_parse_any(&m, &c, text, strlen(text), "vmaf_b_test", 0, err,
+                                   sizeof(err)) == 0 && c && !m, "collection: %s", err)) {
+        CHECK(c->nb_models == 3 && c->models[1]->type == QGPU_MODEL_TYPE_BOOTSTRAP &&
+                  !strcmp(c->models[2]->source, "vmaf_b_test[2]"),
+              "collection: %d models", c->nb_models);
+        qgpu_model_collection_free(&c);
+    }
+    /* a bootstrap model alone is a plain model, as in libvmaf */
+    CHECK(qgpu_model_parse(&m, boot, strlen(boot), "b", 0, err, sizeof(err)) == 0 && m &&
+              m->type == QGPU_MODEL_TYPE_BOOTSTRAP, "bootstrap model alone: %s", err);
+    qgpu_model_free(&m);
+    CHECK(qgpu_model_parse(&m, text, strlen(text), "b", 0, err, sizeof(err)) == QGPU_ERR_MODEL &&
+              strstr(err, "a model collection, where a single model"),
+          "collection where a single model is expected: %s", err);
+
+    sprintf(text, "{\"0\": %s}", boot);
+    expect_collection_error("no member", text, "needs the models \"0\" and \"1\"");
+    sprintf(text, "{\"0\": %s, \"1\": %s}", boot, one);
+    expect_collection_error("member not bootstrap", text, "coll.json[1]");
+    sprintf(text, "{\"0\": %s, \"1\": %s, \"2\": 7}", boot, boot);
+    expect_collection_error("member not an object", text, "coll.json[2]");
+    sprintf(text, "{\"0\": %s, \"1\": {\"model_dict\": {}}}", boot);
+    expect_collection_error("bad member", text, "coll.json[1]");
+    free(text);
+
+    /* through qgpu_use_model: a member's bad feature is reported, nothing
+     * is enabled */
+    {
+        QgpuContext *ctx = test_open(1);
+        char *bad = replace_all(boot, "VMAF_feature_motion2_score", "VMAF_feature_motion9_score");
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/bad_collection.json", tmp_dir);
+        f = bad ? fopen(path, "w") : NULL;
+        if (f) {
+            char spec[1200];
+            fprintf(f, "{\"0\": %s, \"1\": %s}", boot, bad);
+            fclose(f);
+            snprintf(spec, sizeof(spec), "path=%s", path);
+            CHECK(ctx && qgpu_use_model(ctx, spec) == QGPU_ERR_MODEL &&
+                      strstr(qgpu_last_error(ctx), "[1]") &&
+                      strstr(qgpu_last_error(ctx), "motion9"),
+                  "bad member through qgpu_use_model: %s", ctx ? qgpu_last_error(ctx) : "");
+            CHECK(ctx && qgpu_score_count(ctx) == 0, "nothing enabled");
+        }
+        free(bad);
+        qgpu_close(&ctx);
+    }
+out:
+    free(boot);
+    json_object_put(base);
+}
+
+int main(void)
+{
+    if (!CHECK(mkdtemp(tmp_dir) != NULL, "mkdtemp"))
+        return test_finish();
+    test_single_models();
+    test_collection();
+    test_collection_loader();
+    {
+        char cmd[600];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmp_dir);
+    }
+    return test_finish();
+}
