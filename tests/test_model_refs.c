@@ -12,16 +12,22 @@
  *     here from vmaf_float_v0.6.1 (members differing in rho) gives "<name>",
  *     "<name>_0001".., "<name>_bagging", "_stddev", "_ci_p95_lo",
  *     "_ci_p95_hi" equal to the reference, in libvmaf's order, in the logs
- *     too; and the collection loader's errors.
+ *     too; and the collection loader's errors;
+ *   - the qgpu tool with those models (-m version=..., -m path=collection):
+ *     its JSON, XML and CSV logs carry the library's values, libvmaf's names
+ *     and order.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -43,7 +49,7 @@ static char tmp_dir[] = "/tmp/qgpu-test-model-refs-XXXXXX";
 
 /* Scores every frame of the bundled pair; returns the frame count, -1 on
  * an error. */
-static int run_pair(QgpuContext *ctx)
+static int run_pair(QgpuContext *ctx, const char *dist_path)
 {
     char p1[1024], p2[1024], err[256];
     Y4mFile r, d;
@@ -54,7 +60,7 @@ static int run_pair(QgpuContext *ctx)
     if (!CHECK(y4m_open(&r, test_src_path(ref_y4m, p1, sizeof(p1)), err, sizeof(err)) == 0,
                "%s", err))
         return -1;
-    if (!CHECK(y4m_open(&d, test_src_path(dist_y4m, p2, sizeof(p2)), err, sizeof(err)) == 0,
+    if (!CHECK(y4m_open(&d, test_src_path(dist_path, p2, sizeof(p2)), err, sizeof(err)) == 0,
                "%s", err)) {
         y4m_close(&r);
         return -1;
@@ -143,6 +149,61 @@ static const SingleCase singles[] = {
 };
 #define NB_SINGLES ((int)(sizeof(singles) / sizeof(singles[0])))
 
+static void use_singles(QgpuContext *ctx)
+{
+    for (int c = 0; c < NB_SINGLES; c++) {
+        char spec[128];
+        snprintf(spec, sizeof(spec), "version=%s:name=%s", singles[c].version, singles[c].name);
+        CHECK(qgpu_use_model(ctx, spec) == 0, "%s: %s", spec, qgpu_last_error(ctx));
+    }
+}
+
+/* A neg model differs from its base model only where the egl_1 features
+ * differ from the plain ones: the frames with equal features (returned)
+ * have equal scores. */
+static int check_neg_relation(QgpuContext *ctx, int frames, const SingleCase *neg,
+                              const SingleCase *b)
+{
+    int same_inputs = 0;
+    for (unsigned i = 0; i < (unsigned)frames; i++) {
+        double a[6], p[6], sa = NAN, sp = NAN;
+        features(ctx, i, neg->inputs, a);
+        features(ctx, i, b->inputs, p);
+        qgpu_get_score(ctx, i, neg->name, &sa);
+        qgpu_get_score(ctx, i, b->name, &sp);
+        if (!memcmp(a, p, sizeof(a))) {
+            same_inputs++;
+            CHECK(sa == sp && isfinite(sa), "%s frame %u: same features as %s, %.17g vs %.17g",
+                  neg->version, i, b->version, sa, sp);
+        }
+    }
+    return same_inputs;
+}
+
+/* The distorted input equal to the reference: no enhancement to limit, the
+ * float egl_1 features equal the plain ones, and so do the scores. (The
+ * integer ADM is not exactly 1 on identical input, 1.000002 vs 0.999988
+ * with the limit, as in libvmaf's integer arithmetic: reported only.) */
+static void test_neg_identical(void)
+{
+    QgpuContext *ctx = test_open(2);
+    int frames;
+    if (!ctx)
+        return;
+    use_singles(ctx);
+    frames = run_pair(ctx, ref_y4m);
+    for (int c = 1; c < NB_SINGLES && frames > 0; c++)
+        if (singles[c].inputs == in_float_neg || singles[c].inputs == in_int_neg) {
+            int same = check_neg_relation(ctx, frames, &singles[c], &singles[c - 1]);
+            CHECK(same == frames || singles[c].inputs == in_int_neg,
+                  "%s on identical input: %d of %d frames with the features of %s",
+                  singles[c].version, same, frames, singles[c - 1].version);
+            printf("%s and %s on identical input: same features and score on %d of %d "
+                   "frames\n", singles[c].version, singles[c - 1].version, same, frames);
+        }
+    qgpu_close(&ctx);
+}
+
 static void test_single_models(void)
 {
     QgpuContext *ctx = test_open(2);
@@ -151,15 +212,10 @@ static void test_single_models(void)
 
     if (!ctx)
         return;
-    for (int c = 0; c < NB_SINGLES; c++) {
-        char spec[128];
-        snprintf(spec, sizeof(spec), "version=%s:name=%s", singles[c].version, singles[c].name);
-        CHECK(qgpu_use_model(ctx, spec) == 0, "%s: %s", spec, qgpu_last_error(ctx));
-    }
-    frames = run_pair(ctx);
+    use_singles(ctx);
+    frames = run_pair(ctx, dist_y4m);
     for (int c = 0; c < NB_SINGLES && frames > 0; c++) {
         double max_diff = 0.0;
-        int same_inputs = 0;
         if (!load_ref(&own[c], singles[c].version, 0))
             continue;
         if (!load_ref(&base[c], singles[c].base, 0)) {
@@ -181,25 +237,6 @@ static void test_single_models(void)
                   singles[c].version, i, want, singles[c].base, via_base);
             if (fabs(got - want) > max_diff)
                 max_diff = fabs(got - want);
-        }
-        /* a neg model differs from its base model only where the egl_1
-         * features differ from the plain ones */
-        if (singles[c].inputs == in_float_neg || singles[c].inputs == in_int_neg) {
-            const SingleCase *b = &singles[c - 1];
-            for (unsigned i = 0; i < (unsigned)frames; i++) {
-                double a[6], p[6], sa = NAN, sp = NAN;
-                features(ctx, i, singles[c].inputs, a);
-                features(ctx, i, b->inputs, p);
-                qgpu_get_score(ctx, i, singles[c].name, &sa);
-                qgpu_get_score(ctx, i, b->name, &sp);
-                if (!memcmp(a, p, sizeof(a))) {
-                    same_inputs++;
-                    CHECK(sa == sp, "%s frame %u: same features as %s, %.17g vs %.17g",
-                          singles[c].version, i, b->version, sa, sp);
-                }
-            }
-            printf("%s: %d of %d frames with the same features as %s\n", singles[c].version,
-                   same_inputs, frames, b->version);
         }
         printf("%s: %d frames, max |qgpu - reference| %.3g\n", singles[c].version, frames,
                max_diff);
@@ -438,7 +475,7 @@ static void test_collection(void)
         CHECK(qgpu_use_model(ctx, spec) == 0, "%s: %s", spec, qgpu_last_error(ctx));
         snprintf(spec, sizeof(spec), "path=%s:name=plain", path);
         CHECK(qgpu_use_model(ctx, spec) == QGPU_ERR_BAD_OPTION, "a collection named like a model");
-        frames = run_pair(ctx);
+        frames = run_pair(ctx, dist_y4m);
         if (frames > 0) {
             int n = qgpu_score_count(ctx);
             check_collection(ctx, frames, "vmaf", &plain_ref, &clipped, &max_stddev);
@@ -465,7 +502,7 @@ static void test_collection(void)
         CHECK(qgpu_use_model(ctx, spec) == 0, "%s", qgpu_last_error(ctx));
         CHECK(qgpu_use_model(ctx, "version=vmaf_float_v0.6.1:name=plain") == 0, "%s",
               qgpu_last_error(ctx));
-        frames = run_pair(ctx);
+        frames = run_pair(ctx, dist_y4m);
         if (frames > 0) {
             check_order(ctx);
             check_json_log(ctx, frames);
@@ -560,13 +597,148 @@ out:
     json_object_put(base);
 }
 
-int main(void)
+
+/* ---- the tool ------------------------------------------------------------ */
+
+/* The built qgpu: $QGPU_BUILD/qgpu, else beside this test's directory. */
+static int find_tool(const char *argv0, char *tool, size_t len)
+{
+    const char *b = getenv("QGPU_BUILD");
+    char tmp[PATH_MAX], path[PATH_MAX + 16], real[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s", argv0);
+    if (b && *b)
+        snprintf(path, sizeof(path), "%s/qgpu", b);
+    else
+        snprintf(path, sizeof(path), "%s/../qgpu", dirname(tmp));
+    if (access(path, X_OK) || !realpath(path, real))
+        return 0;
+    snprintf(tool, len, "%s", real);
+    return 1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+    if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
+        (buf = calloc(1, (size_t)n + 1)) && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* Runs the tool on the bundled pair with `models`, log format `fmt`. */
+static int run_tool(const char *tool, const char *models, const char *fmt, const char *out)
+{
+    char cmd[16384], p1[1024], p2[1024], abs1[PATH_MAX], abs2[PATH_MAX];
+    if (!realpath(test_src_path(ref_y4m, p1, sizeof(p1)), abs1) ||
+        !realpath(test_src_path(dist_y4m, p2, sizeof(p2)), abs2))
+        return -1;
+    snprintf(cmd, sizeof(cmd), "cd %s && '%s' -r '%s' -d '%s' %s %s -o %s 2>stderr.txt",
+             tmp_dir, tool, abs1, abs2, models, fmt, out);
+    return system(cmd);
+}
+
+static const char *const tool_names[] = {"vmaf", "kn", "fk", "b", "b_0001", "b_0002",
+                                         "b_0003", "b_0004", "b_0005", "b_bagging",
+                                         "b_stddev", "b_ci_p95_lo", "b_ci_p95_hi"};
+#define NB_TOOL_NAMES ((int)(sizeof(tool_names) / sizeof(tool_names[0])))
+
+static void test_tool(const char *argv0)
+{
+    char tool[PATH_MAX + 16], coll[1100], models[1400], path[1200];
+    QgpuContext *ctx;
+    json_object *root = NULL, *frames_arr = NULL;
+    int frames = 0;
+    char *text;
+
+    if (!find_tool(argv0, tool, sizeof(tool))) {
+        printf("skipped: the tool (not built)\n");
+        return;
+    }
+    printf("tool: %s\n", tool);
+    if (!write_collection(coll, sizeof(coll)))
+        return;
+    snprintf(models, sizeof(models),
+             "-m version=vmaf_float_v0.6.1neg -m version=vmaf_4k_v0.6.1neg:name=kn "
+             "-m version=vmaf_float_4k_v0.6.1:name=fk -m path=%s:name=b", coll);
+    ctx = test_open(2);
+    if (ctx) {
+        char spec[1200];
+        CHECK(qgpu_use_model(ctx, "version=vmaf_float_v0.6.1neg") == 0 &&
+                  qgpu_use_model(ctx, "version=vmaf_4k_v0.6.1neg:name=kn") == 0 &&
+                  qgpu_use_model(ctx, "version=vmaf_float_4k_v0.6.1:name=fk") == 0,
+              "%s", qgpu_last_error(ctx));
+        snprintf(spec, sizeof(spec), "path=%s:name=b", coll);
+        CHECK(qgpu_use_model(ctx, spec) == 0, "%s", qgpu_last_error(ctx));
+        frames = run_pair(ctx, dist_y4m);
+    }
+    if (CHECK(run_tool(tool, models, "--json", "out.json") == 0, "qgpu %s --json", models)) {
+        snprintf(path, sizeof(path), "%s/out.json", tmp_dir);
+        root = json_object_from_file(path);
+    }
+    if (CHECK(root && json_object_object_get_ex(root, "frames", &frames_arr) && frames > 0 &&
+                  (int)json_object_array_length(frames_arr) == frames,
+              "tool log: frames")) {
+        for (int i = 0; i < frames; i++) {
+            json_object *metrics = NULL;
+            int k = 0, nb = 0;
+            json_object_object_get_ex(json_object_array_get_idx(frames_arr, (size_t)i),
+                                      "metrics", &metrics);
+            json_object_object_foreach(metrics, key, val) {
+                nb++;
+                (void)key;
+                (void)val;
+            }
+            /* the models' outputs close each frame, in libvmaf's order */
+            json_object_object_foreach(metrics, key2, val2) {
+                double lib = NAN;
+                if (k++ < nb - NB_TOOL_NAMES)
+                    continue;
+                CHECK(!strcmp(key2, tool_names[k - 1 - (nb - NB_TOOL_NAMES)]),
+                      "tool frame %d: %s at %d", i, key2, k);
+                qgpu_get_score(ctx, (unsigned)i, key2, &lib);
+                CHECK(fabs(json_object_get_double(val2) - lib) <= 5e-7,
+                      "tool frame %d %s: %s vs library %.6f", i, key2,
+                      json_object_get_string(val2), lib);
+            }
+        }
+    }
+    json_object_put(root);
+    /* XML and CSV: the same names, per frame and pooled */
+    if (CHECK(run_tool(tool, models, "--xml", "out.xml") == 0, "qgpu --xml")) {
+        snprintf(path, sizeof(path), "%s/out.xml", tmp_dir);
+        text = slurp(path);
+        CHECK(text && strstr(text, "b_0005=\"") && strstr(text, " b_ci_p95_hi=\"") &&
+                  strstr(text, "<metric name=\"b_stddev\" min=\"") &&
+                  strstr(text, "kn=\"") && strstr(text, "fk=\""),
+              "XML log names");
+        free(text);
+    }
+    if (CHECK(run_tool(tool, models, "--csv", "out.csv") == 0, "qgpu --csv")) {
+        snprintf(path, sizeof(path), "%s/out.csv", tmp_dir);
+        text = slurp(path);
+        CHECK(text && strstr(text, ",vmaf,kn,fk,b,b_0001,b_0002,b_0003,b_0004,b_0005,"
+                                   "b_bagging,b_stddev,b_ci_p95_lo,b_ci_p95_hi,\n"),
+              "CSV header");
+        free(text);
+    }
+    qgpu_close(&ctx);
+}
+
+int main(int argc, char **argv)
 {
     if (!CHECK(mkdtemp(tmp_dir) != NULL, "mkdtemp"))
         return test_finish();
     test_single_models();
+    test_neg_identical();
     test_collection();
     test_collection_loader();
+    test_tool(argc > 0 ? argv[0] : "build/tests/test_model_refs");
     {
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
