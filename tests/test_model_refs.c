@@ -313,17 +313,21 @@ static const char *write_collection(char *path, size_t len)
     return path;
 }
 
+/* The built-in collections: a full model "0" and 20 bootstrap members. */
+#define MAX_REF_MODELS 21
+
 typedef struct CollectionRef {
-    ModelRef models[NB_MEMBERS + 1];
+    ModelRef models[MAX_REF_MODELS];
     int loaded;
 } CollectionRef;
 
-static int collection_ref_load(CollectionRef *c, const char *path, int enable_transform,
-                               int disable_clip)
+/* Loads the nb_models models "0", "1", ... of the collection file at path. */
+static int collection_ref_load(CollectionRef *c, const char *path, int nb_models,
+                               int enable_transform, int disable_clip)
 {
     json_object *root = json_object_from_file(path);
     c->loaded = 0;
-    for (int k = 0; root && k <= NB_MEMBERS; k++) {
+    for (int k = 0; root && k < nb_models && k < MAX_REF_MODELS; k++) {
         char key[8];
         json_object *m;
         snprintf(key, sizeof(key), "%d", k);
@@ -333,7 +337,7 @@ static int collection_ref_load(CollectionRef *c, const char *path, int enable_tr
         c->loaded++;
     }
     json_object_put(root);
-    return CHECK(c->loaded == NB_MEMBERS + 1, "reference: %d models of %s", c->loaded, path);
+    return CHECK(c->loaded == nb_models, "reference: %d models of %s", c->loaded, path);
 }
 
 static void collection_ref_free(CollectionRef *c)
@@ -343,20 +347,23 @@ static void collection_ref_free(CollectionRef *c)
     c->loaded = 0;
 }
 
-/* Every output of collection `name` on every frame, against the reference. */
+/* Every output of collection `name` on every frame, against the reference;
+ * `inputs`: the printed names of the features, in the model's order. */
 static void check_collection(QgpuContext *ctx, int frames, const char *name, CollectionRef *c,
-                             int *clipped_members, double *max_stddev)
+                             const char *const *inputs, int *clipped_members,
+                             double *max_stddev)
 {
     static const char *const stats[4] = {"_bagging", "_stddev", "_ci_p95_lo", "_ci_p95_hi"};
+    const int nb_members = c->loaded - 1;
     for (unsigned i = 0; i < (unsigned)frames; i++) {
-        double raw[6], member[NB_MEMBERS], want[4], got = NAN;
+        double raw[6], member[MAX_REF_MODELS], want[4], got = NAN;
         char key[64];
-        features(ctx, i, in_float, raw);
+        features(ctx, i, inputs, raw);
         CHECK(qgpu_get_score(ctx, i, name, &got) == 0, "%s frame %u", name, i);
         want[0] = model_ref_post(&c->models[0], model_ref_svm(&c->models[0], raw));
         CHECK(fabs(got - want[0]) <= REF_TOL, "%s frame %u: %.17g, reference %.17g", name, i,
               got, want[0]);
-        for (int k = 1; k <= NB_MEMBERS; k++) {
+        for (int k = 1; k <= nb_members; k++) {
             double post;
             member[k - 1] = model_ref_svm(&c->models[k], raw);
             post = model_ref_post(&c->models[k], member[k - 1]);
@@ -367,7 +374,7 @@ static void check_collection(QgpuContext *ctx, int frames, const char *name, Col
                   got, post);
             *clipped_members += post != member[k - 1];
         }
-        model_ref_bootstrap(&c->models[1], member, NB_MEMBERS, want);
+        model_ref_bootstrap(&c->models[1], member, nb_members, want);
         for (int s = 0; s < 4; s++) {
             snprintf(key, sizeof(key), "%s%s", name, stats[s]);
             got = NAN;
@@ -459,9 +466,10 @@ static void test_collection(void)
     int frames, clipped = 0, transformed = 0;
     double max_stddev = 0.0, max_stddev_t = 0.0;
 
-    if (!write_collection(path, sizeof(path)) || !collection_ref_load(&plain_ref, path, 0, 0))
+    if (!write_collection(path, sizeof(path)) ||
+        !collection_ref_load(&plain_ref, path, NB_MEMBERS + 1, 0, 0))
         return;
-    if (!collection_ref_load(&transformed_ref, path, 1, 1)) {
+    if (!collection_ref_load(&transformed_ref, path, NB_MEMBERS + 1, 1, 1)) {
         collection_ref_free(&plain_ref);
         return;
     }
@@ -478,8 +486,9 @@ static void test_collection(void)
         frames = run_pair(ctx, dist_y4m);
         if (frames > 0) {
             int n = qgpu_score_count(ctx);
-            check_collection(ctx, frames, "vmaf", &plain_ref, &clipped, &max_stddev);
-            check_collection(ctx, frames, "t", &transformed_ref, &transformed, &max_stddev_t);
+            check_collection(ctx, frames, "vmaf", &plain_ref, in_float, &clipped, &max_stddev);
+            check_collection(ctx, frames, "t", &transformed_ref, in_float, &transformed,
+                             &max_stddev_t);
             CHECK(n > 10 && !strcmp(qgpu_score_name(ctx, n - 1), "t_ci_p95_hi"),
                   "last score %s", qgpu_score_name(ctx, n - 1));
             CHECK(clipped > 0 && clipped < frames * NB_MEMBERS,
@@ -730,6 +739,88 @@ static void test_tool(const char *argv0)
     qgpu_close(&ctx);
 }
 
+/* ---- the built-in collections ------------------------------------------- */
+
+/* libvmaf's bootstrap models, by version= in the library and the tool:
+ * every output on every frame against the reference reading the same
+ * files, and the tool's JSON log against the library. */
+static void check_tool_collection(const char *tool, QgpuContext *ctx, int frames)
+{
+    char path[1200];
+    json_object *root = NULL, *arr = NULL, *metrics = NULL, *v;
+    static const char *const names[] = {"vmaf", "vmaf_0001", "vmaf_0020", "vmaf_bagging",
+                                        "vmaf_stddev", "vmaf_ci_p95_lo", "vmaf_ci_p95_hi",
+                                        "fb", "fb_0007", "fb_ci_p95_hi"};
+    const char *models = "-m version=vmaf_b_v0.6.3 -m version=vmaf_float_b_v0.6.3:name=fb";
+
+    if (CHECK(run_tool(tool, models, "--json", "builtin.json") == 0, "qgpu %s", models)) {
+        snprintf(path, sizeof(path), "%s/builtin.json", tmp_dir);
+        root = json_object_from_file(path);
+    }
+    if (!CHECK(root && json_object_object_get_ex(root, "frames", &arr) &&
+                   (int)json_object_array_length(arr) == frames,
+               "tool log of the built-in collections"))
+        goto out;
+    for (int i = 0; i < frames; i++) {
+        json_object_object_get_ex(json_object_array_get_idx(arr, (size_t)i), "metrics",
+                                  &metrics);
+        for (int k = 0; k < (int)(sizeof(names) / sizeof(names[0])); k++) {
+            double lib = NAN;
+            v = NULL;
+            qgpu_get_score(ctx, (unsigned)i, names[k], &lib);
+            CHECK(metrics && json_object_object_get_ex(metrics, names[k], &v) &&
+                      fabs(json_object_get_double(v) - lib) <= 5e-7,
+                  "tool frame %d %s: %s vs library %.6f", i, names[k],
+                  v ? json_object_get_string(v) : "missing", lib);
+        }
+    }
+    CHECK(metrics && !json_object_object_get_ex(metrics, "vmaf_0021", NULL) &&
+              !json_object_object_get_ex(metrics, "fb_0021", NULL),
+          "20 members, not more");
+out:
+    json_object_put(root);
+}
+
+static void test_builtin_collections(const char *argv0)
+{
+    static const struct {
+        const char *version, *name;
+        const char *const *inputs;
+    } cases[2] = {{"vmaf_b_v0.6.3", "vmaf", in_int}, {"vmaf_float_b_v0.6.3", "fb", in_float}};
+    CollectionRef refs[2];
+    char path[1024], tool[PATH_MAX + 16];
+    QgpuContext *ctx;
+    int loaded = 0, frames;
+
+    for (; loaded < 2; loaded++) {
+        char rel[256];
+        snprintf(rel, sizeof(rel), "models/%s.json", cases[loaded].version);
+        if (!collection_ref_load(&refs[loaded], test_src_path(rel, path, sizeof(path)),
+                                 MAX_REF_MODELS, 0, 0))
+            break;
+    }
+    ctx = loaded == 2 ? test_open(2) : NULL;
+    if (ctx) {
+        CHECK(qgpu_use_model(ctx, "version=vmaf_b_v0.6.3") == 0 &&
+                  qgpu_use_model(ctx, "version=vmaf_float_b_v0.6.3:name=fb") == 0,
+              "%s", qgpu_last_error(ctx));
+        frames = run_pair(ctx, dist_y4m);
+        for (int c = 0; c < 2 && frames > 0; c++) {
+            int clipped = 0;
+            double max_stddev = 0.0;
+            check_collection(ctx, frames, cases[c].name, &refs[c], cases[c].inputs, &clipped,
+                             &max_stddev);
+            printf("%s: %d frames x 20 members, %d member scores clipped, max stddev %.4f\n",
+                   cases[c].version, frames, clipped, max_stddev);
+        }
+        if (frames > 0 && find_tool(argv0, tool, sizeof(tool)))
+            check_tool_collection(tool, ctx, frames);
+        qgpu_close(&ctx);
+    }
+    for (int c = 0; c < loaded; c++)
+        collection_ref_free(&refs[c]);
+}
+
 int main(int argc, char **argv)
 {
     if (!CHECK(mkdtemp(tmp_dir) != NULL, "mkdtemp"))
@@ -739,6 +830,7 @@ int main(int argc, char **argv)
     test_collection();
     test_collection_loader();
     test_tool(argc > 0 ? argv[0] : "build/tests/test_model_refs");
+    test_builtin_collections(argc > 0 ? argv[0] : "build/tests/test_model_refs");
     {
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
