@@ -107,6 +107,22 @@ static int load_ref(ModelRef *m, const char *version, int enable_transform)
     return CHECK(ret == 0, "reference cannot load %s", version);
 }
 
+/* The JSON log `name` in tmp_dir when it holds `frames` frames: its root
+ * (json_object_put() it), *arr its "frames"; NULL otherwise. */
+static json_object *read_log(const char *name, int frames, json_object **arr)
+{
+    char path[1100];
+    json_object *root;
+    snprintf(path, sizeof(path), "%s/%s", tmp_dir, name);
+    root = json_object_from_file(path);
+    if (CHECK(root && json_object_object_get_ex(root, "frames", arr) && frames > 0 &&
+                  (int)json_object_array_length(*arr) == frames,
+              "%s: %d frames", name, frames))
+        return root;
+    json_object_put(root);
+    return NULL;
+}
+
 /* The raw feature values of a frame, by printed name. */
 static void features(QgpuContext *ctx, unsigned frame, const char *const *names, double *raw)
 {
@@ -421,11 +437,9 @@ static void check_json_log(QgpuContext *ctx, int frames)
     if (!CHECK(qgpu_write_log(ctx, path, QGPU_LOG_FORMAT_JSON, 0.0) == 0, "write log: %s",
                qgpu_last_error(ctx)))
         return;
-    root = json_object_from_file(path);
-    if (!CHECK(root && json_object_object_get_ex(root, "frames", &arr) &&
-                   (int)json_object_array_length(arr) == frames,
-               "log frames"))
-        goto out;
+    root = read_log("log.json", frames, &arr);
+    if (!root)
+        return;
     for (int i = 0; i < frames; i++) {
         double x = NAN;
         v = NULL;
@@ -454,7 +468,6 @@ static void check_json_log(QgpuContext *ctx, int frames)
               "pooled vmaf_ci_p95_lo"))
         mean = json_object_get_double(v);
     CHECK(fabs(mean - sum / frames) <= 2e-6, "pooled mean %.6f vs %.6f", mean, sum / frames);
-out:
     json_object_put(root);
 }
 
@@ -686,13 +699,9 @@ static void test_tool(const char *argv0)
         CHECK(qgpu_use_model(ctx, spec) == 0, "%s", qgpu_last_error(ctx));
         frames = run_pair(ctx, dist_y4m);
     }
-    if (CHECK(run_tool(tool, models, "--json", "out.json") == 0, "qgpu %s --json", models)) {
-        snprintf(path, sizeof(path), "%s/out.json", tmp_dir);
-        root = json_object_from_file(path);
-    }
-    if (CHECK(root && json_object_object_get_ex(root, "frames", &frames_arr) && frames > 0 &&
-                  (int)json_object_array_length(frames_arr) == frames,
-              "tool log: frames")) {
+    if (CHECK(run_tool(tool, models, "--json", "out.json") == 0, "qgpu %s --json", models))
+        root = read_log("out.json", frames, &frames_arr);
+    if (root) {
         for (int i = 0; i < frames; i++) {
             json_object *metrics = NULL;
             int k = 0, nb = 0;
@@ -746,21 +755,16 @@ static void test_tool(const char *argv0)
  * files, and the tool's JSON log against the library. */
 static void check_tool_collection(const char *tool, QgpuContext *ctx, int frames)
 {
-    char path[1200];
     json_object *root = NULL, *arr = NULL, *metrics = NULL, *v;
     static const char *const names[] = {"vmaf", "vmaf_0001", "vmaf_0020", "vmaf_bagging",
                                         "vmaf_stddev", "vmaf_ci_p95_lo", "vmaf_ci_p95_hi",
                                         "fb", "fb_0007", "fb_ci_p95_hi"};
     const char *models = "-m version=vmaf_b_v0.6.3 -m version=vmaf_float_b_v0.6.3:name=fb";
 
-    if (CHECK(run_tool(tool, models, "--json", "builtin.json") == 0, "qgpu %s", models)) {
-        snprintf(path, sizeof(path), "%s/builtin.json", tmp_dir);
-        root = json_object_from_file(path);
-    }
-    if (!CHECK(root && json_object_object_get_ex(root, "frames", &arr) &&
-                   (int)json_object_array_length(arr) == frames,
-               "tool log of the built-in collections"))
-        goto out;
+    if (CHECK(run_tool(tool, models, "--json", "builtin.json") == 0, "qgpu %s", models))
+        root = read_log("builtin.json", frames, &arr);
+    if (!root)
+        return;
     for (int i = 0; i < frames; i++) {
         json_object_object_get_ex(json_object_array_get_idx(arr, (size_t)i), "metrics",
                                   &metrics);
@@ -777,7 +781,6 @@ static void check_tool_collection(const char *tool, QgpuContext *ctx, int frames
     CHECK(metrics && !json_object_object_get_ex(metrics, "vmaf_0021", NULL) &&
               !json_object_object_get_ex(metrics, "fb_0021", NULL),
           "20 members, not more");
-out:
     json_object_put(root);
 }
 

@@ -47,7 +47,7 @@ static int fail(char *err, size_t err_len, int code, const char *fmt, ...)
     return code;
 }
 
-static char *dup_str(const char *s)
+char *qgpu_model_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
@@ -145,7 +145,7 @@ static int add_opt(QgpuModelFeature *f, const char *key, const char *value, int 
             char *v;
             if (!replace)
                 return 0; /* libvmaf: VMAF_DICT_DO_NOT_OVERWRITE, first one wins */
-            v = dup_str(value);
+            v = qgpu_model_strdup(value);
             if (!v)
                 return QGPU_ERR_NO_MEMORY;
             free(f->opts[i].value);
@@ -155,8 +155,8 @@ static int add_opt(QgpuModelFeature *f, const char *key, const char *value, int 
     }
     if (f->nb_opts >= QGPU_MODEL_MAX_OPTS)
         return QGPU_ERR_BAD_OPTION;
-    f->opts[f->nb_opts].key = dup_str(key);
-    f->opts[f->nb_opts].value = dup_str(value);
+    f->opts[f->nb_opts].key = qgpu_model_strdup(key);
+    f->opts[f->nb_opts].value = qgpu_model_strdup(value);
     if (!f->opts[f->nb_opts].key || !f->opts[f->nb_opts].value) {
         free(f->opts[f->nb_opts].key);
         free(f->opts[f->nb_opts].value);
@@ -340,7 +340,7 @@ static int parse_model_dict(ParseCtx *pc, json_object *d)
         if (!json_object_is_type(e, json_type_string))
             return PFAIL(pc, "model '%s': \"feature_names\"[%zu] is a %s, expected a string",
                          pc->src, i, type_name(e));
-        f->name = dup_str(json_object_get_string(e));
+        f->name = qgpu_model_strdup(json_object_get_string(e));
         if (!f->name)
             return fail(pc->err, pc->err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory",
                         pc->src);
@@ -448,7 +448,7 @@ static int parse_model_object(ParseCtx *pc, json_object *obj, const char *source
     *out = NULL;
     pc->src = source;
     pc->m = calloc(1, sizeof(*pc->m));
-    if (!pc->m || !(pc->m->source = dup_str(source))) {
+    if (!pc->m || !(pc->m->source = qgpu_model_strdup(source))) {
         free(pc->m);
         pc->m = NULL;
         return fail(pc->err, pc->err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory",

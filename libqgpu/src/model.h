@@ -143,4 +143,7 @@ double qgpu_model_transform(const QgpuModel *m, double y);
 void qgpu_model_free(QgpuModel **m);
 void qgpu_model_collection_free(QgpuModelCollection **c);
 
+/* A malloc'ed copy of s (NULL when out of memory); free() it. */
+char *qgpu_model_strdup(const char *s);
+
 #endif /* QGPU_MODEL_H */

@@ -30,15 +30,6 @@
 #include "model_bootstrap.h"
 #include "options.h"
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* The printed names of one model's inputs (suffix included), their ids. */
 typedef struct ModelInputs {
     char *names[QGPU_MODEL_MAX_FEATURES];
@@ -233,7 +224,7 @@ static int spec_parse(QgpuContext *ctx, const char *spec, ModelSpec *s)
 {
     char *save = NULL;
     memset(s, 0, sizeof(*s));
-    s->copy = dup_str(spec ? spec : "");
+    s->copy = qgpu_model_strdup(spec ? spec : "");
     if (!s->copy)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
     for (char *item = strtok_r(s->copy, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
@@ -412,7 +403,7 @@ int qgpu_use_model(QgpuContext *ctx, const char *spec)
     }
 
     h = calloc(1, sizeof(*h));
-    if (!h || !(h->name = dup_str(s.name))) {
+    if (!h || !(h->name = qgpu_model_strdup(s.name))) {
         err = qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
