@@ -150,6 +150,12 @@ $(BUILD)/tests/test_parity: $(BUILD)/tests/test_parity.o $(TEST_SUPPORT_OBJS) $(
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(TOOL_LIB_OBJS) $(BUILD)/libqgpu.a \
 	      $(AV_LIBS) $(TEST_LIBS)
 
+# test_model_refs reads the bundled y4m pairs with bench's reader (libc only).
+$(BUILD)/tests/test_model_refs: $(BUILD)/tests/test_model_refs.o $(TEST_SUPPORT_OBJS) \
+                                $(BUILD)/bench/y4m.o $(BUILD)/libqgpu.a
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/bench/y4m.o $(BUILD)/libqgpu.a \
+	      $(TEST_LIBS)
+
 tests: $(TEST_BINS)
 
 # After `make ffmpeg`, make check also runs the filter's FATE tests

@@ -308,6 +308,8 @@ int qgpu_aggregate_set(QgpuContext *ctx, const char *name, double value);
  * when every feature's score of that frame is set; free() at close. */
 typedef struct QgpuFrameHook {
     int (*init)(void *opaque, QgpuContext *ctx, const QgpuVideoFormat *fmt);
+    /* optional; runs after every hook's init() (outputs listed after those) */
+    int (*init_late)(void *opaque, QgpuContext *ctx, const QgpuVideoFormat *fmt);
     int (*run)(void *opaque, QgpuContext *ctx, unsigned frame_index);
     void (*free)(void *opaque);
     void *opaque;

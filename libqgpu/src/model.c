@@ -1,8 +1,9 @@
 /*
  * VMAF models (see model.h): JSON model files through json-c, the mapping of
  * libvmaf's model feature names to our extractors (through the names each
- * feature class declares, feature.h), per-frame prediction, and
- * qgpu_use_model(), which wires a model into a context as a frame hook.
+ * feature class declares, feature.h), model collections (files of several
+ * models, for the bootstrap models) and the per-frame prediction.
+ * qgpu_use_model() is in model_use.c.
  *
  * Semantics follow libvmaf 3.2.0 (read_json_model.c, predict.c, model.c,
  * tools/cli_parse.c), summarised in shared/research/libvmaf_features.md
@@ -46,7 +47,7 @@ static int fail(char *err, size_t err_len, int code, const char *fmt, ...)
     return code;
 }
 
-static char *dup_str(const char *s)
+char *qgpu_model_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;
     char *d = malloc(n);
@@ -144,7 +145,7 @@ static int add_opt(QgpuModelFeature *f, const char *key, const char *value, int 
             char *v;
             if (!replace)
                 return 0; /* libvmaf: VMAF_DICT_DO_NOT_OVERWRITE, first one wins */
-            v = dup_str(value);
+            v = qgpu_model_strdup(value);
             if (!v)
                 return QGPU_ERR_NO_MEMORY;
             free(f->opts[i].value);
@@ -154,8 +155,8 @@ static int add_opt(QgpuModelFeature *f, const char *key, const char *value, int 
     }
     if (f->nb_opts >= QGPU_MODEL_MAX_OPTS)
         return QGPU_ERR_BAD_OPTION;
-    f->opts[f->nb_opts].key = dup_str(key);
-    f->opts[f->nb_opts].value = dup_str(value);
+    f->opts[f->nb_opts].key = qgpu_model_strdup(key);
+    f->opts[f->nb_opts].value = qgpu_model_strdup(value);
     if (!f->opts[f->nb_opts].key || !f->opts[f->nb_opts].value) {
         free(f->opts[f->nb_opts].key);
         free(f->opts[f->nb_opts].value);
@@ -301,12 +302,16 @@ static int parse_model_dict(ParseCtx *pc, json_object *d)
         !json_object_is_type(v, json_type_string))
         return PFAIL(pc, "model '%s': \"model_type\" is missing or not a string", pc->src);
     s = json_object_get_string(v);
-    if (!strcmp(s, "BOOTSTRAP_LIBSVMNUSVR") || !strcmp(s, "RESIDUEBOOTSTRAP_LIBSVMNUSVR"))
-        return PFAIL(pc, "model '%s': model_type %s (bootstrap model collections) is not "
-                     "supported", pc->src, s);
-    if (strcmp(s, "LIBSVMNUSVR"))
-        return PFAIL(pc, "model '%s': unknown model_type '%s' (expected LIBSVMNUSVR)", pc->src,
-                     s);
+    /* libvmaf's three types; a bootstrap model alone predicts as a plain SVM */
+    if (!strcmp(s, "LIBSVMNUSVR"))
+        m->type = QGPU_MODEL_TYPE_SVM;
+    else if (!strcmp(s, "BOOTSTRAP_LIBSVMNUSVR"))
+        m->type = QGPU_MODEL_TYPE_BOOTSTRAP;
+    else if (!strcmp(s, "RESIDUEBOOTSTRAP_LIBSVMNUSVR"))
+        m->type = QGPU_MODEL_TYPE_RESIDUE_BOOTSTRAP;
+    else
+        return PFAIL(pc, "model '%s': unknown model_type '%s' (LIBSVMNUSVR, "
+                     "BOOTSTRAP_LIBSVMNUSVR or RESIDUEBOOTSTRAP_LIBSVMNUSVR)", pc->src, s);
 
     if (!json_object_object_get_ex(d, "norm_type", &v) ||
         !json_object_is_type(v, json_type_string))
@@ -335,7 +340,7 @@ static int parse_model_dict(ParseCtx *pc, json_object *d)
         if (!json_object_is_type(e, json_type_string))
             return PFAIL(pc, "model '%s': \"feature_names\"[%zu] is a %s, expected a string",
                          pc->src, i, type_name(e));
-        f->name = dup_str(json_object_get_string(e));
+        f->name = qgpu_model_strdup(json_object_get_string(e));
         if (!f->name)
             return fail(pc->err, pc->err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory",
                         pc->src);
@@ -434,24 +439,102 @@ static void position(const char *text, size_t off, int *line, int *col)
     }
 }
 
-int qgpu_model_parse(QgpuModel **out, const char *json, size_t len, const char *source,
-                     unsigned flags, char *err, size_t err_len)
+/* One model object ({"model_dict": {...}}) into a new model named `source`. */
+static int parse_model_object(ParseCtx *pc, json_object *obj, const char *source,
+                              QgpuModel **out)
+{
+    json_object *dict;
+    int ret;
+    *out = NULL;
+    pc->src = source;
+    pc->m = calloc(1, sizeof(*pc->m));
+    if (!pc->m || !(pc->m->source = qgpu_model_strdup(source))) {
+        free(pc->m);
+        pc->m = NULL;
+        return fail(pc->err, pc->err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory",
+                    source);
+    }
+    if (!json_object_object_get_ex(obj, "model_dict", &dict) ||
+        !json_object_is_type(dict, json_type_object))
+        ret = PFAIL(pc, "model '%s': no \"model_dict\" object: not a VMAF model", source);
+    else
+        ret = parse_model_dict(pc, dict);
+    if (ret)
+        qgpu_model_free(&pc->m);
+    *out = pc->m;
+    pc->m = NULL;
+    return ret;
+}
+
+/* libvmaf's model collection (read_json_model.c): the root's keys "0", "1",
+ * ... are whole models. "0" gives the main score; "1".."n" are the
+ * bootstrap members, all of one bootstrap model_type. */
+static int parse_collection(ParseCtx *pc, json_object *root, const char *source,
+                            QgpuModelCollection **out)
+{
+    QgpuModelCollection *c = calloc(1, sizeof(*c));
+    size_t src_len = strlen(source) + 16;
+    char *src = malloc(src_len);
+    int ret = 0;
+
+    *out = NULL;
+    if (!c || !src) {
+        free(c);
+        free(src);
+        return fail(pc->err, pc->err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory",
+                    source);
+    }
+    for (int i = 0; !ret; i++) {
+        char key[16];
+        json_object *obj;
+        snprintf(key, sizeof(key), "%d", i);
+        if (!json_object_object_get_ex(root, key, &obj))
+            break;
+        if (i == QGPU_MODEL_MAX_COLLECTION) {
+            ret = PFAIL(pc, "model '%s': a collection of more than %d models", source,
+                        QGPU_MODEL_MAX_COLLECTION);
+            break;
+        }
+        snprintf(src, src_len, "%s[%d]", source, i);
+        if (!json_object_is_type(obj, json_type_object)) {
+            ret = PFAIL(pc, "model '%s': a %s, expected a model object", src, type_name(obj));
+            break;
+        }
+        ret = parse_model_object(pc, obj, src, &c->models[i]);
+        if (ret)
+            break;
+        c->nb_models = i + 1;
+        if (i > 0 && (c->models[i]->type == QGPU_MODEL_TYPE_SVM ||
+                      c->models[i]->type != c->models[1]->type))
+            ret = PFAIL(pc, "model '%s': a collection member must have a bootstrap "
+                        "model_type, the same as member 1", src);
+    }
+    if (!ret && c->nb_models < 2)
+        ret = PFAIL(pc, "model '%s': a model collection needs the models \"0\" and \"1\" "
+                    "at least", source);
+    free(src);
+    if (ret)
+        qgpu_model_collection_free(&c);
+    *out = c;
+    return ret;
+}
+
+int qgpu_model_parse_any(QgpuModel **model, QgpuModelCollection **collection, const char *json,
+                         size_t len, const char *source, unsigned flags, char *err,
+                         size_t err_len)
 {
     ParseCtx pc = { NULL, source, flags, err, err_len };
     json_tokener *tok;
-    json_object *root = NULL, *dict;
+    json_object *root = NULL, *probe;
     enum json_tokener_error jerr;
     LocaleGuard lg;
     int ret;
 
-    *out = NULL;
+    *model = NULL;
+    if (collection)
+        *collection = NULL;
     if (len > (size_t)0x7fffffff)
         return fail(err, err_len, QGPU_ERR_MODEL, "model '%s': too large", source);
-    pc.m = calloc(1, sizeof(*pc.m));
-    if (!pc.m || !(pc.m->source = dup_str(source))) {
-        free(pc.m);
-        return fail(err, err_len, QGPU_ERR_NO_MEMORY, "model '%s': out of memory", source);
-    }
 
     locale_enter(&lg);
     tok = json_tokener_new_ex(64);
@@ -488,29 +571,34 @@ int qgpu_model_parse(QgpuModel **out, const char *json, size_t len, const char *
                     "\"model_dict\"", source, type_name(root));
         goto done;
     }
-    if (!json_object_object_get_ex(root, "model_dict", &dict) ||
-        !json_object_is_type(dict, json_type_object)) {
-        if (json_object_object_get_ex(root, "0", &dict))
-            ret = PFAIL(&pc, "model '%s': model collections are not supported", source);
+    if (!json_object_object_get_ex(root, "model_dict", &probe) &&
+        json_object_object_get_ex(root, "0", &probe)) {
+        if (collection)
+            ret = parse_collection(&pc, root, source, collection);
         else
-            ret = PFAIL(&pc, "model '%s': no \"model_dict\" object: not a VMAF model", source);
+            ret = PFAIL(&pc, "model '%s': a model collection, where a single model is "
+                        "expected", source);
         goto done;
     }
-    ret = parse_model_dict(&pc, dict);
+    ret = parse_model_object(&pc, root, source, model);
 
 done:
     if (tok)
         json_tokener_free(tok);
     json_object_put(root);
     locale_leave(&lg);
-    if (ret)
-        qgpu_model_free(&pc.m);
-    *out = pc.m;
     return ret;
 }
 
-int qgpu_model_load_file(QgpuModel **out, const char *path, unsigned flags, char *err,
-                         size_t err_len)
+int qgpu_model_parse(QgpuModel **out, const char *json, size_t len, const char *source,
+                     unsigned flags, char *err, size_t err_len)
+{
+    return qgpu_model_parse_any(out, NULL, json, len, source, flags, err, err_len);
+}
+
+/* The whole file in *out (malloc'ed), its size in *out_len. */
+static int read_model_file(const char *path, char **out, size_t *out_len, char *err,
+                           size_t err_len)
 {
     FILE *f;
     char *buf = NULL;
@@ -561,9 +649,9 @@ int qgpu_model_load_file(QgpuModel **out, const char *path, unsigned flags, char
         free(buf);
         return fail(err, err_len, QGPU_ERR_MODEL, "model '%s': the file is empty", path);
     }
-    ret = qgpu_model_parse(out, buf, len, path, flags, err, err_len);
-    free(buf);
-    return ret;
+    *out = buf;
+    *out_len = len;
+    return 0;
 }
 
 const char *qgpu_model_builtin(const char *version, size_t *len)
@@ -574,12 +662,27 @@ const char *qgpu_model_builtin(const char *version, size_t *len)
     return json;
 }
 
-int qgpu_model_load_builtin(QgpuModel **out, const char *version, unsigned flags, char *err,
-                            size_t err_len)
+int qgpu_model_load_any(QgpuModel **model, QgpuModelCollection **collection,
+                        const char *version, const char *path, unsigned flags, char *err,
+                        size_t err_len)
 {
     size_t len = 0;
-    const char *json = qgpu_model_builtin(version, &len);
-    *out = NULL;
+    const char *json;
+    char *buf = NULL;
+    int ret;
+
+    *model = NULL;
+    if (collection)
+        *collection = NULL;
+    if (path) {
+        ret = read_model_file(path, &buf, &len, err, err_len);
+        if (ret)
+            return ret;
+        ret = qgpu_model_parse_any(model, collection, buf, len, path, flags, err, err_len);
+        free(buf);
+        return ret;
+    }
+    json = qgpu_model_builtin(version, &len);
     if (!json) {
         const char *const *names = qgpu_model_builtin_names();
         size_t n = (size_t)snprintf(err, err_len, "model: no built-in model '%s' (built in:",
@@ -590,7 +693,19 @@ int qgpu_model_load_builtin(QgpuModel **out, const char *version, unsigned flags
             snprintf(err + n, err_len - n, "; load others with path=FILE)");
         return QGPU_ERR_MODEL;
     }
-    return qgpu_model_parse(out, json, len, version, flags, err, err_len);
+    return qgpu_model_parse_any(model, collection, json, len, version, flags, err, err_len);
+}
+
+int qgpu_model_load_file(QgpuModel **out, const char *path, unsigned flags, char *err,
+                         size_t err_len)
+{
+    return qgpu_model_load_any(out, NULL, NULL, path, flags, err, err_len);
+}
+
+int qgpu_model_load_builtin(QgpuModel **out, const char *version, unsigned flags, char *err,
+                            size_t err_len)
+{
+    return qgpu_model_load_any(out, NULL, version, NULL, flags, err, err_len);
 }
 
 int qgpu_model_override(QgpuModel *m, const char *extractor, const char *key, const char *value)
@@ -642,6 +757,17 @@ void qgpu_model_free(QgpuModel **pm)
     free(m->source);
     free(m);
     *pm = NULL;
+}
+
+void qgpu_model_collection_free(QgpuModelCollection **pc)
+{
+    QgpuModelCollection *c = pc ? *pc : NULL;
+    if (!c)
+        return;
+    for (int i = 0; i < QGPU_MODEL_MAX_COLLECTION; i++)
+        qgpu_model_free(&c->models[i]);
+    free(c);
+    *pc = NULL;
 }
 
 /* ---- prediction (libvmaf predict.c) --------------------------------------- */
@@ -723,7 +849,7 @@ static double piecewise(const QgpuModel *m, double x)
 
 static double transform(const QgpuModel *m, double y)
 {
-    double out = y, stage;
+    double out = y;
     const int *pe = m->transform.p_enabled;
     const double *p = m->transform.p;
     if (pe[0] || pe[1] || pe[2]) {
@@ -735,15 +861,15 @@ static double transform(const QgpuModel *m, double y)
         if (pe[2])
             out += p[2] * y * y;
     }
-    stage = out;
     if (m->transform.nb_knots)
-        out = piecewise(m, stage);
-    /* rectification compares with the input of the piecewise step, as
-     * libvmaf does */
-    if (m->transform.out_lte_in && out > stage)
-        out = stage;
-    if (m->transform.out_gte_in && out < stage)
-        out = stage;
+        out = piecewise(m, out);
+    /* rectification compares with the transform's input y, the score before
+     * the polynomial: libvmaf 3.x predict.c transform() (*y_in), as Netflix's
+     * Python VmafQualityRunner.transform_score() (np.maximum(y_out, y_in)) */
+    if (m->transform.out_lte_in && out > y)
+        out = y;
+    if (m->transform.out_gte_in && out < y)
+        out = y;
     return out;
 }
 
@@ -752,7 +878,7 @@ double qgpu_model_transform(const QgpuModel *m, double y)
     return m->transform.enabled ? transform(m, y) : y;
 }
 
-double qgpu_model_predict(const QgpuModel *m, const double *raw)
+double qgpu_model_predict_raw(const QgpuModel *m, const double *raw)
 {
     double x[SVM_MAX_DIM_STACK];
     double *xs = x, y;
@@ -772,6 +898,11 @@ double qgpu_model_predict(const QgpuModel *m, const double *raw)
         free(xs);
     if (m->norm_type == QGPU_MODEL_NORM_LINEAR_RESCALE)
         y = (y - m->intercept) / m->slope;
+    return y;
+}
+
+double qgpu_model_finish(const QgpuModel *m, double y)
+{
     y = qgpu_model_transform(m, y);
     if (m->clip_enabled) {
         y = y < m->clip_min ? m->clip_min : y;
@@ -780,297 +911,7 @@ double qgpu_model_predict(const QgpuModel *m, const double *raw)
     return y;
 }
 
-/* ---- qgpu_use_model(): a model in a context --------------------------------
- * The model enables the extractors its features come from (with the model's
- * options; the context shares an extractor between models when the options
- * are the same) and adds a frame hook that computes the score from the
- * features' scores when a frame becomes final. */
-
-typedef struct ModelHook {
-    QgpuModel *model;
-    char *name;                               /* score name: "vmaf" or name= */
-    char *inputs[QGPU_MODEL_MAX_FEATURES];    /* printed input names, suffix included */
-    int ids[QGPU_MODEL_MAX_FEATURES];
-    int score_id;
-} ModelHook;
-
-static void hook_free(void *opaque)
+double qgpu_model_predict(const QgpuModel *m, const double *raw)
 {
-    ModelHook *h = opaque;
-    if (!h)
-        return;
-    for (int i = 0; i < QGPU_MODEL_MAX_FEATURES; i++)
-        free(h->inputs[i]);
-    qgpu_model_free(&h->model);
-    free(h->name);
-    free(h);
-}
-
-static int hook_init(void *opaque, QgpuContext *ctx, const QgpuVideoFormat *fmt)
-{
-    ModelHook *h = opaque;
-    (void)fmt;
-    for (int i = 0; i < h->model->nb_features; i++) {
-        h->ids[i] = qgpu_score_find(ctx, h->inputs[i]);
-        if (h->ids[i] < 0)
-            return qgpu_error(ctx, QGPU_ERR_MODEL,
-                              "model '%s': its feature %s ('%s' from extractor %s) is not "
-                              "produced", h->model->source, h->model->features[i].name,
-                              h->inputs[i], h->model->features[i].extractor);
-    }
-    h->score_id = qgpu_score_register(ctx, h->name);
-    return h->score_id < 0 ? h->score_id : 0;
-}
-
-static int hook_run(void *opaque, QgpuContext *ctx, unsigned frame_index)
-{
-    ModelHook *h = opaque;
-    double raw[QGPU_MODEL_MAX_FEATURES];
-    for (int i = 0; i < h->model->nb_features; i++)
-        raw[i] = qgpu_score_value(ctx, h->ids[i], frame_index);
-    return qgpu_score_set(ctx, h->score_id, frame_index, qgpu_model_predict(h->model, raw));
-}
-
-/* libvmaf's output-name suffix for feature f with its options, through the
- * extractor class's option table (the rule of options.h). */
-static int input_name(QgpuContext *ctx, const QgpuModel *m, const QgpuModelFeature *f,
-                      char **name, char **opts)
-{
-    const QgpuFeatureClass *cls = qgpu_feature_class_find(f->extractor);
-    char msg[1024] = "";
-    char *suffix = NULL;
-    void *priv;
-    int err;
-
-    *name = NULL;
-    *opts = NULL;
-    if (!cls)
-        return qgpu_error(ctx, QGPU_ERR_MODEL,
-                          "model '%s': feature %s needs the extractor '%s', which this build "
-                          "does not have", m->source, f->name, f->extractor);
-    *opts = qgpu_model_feature_options(f);
-    priv = calloc(1, cls->priv_size ? cls->priv_size : 1);
-    if (!*opts || !priv) {
-        free(priv);
-        free(*opts);
-        *opts = NULL;
-        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
-    }
-    qgpu_options_set_defaults(cls->options, priv);
-    err = qgpu_options_parse(cls->options, priv, *opts, cls->name, msg, sizeof(msg));
-    if (err) {
-        free(priv);
-        free(*opts);
-        *opts = NULL;
-        /* bad values in the file are the model's fault, in the spec the caller's */
-        return qgpu_error(ctx, f->overridden ? err : QGPU_ERR_MODEL,
-                          "model '%s': feature %s: %s", m->source, f->name, msg);
-    }
-    suffix = qgpu_options_name_suffix(cls->options, priv);
-    free(priv);
-    if (suffix && !f->suffixed)
-        suffix[0] = '\0';
-    if (suffix)
-        *name = malloc(strlen(f->output) + strlen(suffix) + 1);
-    if (!*name) {
-        free(suffix);
-        free(*opts);
-        *opts = NULL;
-        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
-    }
-    strcpy(*name, f->output);
-    strcat(*name, suffix);
-    free(suffix);
-    return 0;
-}
-
-static int parse_bool(const char *v, int *out)
-{
-    if (!v || !strcmp(v, "true") || !strcmp(v, "1"))
-        *out = 1;
-    else if (!strcmp(v, "false") || !strcmp(v, "0"))
-        *out = 0;
-    else
-        return -1;
-    return 0;
-}
-
-/* Model spec in the syntax of libvmaf's --model: "key=value:key=value". */
-typedef struct ModelSpec {
-    char *copy;
-    const char *version, *path, *name;
-    int bitdepth;
-    unsigned flags;
-    struct { char *extractor, *key, *value; } overrides[64];
-    int nb_overrides;
-} ModelSpec;
-
-static int spec_parse(QgpuContext *ctx, const char *spec, ModelSpec *s)
-{
-    char *save = NULL;
-    memset(s, 0, sizeof(*s));
-    s->copy = dup_str(spec ? spec : "");
-    if (!s->copy)
-        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
-    for (char *item = strtok_r(s->copy, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
-        char *val = strchr(item, '=');
-        int on;
-        if (val)
-            *val++ = '\0';
-        if (!strcmp(item, "version") || !strcmp(item, "path") || !strcmp(item, "name")) {
-            const char **dst = item[0] == 'v' ? &s->version : item[0] == 'p' ? &s->path
-                                                                              : &s->name;
-            if (!val || !*val)
-                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION, "model: %s= needs a value", item);
-            if (*dst)
-                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION, "model: %s= given twice", item);
-            *dst = val;
-        } else if (!strcmp(item, "bitdepth")) {
-            char *end = NULL;
-            long v = val ? strtol(val, &end, 10) : 0;
-            if (!val || end == val || *end || v < 8 || v > 16)
-                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
-                                  "model: bitdepth=%s: expected 8..16", val ? val : "");
-            s->bitdepth = (int)v;
-        } else if (!strcmp(item, "enable_transform") || !strcmp(item, "disable_clip")) {
-            unsigned flag = item[0] == 'e' ? QGPU_MODEL_ENABLE_TRANSFORM
-                                           : QGPU_MODEL_DISABLE_CLIP;
-            if (parse_bool(val, &on))
-                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
-                                  "model: %s: '%s' is not true/false", item, val);
-            s->flags = on ? s->flags | flag : s->flags & ~flag;
-        } else if (strchr(item, '.') && val && *val && item[0] != '.') {
-            /* "<extractor>.<option>=value", libvmaf's per-feature override */
-            char *dot = strchr(item, '.');
-            if (!dot[1])
-                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
-                                  "model: '%s' names no option after the '.'", item);
-            if (s->nb_overrides == (int)(sizeof(s->overrides) / sizeof(s->overrides[0])))
-                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION, "model: too many overrides");
-            *dot = '\0';
-            s->overrides[s->nb_overrides].extractor = item;
-            s->overrides[s->nb_overrides].key = dot + 1;
-            s->overrides[s->nb_overrides].value = val;
-            s->nb_overrides++;
-        } else {
-            return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
-                              "model: unknown option '%s' (version=, path=, name=, "
-                              "bitdepth=, enable_transform, disable_clip, "
-                              "<feature>.<option>=value)",
-                              item);
-        }
-    }
-    if (s->version && s->path)
-        return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
-                          "model: give either version= or path=, not both");
-    if (!s->version && !s->path)
-        s->version = "vmaf_v0.6.1"; /* libvmaf's CLI default model */
-    if (!s->name)
-        s->name = "vmaf";
-    return 0;
-}
-
-int qgpu_use_model(QgpuContext *ctx, const char *spec)
-{
-    ModelSpec s;
-    ModelHook *h = NULL;
-    char msg[1024] = "";
-    char *opts[QGPU_MODEL_MAX_FEATURES] = { NULL };
-    QgpuFrameHook hook;
-    int err;
-
-    if (!ctx)
-        return QGPU_ERR_INVALID_ARG;
-    if (ctx->started)
-        return qgpu_error(ctx, QGPU_ERR_STATE, "models must be added before the first submit");
-    err = spec_parse(ctx, spec, &s);
-    if (err)
-        goto fail;
-    for (int i = 0; i < ctx->nb_hooks; i++) {
-        if (ctx->hooks[i].run == hook_run &&
-            !strcmp(((const ModelHook *)ctx->hooks[i].opaque)->name, s.name)) {
-            err = qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
-                             "model: a model named '%s' is already in use; give each model a "
-                             "unique name=", s.name);
-            goto fail;
-        }
-    }
-
-    h = calloc(1, sizeof(*h));
-    if (!h || !(h->name = dup_str(s.name))) {
-        err = qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
-        goto fail;
-    }
-    err = s.path ? qgpu_model_load_file(&h->model, s.path, s.flags, msg, sizeof(msg))
-                 : qgpu_model_load_builtin(&h->model, s.version, s.flags, msg, sizeof(msg));
-    if (err) {
-        err = qgpu_error(ctx, err, "%s", msg);
-        goto fail;
-    }
-    for (int k = 0; k < s.nb_overrides; k++) {
-        int n = qgpu_model_override(h->model, s.overrides[k].extractor, s.overrides[k].key,
-                                    s.overrides[k].value);
-        if (n < 0) {
-            err = qgpu_error(ctx, n, "model '%s': cannot apply %s.%s", h->model->source,
-                             s.overrides[k].extractor, s.overrides[k].key);
-            goto fail;
-        }
-        if (n == 0) /* libvmaf ignores these silently */
-            qgpu_log(ctx, QGPU_LOG_WARNING,
-                     "model '%s': no feature of the model comes from '%s'; %s.%s ignored",
-                     h->model->source, s.overrides[k].extractor, s.overrides[k].extractor,
-                     s.overrides[k].key);
-    }
-    /* check every feature before enabling any, so a failure changes nothing */
-    for (int i = 0; i < h->model->nb_features; i++) {
-        err = input_name(ctx, h->model, &h->model->features[i], &h->inputs[i], &opts[i]);
-        if (err)
-            goto fail;
-    }
-    if (s.bitdepth) {
-        err = qgpu_set_compute_bitdepth(ctx, s.bitdepth);
-        if (err)
-            goto fail;
-    }
-    for (int i = 0; i < h->model->nb_features; i++) {
-        const char *ext = h->model->features[i].extractor;
-        char *fspec = malloc(strlen(ext) + strlen(opts[i]) + 2);
-        if (!fspec) {
-            err = qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
-            goto fail;
-        }
-        strcpy(fspec, ext);
-        if (*opts[i]) {
-            strcat(fspec, "=");
-            strcat(fspec, opts[i]);
-        }
-        err = qgpu_enable_feature(ctx, fspec); /* same spec twice: one instance */
-        free(fspec);
-        if (err)
-            goto fail;
-    }
-    for (int i = 0; i < QGPU_MODEL_MAX_FEATURES; i++)
-        free(opts[i]);
-    free(s.copy);
-    hook.init = hook_init;
-    hook.run = hook_run;
-    hook.free = hook_free;
-    hook.opaque = h;
-    return qgpu_frame_hook_add(ctx, &hook); /* owns h from here, also on failure */
-
-fail:
-    for (int i = 0; i < QGPU_MODEL_MAX_FEATURES; i++)
-        free(opts[i]);
-    hook_free(h);
-    free(s.copy);
-    return err;
-}
-
-const char *qgpu_model_name(int index)
-{
-    const char *const *names = qgpu_model_builtin_names();
-    for (int i = 0; names[i]; i++)
-        if (i == index)
-            return names[i];
-    return NULL;
+    return qgpu_model_finish(m, qgpu_model_predict_raw(m, raw));
 }

@@ -20,11 +20,19 @@
 #define QGPU_MODEL_MAX_FEATURES 32  /* libvmaf's MAX_FEATURE_COUNT */
 #define QGPU_MODEL_MAX_KNOTS 10     /* libvmaf's MAX_KNOT_COUNT */
 #define QGPU_MODEL_MAX_OPTS 32
+#define QGPU_MODEL_MAX_COLLECTION 256 /* models in a collection file, "0" included */
 
 /* Load flags (libvmaf's VmafModelFlags). */
 enum {
     QGPU_MODEL_ENABLE_TRANSFORM = 1 << 0, /* apply score_transform even without "enabled" */
     QGPU_MODEL_DISABLE_CLIP = 1 << 1,     /* ignore score_clip */
+};
+
+/* model_type (libvmaf's VmafModelType) */
+enum {
+    QGPU_MODEL_TYPE_SVM = 0,               /* LIBSVMNUSVR */
+    QGPU_MODEL_TYPE_BOOTSTRAP = 1,         /* BOOTSTRAP_LIBSVMNUSVR */
+    QGPU_MODEL_TYPE_RESIDUE_BOOTSTRAP = 2, /* RESIDUEBOOTSTRAP_LIBSVMNUSVR */
 };
 
 enum {
@@ -51,6 +59,7 @@ typedef struct QgpuModelFeature {
 
 typedef struct QgpuModel {
     char *source;           /* "vmaf_v0.6.1" or the file path, for messages */
+    int type;               /* QGPU_MODEL_TYPE_*; every type predicts the same way */
     int norm_type;
     double slope, intercept; /* index 0 of slopes/intercepts: the output */
     QgpuModelFeature features[QGPU_MODEL_MAX_FEATURES];
@@ -70,6 +79,14 @@ typedef struct QgpuModel {
     QgpuSvm svm;
 } QgpuModel;
 
+/* A model collection (libvmaf's VmafModelCollection, e.g. vmaf_b_v0.6.3):
+ * the file's root keys "0", "1", ... are whole models. models[0] gives the
+ * main score; models[1..nb_models-1] are the bootstrap members. */
+typedef struct QgpuModelCollection {
+    QgpuModel *models[QGPU_MODEL_MAX_COLLECTION];
+    int nb_models;
+} QgpuModelCollection;
+
 /* Built-in model JSON by version ("vmaf_v0.6.1"); NULL when unknown. */
 const char *qgpu_model_builtin(const char *version, size_t *len);
 /* Generated from the models/ JSON files at build time (models/models.mak):
@@ -82,10 +99,22 @@ const char *const *qgpu_model_builtin_names(void);
  * source and the problem in err (err_len bytes); *out is NULL then. */
 int qgpu_model_parse(QgpuModel **out, const char *json, size_t len, const char *source,
                      unsigned flags, char *err, size_t err_len);
-/* Reads and parses a model file (QGPU_ERR_IO when it cannot be read). */
+/* Either kind of model text: a single model (root "model_dict") is put in
+ * *model, a collection (root keys "0", "1", ...) in *collection. With
+ * collection NULL, a collection is an error (QGPU_ERR_MODEL). Member k of a
+ * collection is named "<source>[k]" in messages. */
+int qgpu_model_parse_any(QgpuModel **model, QgpuModelCollection **collection, const char *json,
+                         size_t len, const char *source, unsigned flags, char *err,
+                         size_t err_len);
+/* A built-in model by version, or a file by path (exactly one is non-NULL),
+ * as qgpu_model_parse_any (QGPU_ERR_IO when the file cannot be read,
+ * QGPU_ERR_MODEL naming the known versions when the version is unknown). */
+int qgpu_model_load_any(QgpuModel **model, QgpuModelCollection **collection,
+                        const char *version, const char *path, unsigned flags, char *err,
+                        size_t err_len);
+/* Single models only: a file, a built-in version. */
 int qgpu_model_load_file(QgpuModel **out, const char *path, unsigned flags, char *err,
                          size_t err_len);
-/* Loads a built-in model (QGPU_ERR_MODEL naming the known ones if unknown). */
 int qgpu_model_load_builtin(QgpuModel **out, const char *version, unsigned flags, char *err,
                             size_t err_len);
 
@@ -100,12 +129,21 @@ int qgpu_model_override(QgpuModel *m, const char *extractor, const char *key, co
 char *qgpu_model_feature_options(const QgpuModelFeature *f);
 
 /* Score of one frame from the raw feature values (model order). NaN inputs
- * give NaN, as in libvmaf. */
+ * give NaN, as in libvmaf. predict = finish(predict_raw). */
 double qgpu_model_predict(const QgpuModel *m, const double *raw);
+/* The SVM's denormalised output, before the transform and the clip (what
+ * libvmaf's predict gives with VMAF_MODEL_FLAG_DISABLE_TRANSFORM|_CLIP). */
+double qgpu_model_predict_raw(const QgpuModel *m, const double *raw);
+/* The transform (when enabled) then the clip (when enabled) applied to y. */
+double qgpu_model_finish(const QgpuModel *m, double y);
 
 /* The score transform step alone (identity when the transform is off). */
 double qgpu_model_transform(const QgpuModel *m, double y);
 
 void qgpu_model_free(QgpuModel **m);
+void qgpu_model_collection_free(QgpuModelCollection **c);
+
+/* A malloc'ed copy of s (NULL when out of memory); free() it. */
+char *qgpu_model_strdup(const char *s);
 
 #endif /* QGPU_MODEL_H */

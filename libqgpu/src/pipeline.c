@@ -231,6 +231,13 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
                 return err;
         }
     }
+    for (int i = 0; i < ctx->nb_hooks; i++) {
+        if (ctx->hooks[i].init_late) {
+            err = ctx->hooks[i].init_late(ctx->hooks[i].opaque, ctx, &ctx->fmt);
+            if (err)
+                return err;
+        }
+    }
     err = slots_create(ctx);
     if (err)
         return err;

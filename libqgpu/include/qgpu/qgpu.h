@@ -277,9 +277,13 @@ QGPU_API const char *qgpu_feature_name(int index);
  * separated by ':':
  *   version=NAME          a built-in model: vmaf_v0.6.1 (the default when
  *                         neither version= nor path= is given),
- *                         vmaf_v0.6.1neg, vmaf_4k_v0.6.1, vmaf_float_v0.6.1
- *                         (see qgpu_model_name() for the full list)
- *   path=FILE             a libvmaf JSON model file
+ *                         vmaf_v0.6.1neg, vmaf_4k_v0.6.1, vmaf_4k_v0.6.1neg,
+ *                         vmaf_float_v0.6.1, vmaf_float_v0.6.1neg,
+ *                         vmaf_float_4k_v0.6.1 (qgpu_model_name() lists all)
+ *   path=FILE             a libvmaf JSON model file, or a model collection
+ *                         (bootstrap models such as vmaf_b_v0.6.3): then
+ *                         also NAME_0001.., NAME_bagging, NAME_stddev,
+ *                         NAME_ci_p95_lo, NAME_ci_p95_hi (doc/api.md)
  *   name=NAME             score name (default "vmaf"); unique per context
  *   enable_transform[=true|false]   apply the model's score_transform
  *                         (libvmaf applies it only when asked or when the
