@@ -5,12 +5,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "prefetch.h"
 #include "reader.h"
 
 #define QUEUE_SIZE 6
 
 struct Reader {
     Decoder *dec[2];
+    Prefetch *pre[2];  /* each input decodes ahead on its own thread */
     Pairer *pairer;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -24,15 +26,10 @@ struct Reader {
     volatile sig_atomic_t *cancel;
 };
 
-/* PairSource callbacks over a Decoder. */
+/* PairSource callbacks over a decoder's Prefetch. */
 static int source_read(void *opaque, double *pts, void **frame, char *err, size_t err_len)
 {
-    Decoder *d = opaque;
-    QgpuPicture pic;
-    int ret = decoder_read_owned(d, &pic, frame, err, err_len);
-    if (ret == 1)
-        *pts = decoder_last_pts(d);
-    return ret;
+    return prefetch_read(opaque, frame, pts, err, err_len);
 }
 
 static void *source_ref(void *opaque, void *frame)
@@ -49,12 +46,12 @@ static void source_release(void *opaque, void *frame)
 
 static unsigned source_count_rest(void *opaque)
 {
-    return decoder_count_rest(opaque);
+    return prefetch_count_rest(opaque);
 }
 
 static unsigned source_lost(void *opaque)
 {
-    return decoder_error_count(opaque);
+    return prefetch_lost(opaque);
 }
 
 static void *reader_thread(void *opaque)
@@ -93,6 +90,18 @@ static void *reader_thread(void *opaque)
     return NULL;
 }
 
+/* The decoding threads: woken, their reads made to fail (one may wait on
+ * a stalled pipe), joined. */
+static void stop_prefetch(Reader *r)
+{
+    for (int i = 0; i < 2; i++) {
+        prefetch_cancel(r->pre[i]);
+        decoder_abort(r->dec[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        prefetch_free(&r->pre[i]);
+}
+
 int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions *o, char *err,
                  size_t err_len)
 {
@@ -106,6 +115,13 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
     r->dec[0] = ref;
     r->dec[1] = dist;
     for (int i = 0; i < 2; i++) {
+        if (prefetch_start(&r->pre[i], r->dec[i], err, err_len)) {
+            prefetch_free(&r->pre[0]);
+            free(r);
+            return -1;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
         DecoderInfo info;
         decoder_get_info(r->dec[i], &info);
         memset(&src[i], 0, sizeof(src[i]));
@@ -116,7 +132,7 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
          * end) */
         src[i].count_rest = info.stream ? NULL : source_count_rest;
         src[i].timeless = !info.timestamps;
-        src[i].opaque = r->dec[i];
+        src[i].opaque = r->pre[i];
         src[i].fps = info.fps;
         src[i].offset = i ? o->dist_offset : o->ref_offset;
         src[i].lost = source_lost;
@@ -130,6 +146,7 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
                      src[0].timeless ? "reference" : "distorted");
         else
             snprintf(err, err_len, "out of memory");
+        stop_prefetch(r);
         free(r);
         return -1;
     }
@@ -140,6 +157,7 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
         pthread_mutex_destroy(&r->lock);
         pthread_cond_destroy(&r->changed);
         pairer_free(&r->pairer);
+        stop_prefetch(r);
         free(r);
         return -1;
     }
@@ -211,11 +229,12 @@ void reader_stop(Reader **pr)
     done = r->done;
     pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
-    if (!done) { /* it may wait for data on a pipe: make its reads fail */
-        decoder_abort(r->dec[0]);
-        decoder_abort(r->dec[1]);
+    if (!done) { /* it may wait for a frame: make it return */
+        prefetch_cancel(r->pre[0]);
+        prefetch_cancel(r->pre[1]);
     }
     pthread_join(r->thread, NULL);
+    stop_prefetch(r);
     while (r->count > 0) {
         reader_release(&r->queue[r->head]);
         r->head = (r->head + 1) % QUEUE_SIZE;
