@@ -893,6 +893,27 @@ static void test_semiplanar_input(void)
               "%s scored as the same samples in %s (rc %d, %d): %s", sf, pf, rc1, rc2, out_err);
         free(planar);
         free(semi);
+        /* --hash-frames: the same checksums for the same samples in either
+         * layout; another for the distorted input */
+        {
+            char h1[256] = "", h2[256] = "";
+            const char *line;
+            snprintf(a, sizeof(a), "-r r_planar.yuv -d d_planar.yuv --raw 33x17:%s "
+                     "--decode-only --hash-frames", pf);
+            rc1 = run_tool(a);
+            if ((line = strstr(out_err, "checksums of the 4 pairs: ")))
+                snprintf(h1, sizeof(h1), "%.*s", (int)strcspn(line, "\n"), line);
+            snprintf(a, sizeof(a), "-r r_semi.yuv -d d_semi.yuv --raw 33x17:%s "
+                     "--decode-only --hash-frames", sf);
+            rc2 = run_tool(a);
+            if ((line = strstr(out_err, "checksums of the 4 pairs: ")))
+                snprintf(h2, sizeof(h2), "%.*s", (int)strcspn(line, "\n"), line);
+            line = strstr(h1, "reference ");
+            CHECK(rc1 == 0 && rc2 == 0 && *h1 && !strcmp(h1, h2) && line &&
+                      strncmp(line + 10, strstr(h1, "distorted ") + 10, 16),
+                  "--hash-frames: %s as %s, the distorted input another (rc %d, %d): '%s' / "
+                  "'%s'", sf, pf, rc1, rc2, h1, h2);
+        }
     }
 }
 
@@ -955,6 +976,9 @@ static void test_hwdec(void)
               strstr(out_err, "decoders: reference cpu, distorted cpu") &&
               !strstr(out_err, "vmaf"),
           "--decode-only (rc %d): %s", rc, out_err);
+    rc = run_tool("-r hw.nut -d hw.nut --hash-frames");
+    CHECK(rc == 2 && strstr(out_err, "--hash-frames goes with --decode-only"),
+          "--hash-frames alone: a usage error (rc %d): %s", rc, out_err);
     rc = run_tool("-r hw.nut -d hw.nut --decode-only -o d.json");
     CHECK(rc == 2 && strstr(out_err, "--decode-only scores nothing"),
           "--decode-only -o: a usage error (rc %d): %s", rc, out_err);

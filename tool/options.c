@@ -57,6 +57,8 @@ static void usage(FILE *f)
             "                           CPU), cuda or vaapi (that one, or an error)\n"
             "      --decode-only        decode and pair the inputs, score nothing: the\n"
             "                           decoding speed (pairs/s) on stderr\n"
+            "      --hash-frames        with --decode-only: a checksum of each input's\n"
+            "                           decoded samples (to compare decoders)\n"
             "      --threads N  --cpumask N  --gpumask N   accepted for libvmaf's command\n"
             "                           lines; no effect (the device does the work)\n"
             "      --list-devices       list OpenCL devices and exit\n"
@@ -300,6 +302,10 @@ static int check_options(Options *o)
             fprintf(stderr, "qgpu: --model: empty model spec (e.g. version=vmaf_v0.6.1)\n");
             return EXIT_USAGE;
         }
+    if (o->hash_frames && !o->decode_only) {
+        fprintf(stderr, "qgpu: --hash-frames goes with --decode-only\n");
+        return EXIT_USAGE;
+    }
     if (o->decode_only && (o->output || o->log_stream)) {
         fprintf(stderr, "qgpu: --decode-only scores nothing, so it writes no log: drop %s\n",
                 o->output ? "-o" : "--log-stream");
@@ -338,7 +344,7 @@ int options_parse(int argc, char **argv, Options *o)
         OPT_FRAME_CNT, OPT_DEVICE, OPT_DEPTH, OPT_LIST_DEVICES, OPT_LIST_FEATURES, OPT_HELP,
         OPT_SUBSAMPLE, OPT_LOG_STREAM, OPT_SCALE_TO, OPT_REF_OFFSET, OPT_DIST_OFFSET, OPT_PAIRING,
         OPT_THREADS, OPT_CPUMASK, OPT_GPUMASK, OPT_AOM_CTC, OPT_NFLX_CTC, OPT_HWDEC,
-        OPT_DECODE_ONLY
+        OPT_DECODE_ONLY, OPT_HASH_FRAMES
     };
     static const struct option long_options[] = {
         {"reference", required_argument, NULL, 'r'},
@@ -371,6 +377,7 @@ int options_parse(int argc, char **argv, Options *o)
         {"pipeline-depth", required_argument, NULL, OPT_DEPTH},
         {"hwdec", required_argument, NULL, OPT_HWDEC},
         {"decode-only", no_argument, NULL, OPT_DECODE_ONLY},
+        {"hash-frames", no_argument, NULL, OPT_HASH_FRAMES},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"cpumask", required_argument, NULL, OPT_CPUMASK},
         {"gpumask", required_argument, NULL, OPT_GPUMASK},
@@ -513,6 +520,7 @@ int options_parse(int argc, char **argv, Options *o)
             }
             break;
         case OPT_DECODE_ONLY: o->decode_only = 1; break;
+        case OPT_HASH_FRAMES: o->hash_frames = 1; break;
         case OPT_DEPTH: {
             unsigned depth;
             if (parse_count("--pipeline-depth", optarg, 1, &depth))

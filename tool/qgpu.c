@@ -23,6 +23,7 @@
 #include <libavutil/pixdesc.h>
 
 #include "decode.h"
+#include "framehash.h"
 #include "hwdec.h"
 #include "input.h"
 #include "options.h"
@@ -571,6 +572,7 @@ typedef struct Run {
      * handed to the device to the last score */
     clock_t first_submit, last_score;
     const char *decoder[2];   /* who decoded each input: "cpu", "cuda", "vaapi" */
+    uint64_t hash[2];         /* --hash-frames: the inputs' samples */
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
@@ -680,6 +682,10 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         if (!r->submitted)
             r->first_submit = clock();
         if (o->decode_only) { /* the decoding speed alone */
+            if (o->hash_frames) {
+                r->hash[0] = frame_hash(r->hash[0], &pair.ref);
+                r->hash[1] = frame_hash(r->hash[1], &pair.dist);
+            }
             reader_release(&pair);
             r->submitted++;
             continue;
@@ -866,8 +872,13 @@ int main(int argc, char **argv)
         run.decoder[0] = ri.decoder;
         run.decoder[1] = di.decoder;
     }
+    run.hash[0] = run.hash[1] = FRAME_HASH_START;
     ret = score(&run, ref, dis);
     if (o.decode_only) {
+        if (!ret && o.hash_frames)
+            fprintf(stderr, "qgpu: sample checksums of the %u pairs: reference %016llx, "
+                    "distorted %016llx\n", run.submitted, (unsigned long long)run.hash[0],
+                    (unsigned long long)run.hash[1]);
         if (!ret)
             fprintf(stderr, "qgpu: decoded %u pairs in %.2f s (%.1f pairs/s), nothing scored "
                     "(--decode-only); decoders: reference %s, distorted %s\n", run.submitted,
