@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <libavutil/hwcontext.h>
+#include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
 #include "hwdec.h"
@@ -28,6 +29,10 @@ struct Hwdec {
     AVBufferRef *device;
     AVFrame *host;                /* the copy of the last frame */
     int active;                   /* get_format picked the hardware format */
+    /* host memory for the copies, recycled: a fresh allocation per frame
+     * would cost its page faults at every copy */
+    AVBufferPool *pool;
+    size_t pool_size;
 };
 
 static const struct {
@@ -172,13 +177,45 @@ const char *hwdec_name(const Hwdec *hw)
     return hwdec_active(hw) ? av_hwdevice_get_type_name(hw->type) : "cpu";
 }
 
+/* hw->host: a frame in the device's software format, its memory from the
+ * pool. 0 or a negative AVERROR. */
+static int host_frame(Hwdec *hw, const AVFrame *src)
+{
+    const AVHWFramesContext *fc;
+    int size;
+    if (!src->hw_frames_ctx)
+        return AVERROR(EINVAL);
+    fc = (const AVHWFramesContext *)src->hw_frames_ctx->data;
+    size = av_image_get_buffer_size(fc->sw_format, src->width, src->height, 64);
+    if (size < 0)
+        return size;
+    if (!hw->pool || hw->pool_size != (size_t)size) {
+        av_buffer_pool_uninit(&hw->pool); /* frames still out keep their memory */
+        hw->pool = av_buffer_pool_init((size_t)size, NULL);
+        hw->pool_size = (size_t)size;
+        if (!hw->pool)
+            return AVERROR(ENOMEM);
+    }
+    hw->host->buf[0] = av_buffer_pool_get(hw->pool);
+    if (!hw->host->buf[0])
+        return AVERROR(ENOMEM);
+    hw->host->format = fc->sw_format;
+    hw->host->width = src->width;
+    hw->host->height = src->height;
+    size = av_image_fill_arrays(hw->host->data, hw->host->linesize, hw->host->buf[0]->data,
+                                fc->sw_format, src->width, src->height, 64);
+    return size < 0 ? size : 0;
+}
+
 int hwdec_download(Hwdec *hw, AVFrame *frame)
 {
     int ret;
     if (!hw || frame->format != hw->hw_format)
         return 0;
     av_frame_unref(hw->host);
-    ret = av_hwframe_transfer_data(hw->host, frame, 0);
+    ret = host_frame(hw, frame);
+    if (ret >= 0)
+        ret = av_hwframe_transfer_data(hw->host, frame, 0);
     if (ret >= 0)
         ret = av_frame_copy_props(hw->host, frame);
     if (ret < 0) {
@@ -265,6 +302,7 @@ void hwdec_free(Hwdec **phw)
         return;
     av_buffer_unref(&hw->device);
     av_frame_free(&hw->host);
+    av_buffer_pool_uninit(&hw->pool);
     av_free(hw);
     *phw = NULL;
 }
