@@ -474,8 +474,9 @@ static void report_pairing(const Options *o, Reader *reader, unsigned submitted)
             /* a stream is not read to its end to count its frames */
             snprintf(rn, sizeof(rn), st.complete[0] ? "%u" : "%u or more", st.frames[0]);
             snprintf(dn, sizeof(dn), st.complete[1] ? "%u" : "%u or more", st.frames[1]);
-            fprintf(stderr, "qgpu: scored %u pairs (by %s); reference had %s frames, distorted "
-                    "%s", submitted, pair_mode_name(st.mode), rn, dn);
+            fprintf(stderr, "qgpu: %s %u pairs (by %s); reference had %s frames, distorted "
+                    "%s", o->decode_only ? "decoded" : "scored", submitted,
+                    pair_mode_name(st.mode), rn, dn);
             if (o->ref_offset || o->dist_offset)
                 fprintf(stderr, " (offsets: reference %u, distorted %u)", o->ref_offset,
                         o->dist_offset);
