@@ -79,41 +79,7 @@ typedef struct Case {
 
 static int configure(QgpuContext *ctx, const Case *c)
 {
-    char list[256], *save = NULL;
-    int err = 0;
-    snprintf(list, sizeof(list), "%s", c->features);
-    for (char *f = strtok_r(list, "|", &save); f && !err; f = strtok_r(NULL, "|", &save))
-        err = qgpu_enable_feature(ctx, f);
-    if (!err && c->model)
-        err = qgpu_use_model(ctx, c->model);
-    if (!err && c->compute_bitdepth)
-        err = qgpu_set_compute_bitdepth(ctx, c->compute_bitdepth);
-    return err;
-}
-
-/* Every score of every frame: identical bits (NaN equals NaN). */
-static void compare(const Case *c, const QgpuContext *planar, const QgpuContext *semi)
-{
-    int n = qgpu_score_count(planar), bad = 0;
-    CHECK(n > 0 && n == qgpu_score_count(semi), "%s: %d scores, NV12 %d", c->label, n,
-          qgpu_score_count(semi));
-    CHECK(qgpu_frame_count(planar) == (unsigned)c->frames &&
-              qgpu_frame_count(semi) == (unsigned)c->frames,
-          "%s: frames %u and %u, expected %d", c->label, qgpu_frame_count(planar),
-          qgpu_frame_count(semi), c->frames);
-    for (int i = 0; i < n && i < qgpu_score_count(semi); i++) {
-        const char *name = qgpu_score_name(planar, i);
-        for (unsigned f = 0; f < (unsigned)c->frames; f++) {
-            double a = NAN, b = NAN;
-            int ea = qgpu_get_score(planar, f, name, &a), eb = qgpu_get_score(semi, f, name, &b);
-            int same = ea == eb && (memcmp(&a, &b, sizeof(a)) == 0 || (isnan(a) && isnan(b)));
-            if (!same && bad++ < 5)
-                CHECK(0, "%s: frame %u %s: planar %.17g (%d), NV12 %.17g (%d)", c->label, f,
-                      name, a, ea, b, eb);
-        }
-    }
-    CHECK(bad == 0, "%s: %d of %d x %d scores equal to planar's", c->label,
-          n * c->frames - bad, n, c->frames);
+    return test_configure(ctx, c->features, c->model, c->compute_bitdepth);
 }
 
 static void run_case(const Case *c)
@@ -156,7 +122,7 @@ static void run_case(const Case *c)
         ;
     while (qgpu_collect(semi, &frame, 1) == 1)
         ;
-    compare(c, planar, semi);
+    test_same_scores(c->label, planar, "planar", semi, "NV12", (unsigned)c->frames);
     if (c->luma_only)
         CHECK(!semi->split_chroma && semi->upload_bytes == semi->in_fmt.plane_offset[1],
               "%s: luma only: %zu bytes uploaded per picture, the luma is %zu", c->label,

@@ -376,38 +376,63 @@ typedef struct RawFrames {
     const int *contents;
     const double *times;
     unsigned seed;
+    int nv12;      /* chroma as NV12's Cb Cr pairs */
 } RawFrames;
+
+/* Planar 4:2:0 in place to NV12 (the chroma planes interleaved). */
+static void to_nv12(uint8_t *buf, int w, int h)
+{
+    size_t luma = (size_t)w * h, chroma = (size_t)((w + 1) / 2) * ((h + 1) / 2);
+    uint8_t *pairs = malloc(2 * chroma);
+    if (!pairs)
+        return;
+    for (size_t k = 0; k < chroma; k++) {
+        pairs[2 * k] = buf[luma + k];
+        pairs[2 * k + 1] = buf[luma + chroma + k];
+    }
+    memcpy(buf + luma, pairs, 2 * chroma);
+    free(pairs);
+}
 
 /* Packet i of write_nut(): the picture and its time, a keyframe. */
 static void raw_frame(void *opaque, int i, AVPacket *pkt, const AVStream *st)
 {
     RawFrames *r = opaque;
     fill_frame(pkt->data, r->w, r->h, r->contents[i], 0, &r->seed);
+    if (r->nv12)
+        to_nv12(pkt->data, r->w, r->h);
     pkt->pts = pkt->dts = llrint(r->times[i] / av_q2d(st->time_base));
     pkt->flags |= AV_PKT_FLAG_KEY;
 }
 
-/* Writes a NUT file of raw yuv420p frames: frame i shows content contents[i],
- * at time start + pts[i] seconds (time base tb). */
-static int write_nut(const char *path, int w, int h, const int *contents, const double *times,
-                     int n, AVRational tb, double fps)
+/* Writes a NUT file of raw yuv420p (or nv12) frames: frame i shows content
+ * contents[i], at time start + pts[i] seconds (time base tb). */
+static int write_nut_as(const char *path, int w, int h, const int *contents,
+                        const double *times, int n, AVRational tb, double fps, int nv12)
 {
     AVFormatContext *oc = NULL;
     AVStream *st;
-    RawFrames r = {w, h, contents, times, 1};
+    enum AVPixelFormat format = nv12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P;
+    RawFrames r = {w, h, contents, times, 1, nv12};
     if (avformat_alloc_output_context2(&oc, NULL, "nut", path) < 0)
         return -1;
     st = avformat_new_stream(oc, NULL);
     st->codecpar->codec_type = AVMEDIA_TYPE_VIDEO;
     st->codecpar->codec_id = AV_CODEC_ID_RAWVIDEO;
-    st->codecpar->format = AV_PIX_FMT_YUV420P;
-    st->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(AV_PIX_FMT_YUV420P);
+    st->codecpar->format = format;
+    st->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(format);
     st->codecpar->width = w;
     st->codecpar->height = h;
     st->time_base = tb;
     st->avg_frame_rate = st->r_frame_rate = av_d2q(fps, 1000000);
     return tool_write_packets(oc, path, n, w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2), raw_frame,
                               &r);
+}
+
+static int write_nut(const char *path, int w, int h, const int *contents, const double *times,
+                     int n, AVRational tb, double fps)
+{
+    return write_nut_as(path, w, h, contents, times, n, tb, fps, 0);
 }
 
 /* Encodes frames of content i with MPEG-2 and 2 B-frames (so decode order
@@ -867,9 +892,58 @@ static int write_raw_pair(const char *planar, const char *semi, int w, int h, in
     return ok ? 0 : -1;
 }
 
+/* --decode-only --hash-frames on r_NAME.yuv / d_NAME.yuv (4 frames of
+ * 33x17 pixfmt): its checksum line into line ("" when none); the status. */
+static int hash_run(const char *name, const char *pixfmt, char *line, size_t len)
+{
+    char a[256];
+    const char *at;
+    int rc;
+    snprintf(a, sizeof(a), "-r r_%s.yuv -d d_%s.yuv --raw 33x17:%s --decode-only --hash-frames",
+             name, name, pixfmt);
+    rc = run_tool(a);
+    *line = 0;
+    if ((at = strstr(out_err, "checksums of the 4 pairs: ")))
+        snprintf(line, len, "%.*s", (int)strcspn(at, "\n"), at);
+    return rc;
+}
+
 static void test_semiplanar_input(void)
 {
     char a[512], path[1100], path2[1100], value[64];
+    /* one input NV12, the other planar: the NV12 frames are split into
+     * planes on the host, exactly (scores as planar against planar) */
+    {
+        int contents[N];
+        double times[N];
+        char *planar, *mixed;
+        int rc1, rc2;
+        for (int i = 0; i < N; i++) {
+            contents[i] = 40 - i;
+            times[i] = i / 25.0;
+        }
+        snprintf(path, sizeof(path), "%s/nv12.nut", dir);
+        snprintf(path2, sizeof(path2), "%s/planar.nut", dir);
+        CHECK(write_nut_as(path, 33, 17, contents, times, N, (AVRational){1, 25}, 25, 1) == 0 &&
+                  write_nut_as(path2, 33, 17, contents, times, N, (AVRational){1, 25}, 25, 0) == 0,
+              "write nv12.nut and planar.nut");
+        for (int i = 0; i < N; i++)
+            contents[i] = i;
+        snprintf(path, sizeof(path), "%s/ref33.nut", dir);
+        CHECK(write_nut_as(path, 33, 17, contents, times, N, (AVRational){1, 25}, 25, 0) == 0,
+              "write ref33.nut");
+        rc1 = run_tool("-r ref33.nut -d planar.nut -n --feature psnr --feature ciede --json "
+                       "-o mixed_planar.json");
+        rc2 = run_tool("-r ref33.nut -d nv12.nut -n --feature psnr --feature ciede --json "
+                       "-o mixed_nv12.json");
+        planar = log_frames("mixed_planar.json", value, sizeof(value), NULL);
+        mixed = log_frames("mixed_nv12.json", value, sizeof(value), NULL);
+        CHECK(rc1 == 0 && rc2 == 0 && planar && mixed && !strcmp(planar, mixed),
+              "planar reference, NV12 distorted: scored as planar (rc %d, %d): %s", rc1, rc2,
+              out_err);
+        free(planar);
+        free(mixed);
+    }
     for (int ten = 0; ten < 2; ten++) {
         const char *pf = ten ? "yuv420p10le" : "yuv420p", *sf = ten ? "p010le" : "nv12";
         char *planar, *semi;
@@ -896,18 +970,10 @@ static void test_semiplanar_input(void)
         /* --hash-frames: the same checksums for the same samples in either
          * layout; another for the distorted input */
         {
-            char h1[256] = "", h2[256] = "";
+            char h1[256], h2[256];
             const char *line;
-            snprintf(a, sizeof(a), "-r r_planar.yuv -d d_planar.yuv --raw 33x17:%s "
-                     "--decode-only --hash-frames", pf);
-            rc1 = run_tool(a);
-            if ((line = strstr(out_err, "checksums of the 4 pairs: ")))
-                snprintf(h1, sizeof(h1), "%.*s", (int)strcspn(line, "\n"), line);
-            snprintf(a, sizeof(a), "-r r_semi.yuv -d d_semi.yuv --raw 33x17:%s "
-                     "--decode-only --hash-frames", sf);
-            rc2 = run_tool(a);
-            if ((line = strstr(out_err, "checksums of the 4 pairs: ")))
-                snprintf(h2, sizeof(h2), "%.*s", (int)strcspn(line, "\n"), line);
+            rc1 = hash_run("planar", pf, h1, sizeof(h1));
+            rc2 = hash_run("semi", sf, h2, sizeof(h2));
             line = strstr(h1, "reference ");
             CHECK(rc1 == 0 && rc2 == 0 && *h1 && !strcmp(h1, h2) && line &&
                       strncmp(line + 10, strstr(h1, "distorted ") + 10, 16),
