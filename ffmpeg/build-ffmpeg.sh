@@ -4,7 +4,7 @@
 #
 #   ffmpeg/build-ffmpeg.sh --build-root=DIR --qgpu-lib=DIR/libqgpu.a
 #       [--qgpu-src=SRC] [--version=5.1.9] [--ffmpeg-source=TREE]
-#       [--without-filter] [--jobs=N] [--fetch-only]
+#       [--without-filter] [--jobs=N] [--fetch-only] [--with-nvdec]
 #
 # 1. Source: --ffmpeg-source=TREE uses that tree (a checkout or an unpacked
 #    release; it is modified by ffmpeg/register-filter.sh). Otherwise Debian's
@@ -28,6 +28,7 @@ version=5.1.9
 ffsrc=
 with_filter=yes
 fetch_only=no
+with_nvdec=no
 jobs=$(nproc 2>/dev/null || echo 2)
 
 for opt in "$@"; do
@@ -39,6 +40,7 @@ for opt in "$@"; do
     --ffmpeg-source=*) ffsrc=${opt#*=} ;;
     --without-filter) with_filter=no ;;
     --fetch-only) fetch_only=yes ;;
+    --with-nvdec) with_nvdec=yes ;;
     --jobs=*) jobs=${opt#*=} ;;
     *) echo "build-ffmpeg.sh: unknown option $opt" >&2; exit 1 ;;
     esac
@@ -125,6 +127,14 @@ if [ "$fetch_only" = yes ]; then
     exit 0
 fi
 bdir=$build_root/ffmpeg-$version
+
+# ---------------------------------------------------------------- nvdec (opt-in)
+# --with-nvdec: a variant build in BUILD_ROOT/ffmpeg-VERSION-nvdec/ with
+# NVIDIA's decoders as hwaccels (h264_nvdec, hevc_nvdec; the qgpu tool's
+# --hwdec cuda). Needs only nv-codec-headers (Debian: libffmpeg-nvenc-dev,
+# ffnvcodec.pc) at build time: FFmpeg dlopens the driver's libcuda and
+# libnvcuvid at run time, so the binaries link nothing more.
+[ "$with_nvdec" = no ] || bdir=$bdir-nvdec
 mkdir -p "$bdir"
 say "FFmpeg $version: source $ffsrc, build $bdir"
 
@@ -196,6 +206,13 @@ set -- \
     --enable-muxer=null,rawvideo,yuv4mpegpipe \
     --enable-encoder=wrapped_avframe,rawvideo \
     $asm $extra
+if [ "$with_nvdec" = yes ]; then
+    if ! pkg-config --exists ffnvcodec && ! apt_install libffmpeg-nvenc-dev; then
+        die "ffnvcodec (nv-codec-headers) not found by pkg-config (Debian: apt-get install libffmpeg-nvenc-dev)"
+    fi
+    set -- "$@" --enable-ffnvcodec --enable-cuda --enable-nvdec \
+        --enable-hwaccel=h264_nvdec,hevc_nvdec
+fi
 confline="$*"
 if [ ! -f "$bdir/ffbuild/config.mak" ] || [ "$(cat "$bdir/.qgpu-configure-line" 2>/dev/null)" != "$ffsrc $confline" ]; then
     say "configuring FFmpeg (a full build follows: 3 to 5 minutes on 2 cores)"

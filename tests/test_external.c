@@ -143,43 +143,7 @@ typedef struct Case {
 
 static int configure(QgpuContext *ctx, const Case *c)
 {
-    char list[256], *save = NULL;
-    int err = 0;
-    if (c->features) {
-        snprintf(list, sizeof(list), "%s", c->features);
-        for (char *f = strtok_r(list, "|", &save); f && !err; f = strtok_r(NULL, "|", &save))
-            err = qgpu_enable_feature(ctx, f);
-    }
-    if (!err && c->model)
-        err = qgpu_use_model(ctx, c->model);
-    if (!err && c->compute_bitdepth)
-        err = qgpu_set_compute_bitdepth(ctx, c->compute_bitdepth);
-    return err;
-}
-
-/* Every score of every frame: identical bits (NaN equals NaN). */
-static void compare_contexts(const Case *c, const QgpuContext *host, const QgpuContext *ext)
-{
-    int n = qgpu_score_count(host), bad = 0;
-    CHECK(n > 0 && n == qgpu_score_count(ext), "%s: %d scores, external %d", c->label, n,
-          qgpu_score_count(ext));
-    CHECK(qgpu_frame_count(host) == (unsigned)c->frames &&
-              qgpu_frame_count(ext) == (unsigned)c->frames,
-          "%s: frames %u and %u, expected %d", c->label, qgpu_frame_count(host),
-          qgpu_frame_count(ext), c->frames);
-    for (int i = 0; i < n && i < qgpu_score_count(ext); i++) {
-        const char *name = qgpu_score_name(host, i);
-        for (unsigned f = 0; f < (unsigned)c->frames; f++) {
-            double a = NAN, b = NAN;
-            int ea = qgpu_get_score(host, f, name, &a), eb = qgpu_get_score(ext, f, name, &b);
-            int same = ea == eb && (memcmp(&a, &b, sizeof(a)) == 0 || (isnan(a) && isnan(b)));
-            if (!same && bad++ < 5)
-                CHECK(0, "%s: frame %u %s: host %.17g (%d), images %.17g (%d)", c->label, f,
-                      name, a, ea, b, eb);
-        }
-    }
-    CHECK(bad == 0, "%s: %d of %d x %d scores equal to the host path's", c->label,
-          n * c->frames - bad, n, c->frames);
+    return test_configure(ctx, c->features, c->model, c->compute_bitdepth);
 }
 
 static void run_case(Env *env, const Case *c)
@@ -233,7 +197,7 @@ static void run_case(Env *env, const Case *c)
         ;
     while (qgpu_collect(ext, &frame, 1) == 1)
         ;
-    compare_contexts(c, host, ext);
+    test_same_scores(c->label, host, "host", ext, "images", (unsigned)c->frames);
     CHECK(qgpu_frames_from_device(ext) == (unsigned)device_frames &&
               qgpu_frames_from_host(ext) == (unsigned)host_frames,
           "%s: counters %u device, %u host; expected %d, %d", c->label,

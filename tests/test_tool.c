@@ -376,38 +376,63 @@ typedef struct RawFrames {
     const int *contents;
     const double *times;
     unsigned seed;
+    int nv12;      /* chroma as NV12's Cb Cr pairs */
 } RawFrames;
+
+/* Planar 4:2:0 in place to NV12 (the chroma planes interleaved). */
+static void to_nv12(uint8_t *buf, int w, int h)
+{
+    size_t luma = (size_t)w * h, chroma = (size_t)((w + 1) / 2) * ((h + 1) / 2);
+    uint8_t *pairs = malloc(2 * chroma);
+    if (!pairs)
+        return;
+    for (size_t k = 0; k < chroma; k++) {
+        pairs[2 * k] = buf[luma + k];
+        pairs[2 * k + 1] = buf[luma + chroma + k];
+    }
+    memcpy(buf + luma, pairs, 2 * chroma);
+    free(pairs);
+}
 
 /* Packet i of write_nut(): the picture and its time, a keyframe. */
 static void raw_frame(void *opaque, int i, AVPacket *pkt, const AVStream *st)
 {
     RawFrames *r = opaque;
     fill_frame(pkt->data, r->w, r->h, r->contents[i], 0, &r->seed);
+    if (r->nv12)
+        to_nv12(pkt->data, r->w, r->h);
     pkt->pts = pkt->dts = llrint(r->times[i] / av_q2d(st->time_base));
     pkt->flags |= AV_PKT_FLAG_KEY;
 }
 
-/* Writes a NUT file of raw yuv420p frames: frame i shows content contents[i],
- * at time start + pts[i] seconds (time base tb). */
-static int write_nut(const char *path, int w, int h, const int *contents, const double *times,
-                     int n, AVRational tb, double fps)
+/* Writes a NUT file of raw yuv420p (or nv12) frames: frame i shows content
+ * contents[i], at time start + pts[i] seconds (time base tb). */
+static int write_nut_as(const char *path, int w, int h, const int *contents,
+                        const double *times, int n, AVRational tb, double fps, int nv12)
 {
     AVFormatContext *oc = NULL;
     AVStream *st;
-    RawFrames r = {w, h, contents, times, 1};
+    enum AVPixelFormat format = nv12 ? AV_PIX_FMT_NV12 : AV_PIX_FMT_YUV420P;
+    RawFrames r = {w, h, contents, times, 1, nv12};
     if (avformat_alloc_output_context2(&oc, NULL, "nut", path) < 0)
         return -1;
     st = avformat_new_stream(oc, NULL);
     st->codecpar->codec_type = AVMEDIA_TYPE_VIDEO;
     st->codecpar->codec_id = AV_CODEC_ID_RAWVIDEO;
-    st->codecpar->format = AV_PIX_FMT_YUV420P;
-    st->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(AV_PIX_FMT_YUV420P);
+    st->codecpar->format = format;
+    st->codecpar->codec_tag = avcodec_pix_fmt_to_codec_tag(format);
     st->codecpar->width = w;
     st->codecpar->height = h;
     st->time_base = tb;
     st->avg_frame_rate = st->r_frame_rate = av_d2q(fps, 1000000);
     return tool_write_packets(oc, path, n, w * h + 2 * ((w + 1) / 2) * ((h + 1) / 2), raw_frame,
                               &r);
+}
+
+static int write_nut(const char *path, int w, int h, const int *contents, const double *times,
+                     int n, AVRational tb, double fps)
+{
+    return write_nut_as(path, w, h, contents, times, n, tb, fps, 0);
 }
 
 /* Encodes frames of content i with MPEG-2 and 2 B-frames (so decode order
@@ -802,6 +827,229 @@ static void test_runs(void)
     }
 }
 
+/* ---- --hwdec, --decode-only and semi-planar input ---- */
+
+/* A top-level string of a JSON log ("" when absent), and its "frames"
+ * array as text (the caller frees it; NULL when unreadable). */
+static char *log_frames(const char *name, char *field_value, size_t len, const char *field)
+{
+    char path[1100];
+    json_object *root, *v;
+    char *frames = NULL;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    *field_value = 0;
+    root = json_object_from_file(path);
+    if (!root)
+        return NULL;
+    if (field && json_object_object_get_ex(root, field, &v))
+        snprintf(field_value, len, "%s", json_object_get_string(v));
+    if (json_object_object_get_ex(root, "frames", &v))
+        frames = strdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+    json_object_put(root);
+    return frames;
+}
+
+/* n frames of 4:2:0, planar (yuv420p, or yuv420p10le with values << 2)
+ * and semi-planar (nv12, or p010le: the 10-bit values << 6), the same
+ * samples; noise > 0 for a distorted copy. */
+static int write_raw_pair(const char *planar, const char *semi, int w, int h, int n, int noise,
+                          int ten_bit)
+{
+    int cw = (w + 1) / 2, ch = (h + 1) / 2, bps = ten_bit ? 2 : 1;
+    size_t luma = (size_t)w * h, chroma = (size_t)cw * ch, size = luma + 2 * chroma;
+    uint8_t *pic = malloc(size), *out = malloc(size * bps);
+    FILE *fp = fopen(planar, "wb"), *fs = fopen(semi, "wb");
+    unsigned seed = 7;
+    int ok = pic && out && fp && fs;
+    for (int i = 0; i < n && ok; i++) {
+        fill_frame(pic, w, h, i % 50, noise, &seed);
+        for (size_t k = 0; k < size; k++) /* planar */
+            if (ten_bit) {
+                uint16_t v = (uint16_t)(pic[k] << 2);
+                memcpy(out + 2 * k, &v, 2);
+            } else {
+                out[k] = pic[k];
+            }
+        ok = fwrite(out, bps, size, fp) == size;
+        for (size_t k = 0; k < size; k++) { /* semi-planar: luma, then Cb Cr pairs */
+            size_t at = k < luma ? k : k < luma + chroma ? luma + 2 * (k - luma)
+                                                       : luma + 2 * (k - luma - chroma) + 1;
+            if (ten_bit) {
+                uint16_t v = (uint16_t)(pic[k] << 8); /* (value << 2) << 6 */
+                memcpy(out + 2 * at, &v, 2);
+            } else {
+                out[at] = pic[k];
+            }
+        }
+        ok = ok && fwrite(out, bps, size, fs) == size;
+    }
+    if (fp && fclose(fp))
+        ok = 0;
+    if (fs && fclose(fs))
+        ok = 0;
+    free(pic);
+    free(out);
+    return ok ? 0 : -1;
+}
+
+/* --decode-only --hash-frames on r_NAME.yuv / d_NAME.yuv (4 frames of
+ * 33x17 pixfmt): its checksum line into line ("" when none); the status. */
+static int hash_run(const char *name, const char *pixfmt, char *line, size_t len)
+{
+    char a[256];
+    const char *at;
+    int rc;
+    snprintf(a, sizeof(a), "-r r_%s.yuv -d d_%s.yuv --raw 33x17:%s --decode-only --hash-frames",
+             name, name, pixfmt);
+    rc = run_tool(a);
+    *line = 0;
+    if ((at = strstr(out_err, "checksums of the 4 pairs: ")))
+        snprintf(line, len, "%.*s", (int)strcspn(at, "\n"), at);
+    return rc;
+}
+
+static void test_semiplanar_input(void)
+{
+    char a[512], path[1100], path2[1100], value[64];
+    /* one input NV12, the other planar: the NV12 frames are split into
+     * planes on the host, exactly (scores as planar against planar) */
+    {
+        int contents[N];
+        double times[N];
+        char *planar, *mixed;
+        int rc1, rc2;
+        for (int i = 0; i < N; i++) {
+            contents[i] = 40 - i;
+            times[i] = i / 25.0;
+        }
+        snprintf(path, sizeof(path), "%s/nv12.nut", dir);
+        snprintf(path2, sizeof(path2), "%s/planar.nut", dir);
+        CHECK(write_nut_as(path, 33, 17, contents, times, N, (AVRational){1, 25}, 25, 1) == 0 &&
+                  write_nut_as(path2, 33, 17, contents, times, N, (AVRational){1, 25}, 25, 0) == 0,
+              "write nv12.nut and planar.nut");
+        for (int i = 0; i < N; i++)
+            contents[i] = i;
+        snprintf(path, sizeof(path), "%s/ref33.nut", dir);
+        CHECK(write_nut_as(path, 33, 17, contents, times, N, (AVRational){1, 25}, 25, 0) == 0,
+              "write ref33.nut");
+        rc1 = run_tool("-r ref33.nut -d planar.nut -n --feature psnr --feature ciede --json "
+                       "-o mixed_planar.json");
+        rc2 = run_tool("-r ref33.nut -d nv12.nut -n --feature psnr --feature ciede --json "
+                       "-o mixed_nv12.json");
+        planar = log_frames("mixed_planar.json", value, sizeof(value), NULL);
+        mixed = log_frames("mixed_nv12.json", value, sizeof(value), NULL);
+        CHECK(rc1 == 0 && rc2 == 0 && planar && mixed && !strcmp(planar, mixed),
+              "planar reference, NV12 distorted: scored as planar (rc %d, %d): %s", rc1, rc2,
+              out_err);
+        free(planar);
+        free(mixed);
+    }
+    for (int ten = 0; ten < 2; ten++) {
+        const char *pf = ten ? "yuv420p10le" : "yuv420p", *sf = ten ? "p010le" : "nv12";
+        char *planar, *semi;
+        int rc1, rc2;
+        snprintf(path, sizeof(path), "%s/r_planar.yuv", dir);
+        snprintf(path2, sizeof(path2), "%s/r_semi.yuv", dir);
+        CHECK(write_raw_pair(path, path2, 33, 17, 4, 0, ten) == 0, "write raw reference");
+        snprintf(path, sizeof(path), "%s/d_planar.yuv", dir);
+        snprintf(path2, sizeof(path2), "%s/d_semi.yuv", dir);
+        CHECK(write_raw_pair(path, path2, 33, 17, 4, 6, ten) == 0, "write raw distorted");
+        snprintf(a, sizeof(a), "-r r_planar.yuv -d d_planar.yuv --raw 33x17:%s -n --feature psnr "
+                 "--feature ciede --json -o planar.json", pf);
+        rc1 = run_tool(a);
+        snprintf(a, sizeof(a), "-r r_semi.yuv -d d_semi.yuv --raw 33x17:%s -n --feature psnr "
+                 "--feature ciede --json -o semi.json", sf);
+        rc2 = run_tool(a);
+        planar = log_frames("planar.json", value, sizeof(value), NULL);
+        semi = log_frames("semi.json", value, sizeof(value), NULL);
+        CHECK(rc1 == 0 && rc2 == 0 && planar && semi && strstr(planar, "psnr_cb") &&
+                  !strcmp(planar, semi),
+              "%s scored as the same samples in %s (rc %d, %d): %s", sf, pf, rc1, rc2, out_err);
+        free(planar);
+        free(semi);
+        /* --hash-frames: the same checksums for the same samples in either
+         * layout; another for the distorted input */
+        {
+            char h1[256], h2[256];
+            const char *line;
+            rc1 = hash_run("planar", pf, h1, sizeof(h1));
+            rc2 = hash_run("semi", sf, h2, sizeof(h2));
+            line = strstr(h1, "reference ");
+            CHECK(rc1 == 0 && rc2 == 0 && *h1 && !strcmp(h1, h2) && line &&
+                      strncmp(line + 10, strstr(h1, "distorted ") + 10, 16),
+                  "--hash-frames: %s as %s, the distorted input another (rc %d, %d): '%s' / "
+                  "'%s'", sf, pf, rc1, rc2, h1, h2);
+        }
+    }
+}
+
+static void test_hwdec(void)
+{
+    char path[1100], dec[64], *none, *other;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/hw.nut", dir);
+    if (!CHECK(write_bframes(path, 64, 48, N, 0.0) == 0, "write hw.nut (MPEG-2)"))
+        return;
+    rc = run_tool("-r ref.nut -d hw.nut -n --feature psnr --hwdec none --json -o hw_none.json");
+    none = log_frames("hw_none.json", dec, sizeof(dec), "decoder_distorted");
+    CHECK(rc == 0 && none && !strcmp(dec, "cpu") && !strstr(out_err, "--hwdec auto") &&
+              strstr(out_err, "decoders: reference cpu, distorted cpu"),
+          "--hwdec none: the CPU, no note (rc %d, log says %s): %s", rc, dec, out_err);
+    /* auto: the GPU's decoder when there is one, else the CPU with a note;
+     * the same scores either way */
+    rc = run_tool("-r ref.nut -d hw.nut -n --feature psnr --json -o hw_auto.json");
+    other = log_frames("hw_auto.json", dec, sizeof(dec), "decoder_distorted");
+    CHECK(rc == 0 && none && other && !strcmp(none, other), "--hwdec auto: scores as the CPU's "
+          "(rc %d): %s", rc, out_err);
+    if (!strcmp(dec, "cpu"))
+        CHECK(strstr(out_err, "distorted decoded on the CPU (--hwdec auto: ") &&
+                  !strstr(out_err, "reference decoded on the CPU"),
+              "--hwdec auto without a device: a note for the coded input only: %s", out_err);
+    else
+        CHECK(!strcmp(dec, "cuda") || !strcmp(dec, "vaapi"), "--hwdec auto: decoder %s", dec);
+    free(other);
+    /* explicit: that decoder, or exit 4 naming it */
+    for (int i = 0; i < 2; i++) {
+        const char *name = i ? "vaapi" : "cuda";
+        char args[256], want[64], logname[32];
+        snprintf(logname, sizeof(logname), "hw_%s.json", name);
+        snprintf(args, sizeof(args), "-r ref.nut -d hw.nut -n --feature psnr --hwdec %s --json "
+                 "-o %s", name, logname);
+        rc = run_tool(args);
+        snprintf(want, sizeof(want), "--hwdec %s: ", name);
+        other = log_frames(logname, dec, sizeof(dec), "decoder_distorted");
+        if (rc == 0)
+            CHECK(!strcmp(dec, name) && none && other && !strcmp(none, other),
+                  "--hwdec %s: decoded by %s, scores as the CPU's: %s", name, dec, out_err);
+        else
+            CHECK(rc == 4 && strstr(out_err, want) && !other,
+                  "--hwdec %s without its device: exit 4 and a message (rc %d): %s", name, rc,
+                  out_err);
+        free(other);
+    }
+    free(none);
+    /* raw inputs are never decoded by hardware: --hwdec cuda is no error */
+    rc = run_tool("-r ref.nut -d late.nut -n --feature psnr --hwdec cuda -o raw.xml");
+    CHECK(rc == 0 && strstr(out_err, "decoders: reference cpu, distorted cpu"),
+          "--hwdec cuda with raw video: the CPU (rc %d): %s", rc, out_err);
+    rc = run_tool("-r ref.nut -d hw.nut --hwdec gpu");
+    CHECK(rc == 2 && strstr(out_err, "--hwdec gpu: expected auto, none, cuda or vaapi"),
+          "--hwdec gpu: a usage error (rc %d): %s", rc, out_err);
+    /* --decode-only: pairs counted, nothing scored, no log */
+    rc = run_tool("-r hw.nut -d hw.nut --hwdec none --decode-only");
+    CHECK(rc == 0 && strstr(out_err, "decoded 12 pairs in ") &&
+              strstr(out_err, "decoders: reference cpu, distorted cpu") &&
+              !strstr(out_err, "vmaf"),
+          "--decode-only (rc %d): %s", rc, out_err);
+    rc = run_tool("-r hw.nut -d hw.nut --hash-frames");
+    CHECK(rc == 2 && strstr(out_err, "--hash-frames goes with --decode-only"),
+          "--hash-frames alone: a usage error (rc %d): %s", rc, out_err);
+    rc = run_tool("-r hw.nut -d hw.nut --decode-only -o d.json");
+    CHECK(rc == 2 && strstr(out_err, "--decode-only scores nothing"),
+          "--decode-only -o: a usage error (rc %d): %s", rc, out_err);
+}
+
 int main(int argc, char **argv)
 {
     char cmd[256];
@@ -812,6 +1060,8 @@ int main(int argc, char **argv)
     if (!CHECK(mkdtemp(dir) != NULL, "temporary directory"))
         return test_finish();
     test_runs();
+    test_hwdec();
+    test_semiplanar_input();
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
         printf("could not remove %s\n", dir);

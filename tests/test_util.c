@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,4 +201,45 @@ void *test_luma_copy(const QgpuPicture *p)
         memcpy(out + (size_t)y * p->width * bps,
                (const unsigned char *)p->data[0] + y * p->stride[0], (size_t)p->width * bps);
     return out;
+}
+
+int test_configure(QgpuContext *ctx, const char *features, const char *model,
+                   int compute_bitdepth)
+{
+    char list[256], *save = NULL;
+    int err = 0;
+    if (features) {
+        snprintf(list, sizeof(list), "%s", features);
+        for (char *f = strtok_r(list, "|", &save); f && !err; f = strtok_r(NULL, "|", &save))
+            err = qgpu_enable_feature(ctx, f);
+    }
+    if (!err && model)
+        err = qgpu_use_model(ctx, model);
+    if (!err && compute_bitdepth)
+        err = qgpu_set_compute_bitdepth(ctx, compute_bitdepth);
+    return err;
+}
+
+void test_same_scores(const char *label, const QgpuContext *a, const char *a_name,
+                      const QgpuContext *b, const char *b_name, unsigned frames)
+{
+    int n = qgpu_score_count(a), bad = 0;
+    CHECK(n > 0 && n == qgpu_score_count(b), "%s: %d scores, %s %d", label, n, b_name,
+          qgpu_score_count(b));
+    CHECK(qgpu_frame_count(a) == frames && qgpu_frame_count(b) == frames,
+          "%s: frames %u and %u, expected %u", label, qgpu_frame_count(a), qgpu_frame_count(b),
+          frames);
+    for (int i = 0; i < n && i < qgpu_score_count(b); i++) {
+        const char *name = qgpu_score_name(a, i);
+        for (unsigned f = 0; f < frames; f++) {
+            double x = NAN, y = NAN;
+            int ex = qgpu_get_score(a, f, name, &x), ey = qgpu_get_score(b, f, name, &y);
+            int same = ex == ey && (memcmp(&x, &y, sizeof(x)) == 0 || (isnan(x) && isnan(y)));
+            if (!same && bad++ < 5)
+                CHECK(0, "%s: frame %u %s: %s %.17g (%d), %s %.17g (%d)", label, f, name,
+                      a_name, x, ex, b_name, y, ey);
+        }
+    }
+    CHECK(bad == 0, "%s: %u of %d x %u scores equal to the %s path's", label,
+          (unsigned)n * frames - (unsigned)bad, n, frames, a_name);
 }

@@ -51,6 +51,17 @@ int test_plane_h(const QgpuPicture *p, int plane);
 unsigned test_sample(const QgpuPicture *p, int plane, int x, int y);
 void test_set_sample(TestPicture *t, int plane, int x, int y, unsigned v);
 
+/* Enables the '|'-separated features (may be NULL), a model spec (may be
+ * NULL) and a compute bit depth (0: none): 0 or the first error. */
+int test_configure(QgpuContext *ctx, const char *features, const char *model,
+                   int compute_bitdepth);
+
+/* Checks that two contexts hold the same score names and, for each of
+ * `frames` frames, identical bits for every score (NaN equals NaN); the
+ * messages name the case and the two paths ("host", "images"). */
+void test_same_scores(const char *label, const QgpuContext *a, const char *a_name,
+                      const QgpuContext *b, const char *b_name, unsigned frames);
+
 /* Path of a file under the source tree ($QGPU_SRC, default "."). */
 const char *test_src_path(const char *relative, char *buf, size_t len);
 

@@ -29,6 +29,7 @@
 #include <libswscale/swscale.h>
 
 #include "decode.h"
+#include "hwdec.h"
 #include "input.h"
 
 struct Decoder {
@@ -78,9 +79,25 @@ struct Decoder {
      * one means the file is truncated */
     int frame_size;
     int y4m;
+    /* hardware decoding (hwdec.c): NULL when the CPU decodes */
+    Hwdec *hw;
+    char hw_note[512];   /* why not, when --hwdec auto found no device */
+    int pass_semiplanar; /* semi-planar frames go out as QGPU_LAYOUT_NV12 */
     int64_t data_end;    /* file offset after the last whole frame read */
     int64_t header_size; /* y4m: its header line */
 };
+
+/* Depth of semi-planar 4:2:0 frames (NV12, P010...), 0 for other formats:
+ * the format's, or the stream's own when it is lower (12-bit video in
+ * P016 words). */
+static int semi_depth(const Decoder *d, enum AVPixelFormat f)
+{
+    int depth = hwdec_semiplanar_depth(f);
+    const AVPixFmtDescriptor *sw = d->codec ? av_pix_fmt_desc_get(d->codec->sw_pix_fmt) : NULL;
+    if (depth > 8 && sw && sw->comp[0].depth > 8 && sw->comp[0].depth < depth)
+        depth = sw->comp[0].depth;
+    return depth;
+}
 
 /* The planar format qgpu reads for a layout and bit depth. */
 static enum AVPixelFormat planar_format(int layout, int bitdepth)
@@ -237,6 +254,10 @@ static void describe_source(Decoder *d, const AVFrame *f)
     d->src_layout = native_layout(d->src_fmt, &d->src_bitdepth);
     if (d->src_layout < 0)
         nearest_planar(d->src_fmt, &d->src_layout, &d->src_bitdepth);
+    if (semi_depth(d, d->src_fmt)) {
+        d->src_layout = QGPU_LAYOUT_420;
+        d->src_bitdepth = semi_depth(d, d->src_fmt);
+    }
     range = f && f->color_range != AVCOL_RANGE_UNSPECIFIED ? f->color_range : par->color_range;
     d->range_known = range != AVCOL_RANGE_UNSPECIFIED || is_full_range_format(d->src_fmt);
     d->full_range = range == AVCOL_RANGE_JPEG ||
@@ -286,7 +307,7 @@ static void fixed_size_frames(Decoder *d)
 }
 
 static int open_input(Decoder **out, const char *path, AVDictionary **opts,
-                      const AVInputFormat *ifmt, char *err, size_t err_len)
+                      const AVInputFormat *ifmt, int hwdec, char *err, size_t err_len)
 {
     Decoder *d;
     const AVCodec *codec = NULL;
@@ -341,6 +362,10 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
     }
     avcodec_parameters_to_context(d->codec, d->fmt->streams[d->stream]->codecpar);
     d->codec->thread_count = 0; /* let the decoder pick its threads */
+    if (hwdec_setup(&d->hw, d->codec, hwdec, d->hw_note, sizeof(d->hw_note), err, err_len)) {
+        ret = DECODER_ERR_HWDEC;
+        goto fail;
+    }
     ret = avcodec_open2(d->codec, codec, NULL);
     if (ret < 0) {
         set_error(err, err_len, "cannot open decoder", d->name, ret);
@@ -389,7 +414,12 @@ fail:
 
 int decoder_open(Decoder **dec, const char *path, char *err, size_t err_len)
 {
-    return open_input(dec, path, NULL, NULL, err, err_len);
+    return open_input(dec, path, NULL, NULL, HWDEC_NONE, err, err_len);
+}
+
+int decoder_open_hw(Decoder **dec, const char *path, int hwdec, char *err, size_t err_len)
+{
+    return open_input(dec, path, NULL, NULL, hwdec, err, err_len);
 }
 
 /* Splits a --raw spec; -1 with a message when it is not one. */
@@ -445,7 +475,8 @@ int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *er
     av_dict_set(&opts, "pixel_format", pix_fmt, 0);
     if (*rate)
         av_dict_set(&opts, "framerate", rate, 0);
-    ret = open_input(dec, path, &opts, av_find_input_format("rawvideo"), err, err_len);
+    ret = open_input(dec, path, &opts, av_find_input_format("rawvideo"), HWDEC_NONE, err,
+                     err_len);
     av_dict_free(&opts);
     return ret;
 }
@@ -466,6 +497,10 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
     info->native_bitdepth = d->src_bitdepth;
     info->timestamps = d->timestamps;
     info->stream = input_is_stream(d->input);
+    info->decoder = hwdec_name(d->hw);
+    info->hw_note = d->hw_note;
+    info->hw_refused = d->hw && d->have_first && !hwdec_active(d->hw);
+    info->semiplanar = semi_depth(d, d->src_fmt) != 0;
 }
 
 static const struct {
@@ -512,6 +547,11 @@ int decoder_set_output(Decoder *d, int w, int h, int layout, int bitdepth, const
 void decoder_set_limited_range(Decoder *d)
 {
     d->to_limited = 1;
+}
+
+void decoder_set_semiplanar(Decoder *d, int pass)
+{
+    d->pass_semiplanar = pass;
 }
 
 /* Converts frame into d->converted (size out_w x out_h, layout out_layout,
@@ -629,6 +669,15 @@ static void fill_picture(const Decoder *d, const AVFrame *f, QgpuPicture *pic)
     pic->height = f->height;
     pic->layout = d->out_layout;
     pic->bitdepth = d->out_bitdepth;
+    if (semi_depth(d, f->format)) {
+        /* delivered as decoded (deliver() checked it is what is scored) */
+        pic->layout = QGPU_LAYOUT_NV12;
+        for (int p = 0; p < 2; p++) {
+            pic->data[p] = f->data[p];
+            pic->stride[p] = f->linesize[p];
+        }
+        return;
+    }
     for (int p = 0; p < (d->out_layout == QGPU_LAYOUT_400 ? 1 : 3); p++) {
         pic->data[p] = f->data[p];
         pic->stride[p] = f->linesize[p];
@@ -731,8 +780,24 @@ static int deliver(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
                           ? NAN
                           : ts * av_q2d(d->fmt->streams[d->stream]->time_base);
     }
-    if (!native || d->frame->width != d->out_w || d->frame->height != d->out_h ||
-        d->src_layout != d->out_layout || bitdepth != depth) {
+    if (semi_depth(d, d->frame->format) == depth && d->frame->width == d->out_w &&
+        d->frame->height == d->out_h && d->out_layout == QGPU_LAYOUT_420) {
+        /* NV12/P010 (hardware decoders): as they are when both inputs are,
+         * else split into planes here, exactly */
+        if (d->pass_semiplanar && !(d->to_limited && d->full_range) &&
+            d->out_bitdepth == depth) {
+            d->delivered = d->frame;
+            fill_picture(d, d->frame, pic);
+            d->frames++;
+            return 1;
+        }
+        if ((ret = hwdec_to_planar(d->frame, depth, d->converted)) < 0) {
+            set_error(err, err_len, "conversion failed", d->name, ret);
+            return ret;
+        }
+        cur = d->converted;
+    } else if (!native || d->frame->width != d->out_w || d->frame->height != d->out_h ||
+               d->src_layout != d->out_layout || bitdepth != depth) {
         ret = convert(d, d->frame, depth, err, err_len);
         if (ret < 0) {
             if (!*err)
@@ -778,6 +843,11 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
                 continue;
             }
             d->in_a_row = 0;
+            /* frames in GPU memory: to host memory, as NV12/P010 */
+            if ((ret = hwdec_download(d->hw, d->frame)) < 0) {
+                set_error(err, err_len, "copying a frame from the GPU failed", d->name, ret);
+                return ret;
+            }
             return 1;
         }
         if (ret == AVERROR_EOF)
@@ -985,6 +1055,7 @@ void decoder_close(Decoder **pd)
     if (!d)
         return;
     avcodec_free_context(&d->codec);
+    hwdec_free(&d->hw); /* after the codec: its get_format points at it */
     avformat_close_input(&d->fmt);
     input_close(&d->input);
     av_packet_free(&d->packet);

@@ -27,6 +27,16 @@ typedef struct DecoderInfo {
     int timestamps;      /* 0: the frames' times mean nothing (a y4m without
                             a frame rate): pair by index only */
     int stream;          /* a pipe or other stream: read once, not counted */
+    const char *decoder; /* who decodes: "cpu", "cuda" (NVDEC), "vaapi" (after
+                            decoder_start: the hwaccel may refuse the stream) */
+    const char *hw_note; /* why --hwdec auto found no hardware decoder ("" if
+                            it did, or the codec has none) */
+    int hw_refused;      /* a hardware device was set up but the hwaccel
+                            refused the stream (profile, size): the CPU
+                            decodes (known after decoder_start) */
+    int semiplanar;      /* the frames are NV12/P010 (hardware decoders); they
+                            go out as QGPU_LAYOUT_NV12 after
+                            decoder_set_semiplanar(dec, 1) */
 } DecoderInfo;
 
 /* Decoding errors mid-stream (a corrupt packet, a frame decoded with
@@ -43,6 +53,12 @@ typedef void (*DecoderWarn)(void *opaque, const char *message);
 /* Opens a file or stream (any container; "-" is standard input; see
  * input.h). Returns 0 or a negative AVERROR/-1 with a message in err. */
 int decoder_open(Decoder **dec, const char *path, char *err, size_t err_len);
+
+/* decoder_open with hardware decoding (enum HwdecMode, hwdec.h): returns
+ * DECODER_ERR_HWDEC when an explicit --hwdec cuda/vaapi cannot be had
+ * (no device, or this FFmpeg has no such decoder for the codec). */
+#define DECODER_ERR_HWDEC (-1000000)
+int decoder_open_hw(Decoder **dec, const char *path, int hwdec, char *err, size_t err_len);
 
 /* Checks a --raw spec "WxH:PIXFMT[:FPS]": 0, or -1 with a message in err. */
 int decoder_check_raw_spec(const char *spec, char *err, size_t err_len);
@@ -77,6 +93,11 @@ int decoder_set_output(Decoder *dec, int w, int h, int layout, int bitdepth,
 
 /* Converts full-range frames to limited range (swscale). */
 void decoder_set_limited_range(Decoder *dec);
+
+/* pass != 0: NV12/P010 frames go out as QGPU_LAYOUT_NV12 pictures when
+ * they need no conversion (set it on both inputs or neither: the library
+ * takes one layout per pair); else they are split into planar 4:2:0. */
+void decoder_set_semiplanar(Decoder *dec, int pass);
 
 /* Next picture: 1 and *pic filled (valid until the next call), 0 at the end,
  * negative on an error that ends the input (message in err): a read

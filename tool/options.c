@@ -9,6 +9,7 @@
 #include <libavutil/imgutils.h>
 
 #include "decode.h"
+#include "hwdec.h"
 #include "options.h"
 #include "pairing.h"
 #include "qgpu/qgpu.h"
@@ -51,6 +52,13 @@ static void usage(FILE *f)
             "      --device SPEC        auto (default), gpu, cpu, P:D or a name substring;\n"
             "                           also $QGPU_DEVICE\n"
             "      --pipeline-depth N   frames in flight on the device (default 2)\n"
+            "      --hwdec MODE         decoder: auto (default: the GPU's, NVDEC or VAAPI,\n"
+            "                           when it takes the stream, else the CPU), none (the\n"
+            "                           CPU), cuda or vaapi (that one, or an error)\n"
+            "      --decode-only        decode and pair the inputs, score nothing: the\n"
+            "                           decoding speed (pairs/s) on stderr\n"
+            "      --hash-frames        with --decode-only: a checksum of each input's\n"
+            "                           decoded samples (to compare decoders)\n"
             "      --threads N  --cpumask N  --gpumask N   accepted for libvmaf's command\n"
             "                           lines; no effect (the device does the work)\n"
             "      --list-devices       list OpenCL devices and exit\n"
@@ -294,6 +302,15 @@ static int check_options(Options *o)
             fprintf(stderr, "qgpu: --model: empty model spec (e.g. version=vmaf_v0.6.1)\n");
             return EXIT_USAGE;
         }
+    if (o->hash_frames && !o->decode_only) {
+        fprintf(stderr, "qgpu: --hash-frames goes with --decode-only\n");
+        return EXIT_USAGE;
+    }
+    if (o->decode_only && (o->output || o->log_stream)) {
+        fprintf(stderr, "qgpu: --decode-only scores nothing, so it writes no log: drop %s\n",
+                o->output ? "-o" : "--log-stream");
+        return EXIT_USAGE;
+    }
     if (o->no_prediction && o->nb_models) {
         fprintf(stderr, "qgpu: -n/--no_prediction with %s: not supported (libvmaf would "
                 "compute the models' features without their scores); drop -n, or name the "
@@ -326,7 +343,8 @@ int options_parse(int argc, char **argv, Options *o)
         OPT_FEATURE = 256, OPT_JSON, OPT_XML, OPT_CSV, OPT_SUB, OPT_RAW, OPT_SCALER,
         OPT_FRAME_CNT, OPT_DEVICE, OPT_DEPTH, OPT_LIST_DEVICES, OPT_LIST_FEATURES, OPT_HELP,
         OPT_SUBSAMPLE, OPT_LOG_STREAM, OPT_SCALE_TO, OPT_REF_OFFSET, OPT_DIST_OFFSET, OPT_PAIRING,
-        OPT_THREADS, OPT_CPUMASK, OPT_GPUMASK, OPT_AOM_CTC, OPT_NFLX_CTC
+        OPT_THREADS, OPT_CPUMASK, OPT_GPUMASK, OPT_AOM_CTC, OPT_NFLX_CTC, OPT_HWDEC,
+        OPT_DECODE_ONLY, OPT_HASH_FRAMES
     };
     static const struct option long_options[] = {
         {"reference", required_argument, NULL, 'r'},
@@ -357,6 +375,9 @@ int options_parse(int argc, char **argv, Options *o)
         {"frame_skip_dist", required_argument, NULL, OPT_DIST_OFFSET},
         {"pairing", required_argument, NULL, OPT_PAIRING},
         {"pipeline-depth", required_argument, NULL, OPT_DEPTH},
+        {"hwdec", required_argument, NULL, OPT_HWDEC},
+        {"decode-only", no_argument, NULL, OPT_DECODE_ONLY},
+        {"hash-frames", no_argument, NULL, OPT_HASH_FRAMES},
         {"threads", required_argument, NULL, OPT_THREADS},
         {"cpumask", required_argument, NULL, OPT_CPUMASK},
         {"gpumask", required_argument, NULL, OPT_GPUMASK},
@@ -491,6 +512,15 @@ int options_parse(int argc, char **argv, Options *o)
             }
             break;
         case OPT_DEVICE: o->device = optarg; break;
+        case OPT_HWDEC:
+            if (hwdec_parse(optarg, &o->hwdec)) {
+                fprintf(stderr, "qgpu: --hwdec %s: expected auto, none, cuda or vaapi\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_DECODE_ONLY: o->decode_only = 1; break;
+        case OPT_HASH_FRAMES: o->hash_frames = 1; break;
         case OPT_DEPTH: {
             unsigned depth;
             if (parse_count("--pipeline-depth", optarg, 1, &depth))

@@ -42,6 +42,9 @@ typedef struct Options {
     int no_prediction;         /* -n: no default model */
     int common_bitdepth;       /* --aom_ctc v6.0: mixed bit depths asked for */
     const char *ctc;           /* "--aom_ctc v6.0" when a preset was used */
+    int hwdec;                 /* enum HwdecMode (hwdec.h); HWDEC_AUTO = 0 */
+    int decode_only;           /* --decode-only: decode and pair, score nothing */
+    int hash_frames;           /* --hash-frames: checksums of the decoded samples */
     /* storage */
     char raw_buf[128];
     char ctc_buf[64];

@@ -23,6 +23,8 @@
 #include <libavutil/pixdesc.h>
 
 #include "decode.h"
+#include "framehash.h"
+#include "hwdec.h"
 #include "input.h"
 #include "options.h"
 #include "output.h"
@@ -320,16 +322,43 @@ static void reconcile(const Options *o, Decoder *ref, Decoder *dis, const Decode
                     i ? o->distorted : o->reference);
 }
 
+/* --hwdec: which decoder each input got (a note when auto found no
+ * device); an explicit cuda/vaapi that the stream's hwaccel refused is an
+ * error. */
+static int check_hwdec(const Options *o, const DecoderInfo *ri, const DecoderInfo *di)
+{
+    const DecoderInfo *in[2] = {ri, di};
+    for (int i = 0; i < 2; i++) {
+        const char *who = i ? "distorted" : "reference";
+        if (in[i]->hw_refused && o->hwdec != HWDEC_AUTO) {
+            fprintf(stderr, "qgpu: --hwdec %s: the %s's hardware decoder refused the stream "
+                    "(%dx%d %s: its profile, size or format is beyond the hardware); use "
+                    "--hwdec auto or none\n", o->hwdec == HWDEC_CUDA ? "cuda" : "vaapi",
+                    who, in[i]->width, in[i]->height, in[i]->pix_fmt);
+            return EXIT_DEVICE;
+        }
+        if (o->quiet)
+            continue;
+        if (*in[i]->hw_note)
+            fprintf(stderr, "qgpu: %s decoded on the CPU (--hwdec auto: %s)\n", who,
+                    in[i]->hw_note);
+        else if (in[i]->hw_refused)
+            fprintf(stderr, "qgpu: %s decoded on the CPU (the hardware decoder refused the "
+                    "stream: profile, size or format)\n", who);
+    }
+    return 0;
+}
+
 static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
 {
     char err[1024] = "";
     DecoderInfo ri, di;
     int w, h, depth;
     int ret = o->raw_spec ? decoder_open_raw(ref, o->reference, o->raw_spec, err, sizeof(err))
-                          : decoder_open(ref, o->reference, err, sizeof(err));
+                          : decoder_open_hw(ref, o->reference, o->hwdec, err, sizeof(err));
     if (ret == 0)
         ret = o->raw_spec ? decoder_open_raw(dis, o->distorted, o->raw_spec, err, sizeof(err))
-                          : decoder_open(dis, o->distorted, err, sizeof(err));
+                          : decoder_open_hw(dis, o->distorted, o->hwdec, err, sizeof(err));
     if (ret == 0) {
         decoder_set_warn(*ref, "reference", on_decode_warning, NULL);
         decoder_set_warn(*dis, "distorted", on_decode_warning, NULL);
@@ -339,10 +368,12 @@ static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
     }
     if (ret) {
         fprintf(stderr, "qgpu: %s\n", err);
-        return EXIT_INPUT;
+        return ret == DECODER_ERR_HWDEC ? EXIT_DEVICE : EXIT_INPUT;
     }
     decoder_get_info(*ref, &ri);
     decoder_get_info(*dis, &di);
+    if ((ret = check_hwdec(o, &ri, &di)))
+        return ret;
     /* scored size: the reference's unless --scale-to says otherwise; layout:
      * the reference's; bit depth: the higher of the two */
     w = ri.width;
@@ -368,6 +399,14 @@ static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
             fprintf(stderr, "qgpu: %s\n", err);
             return EXIT_USAGE;
         }
+    }
+    /* Both inputs NV12/P010 from hardware decoders, scored as they are:
+     * the library splits the chroma on the device (or uploads luma only). */
+    if (ri.semiplanar && di.semiplanar && ri.width == w && ri.height == h && di.width == w &&
+        di.height == h && ri.bitdepth == depth && di.bitdepth == depth &&
+        ri.full_range == di.full_range) {
+        decoder_set_semiplanar(*ref, 1);
+        decoder_set_semiplanar(*dis, 1);
     }
     return 0;
 }
@@ -435,8 +474,9 @@ static void report_pairing(const Options *o, Reader *reader, unsigned submitted)
             /* a stream is not read to its end to count its frames */
             snprintf(rn, sizeof(rn), st.complete[0] ? "%u" : "%u or more", st.frames[0]);
             snprintf(dn, sizeof(dn), st.complete[1] ? "%u" : "%u or more", st.frames[1]);
-            fprintf(stderr, "qgpu: scored %u pairs (by %s); reference had %s frames, distorted "
-                    "%s", submitted, pair_mode_name(st.mode), rn, dn);
+            fprintf(stderr, "qgpu: %s %u pairs (by %s); reference had %s frames, distorted "
+                    "%s", o->decode_only ? "decoded" : "scored", submitted,
+                    pair_mode_name(st.mode), rn, dn);
             if (o->ref_offset || o->dist_offset)
                 fprintf(stderr, " (offsets: reference %u, distorted %u)", o->ref_offset,
                         o->dist_offset);
@@ -532,6 +572,8 @@ typedef struct Run {
      * (clock(), all threads) of the scoring, here from the first frame
      * handed to the device to the last score */
     clock_t first_submit, last_score;
+    const char *decoder[2];   /* who decoded each input: "cpu", "cuda", "vaapi" */
+    uint64_t hash[2];         /* --hash-frames: the inputs' samples */
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
@@ -640,6 +682,15 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
            (ret = reader_next(reader, &pair, err, sizeof(err))) == 1) {
         if (!r->submitted)
             r->first_submit = clock();
+        if (o->decode_only) { /* the decoding speed alone */
+            if (o->hash_frames) {
+                r->hash[0] = frame_hash(r->hash[0], &pair.ref);
+                r->hash[1] = frame_hash(r->hash[1], &pair.dist);
+            }
+            reader_release(&pair);
+            r->submitted++;
+            continue;
+        }
         ret = qgpu_submit(r->ctx, &pair.ref, &pair.dist); /* copies the samples */
         reader_release(&pair);
         if (ret) {
@@ -718,10 +769,12 @@ static int write_log(const Run *r)
     const Options *o = r->o;
     char name[256];
     double cpu = (double)(r->last_score - r->first_submit) / CLOCKS_PER_SEC;
-    QgpuLogField fields[2] = {{"decode_errors", NULL, r->decode_errors},
-                              {"skipped_frames", NULL, r->skipped_frames}};
+    QgpuLogField fields[4] = {{"decode_errors", NULL, r->decode_errors},
+                              {"skipped_frames", NULL, r->skipped_frames},
+                              {"decoder_reference", r->decoder[0], 0},
+                              {"decoder_distorted", r->decoder[1], 0}};
     QgpuLogOptions lo = {o->format, r->submitted && cpu > 0 ? r->submitted / cpu : 0.0,
-                         o->subsample, fields, 2};
+                         o->subsample, fields, 4};
     if (qgpu_write_log_ex(r->ctx, o->output, &lo)) {
         fprintf(stderr, "qgpu: -o %s: %s\n",
                 strcmp(o->output, "-") ? short_path(o->output, name, sizeof(name)) : "-",
@@ -813,7 +866,27 @@ int main(int argc, char **argv)
             ret = interrupted_status();
         goto out;
     }
+    {
+        DecoderInfo ri, di;
+        decoder_get_info(ref, &ri);
+        decoder_get_info(dis, &di);
+        run.decoder[0] = ri.decoder;
+        run.decoder[1] = di.decoder;
+    }
+    run.hash[0] = run.hash[1] = FRAME_HASH_START;
     ret = score(&run, ref, dis);
+    if (o.decode_only) {
+        if (!ret && o.hash_frames)
+            fprintf(stderr, "qgpu: sample checksums of the %u pairs: reference %016llx, "
+                    "distorted %016llx\n", run.submitted, (unsigned long long)run.hash[0],
+                    (unsigned long long)run.hash[1]);
+        if (!ret)
+            fprintf(stderr, "qgpu: decoded %u pairs in %.2f s (%.1f pairs/s), nothing scored "
+                    "(--decode-only); decoders: reference %s, distorted %s\n", run.submitted,
+                    run.seconds, run.seconds > 0 ? run.submitted / run.seconds : 0.0,
+                    run.decoder[0], run.decoder[1]);
+        goto out;
+    }
     /* a failure midway (device lost, an input that changes format, a
      * --log-stream that cannot be written): the frames finished before it
      * still get a complete log; the exit status stays the failure's */
@@ -821,8 +894,11 @@ int main(int argc, char **argv)
         write_log(&run);
     if (ret)
         goto out;
-    if (!o.quiet)
+    if (!o.quiet) {
         print_summary(run.ctx, run.seconds, o.subsample);
+        fprintf(stderr, "qgpu: decoders: reference %s, distorted %s\n", run.decoder[0],
+                run.decoder[1]);
+    }
     if (o.output)
         ret = write_log(&run);
     if (interrupted && !ret)

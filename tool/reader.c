@@ -5,12 +5,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "prefetch.h"
 #include "reader.h"
 
 #define QUEUE_SIZE 6
 
 struct Reader {
     Decoder *dec[2];
+    /* With a hardware decoder, each input decodes ahead on its own thread
+     * (two decoder sessions busy at once); CPU decoders are read in turn
+     * by the reader's thread, their own frame threads doing the work. (In
+     * parallel, libavcodec's frame-threaded H.264 decoder was seen to hand
+     * out a damaged frame without its error flag now and then: 2 runs in
+     * 24 of tests/test_tool_errors' corrupt-packet case.) */
+    Prefetch *pre[2];  /* NULL: read directly */
     Pairer *pairer;
     pthread_t thread;
     pthread_mutex_t lock;
@@ -24,7 +32,7 @@ struct Reader {
     volatile sig_atomic_t *cancel;
 };
 
-/* PairSource callbacks over a Decoder. */
+/* PairSource callbacks over a Decoder, read on the reader's thread. */
 static int source_read(void *opaque, double *pts, void **frame, char *err, size_t err_len)
 {
     Decoder *d = opaque;
@@ -33,6 +41,33 @@ static int source_read(void *opaque, double *pts, void **frame, char *err, size_
     if (ret == 1)
         *pts = decoder_last_pts(d);
     return ret;
+}
+
+static unsigned source_count_rest(void *opaque)
+{
+    return decoder_count_rest(opaque);
+}
+
+static unsigned source_lost(void *opaque)
+{
+    return decoder_error_count(opaque);
+}
+
+/* The same over a decoder's Prefetch. */
+static int prefetch_source_read(void *opaque, double *pts, void **frame, char *err,
+                                size_t err_len)
+{
+    return prefetch_read(opaque, frame, pts, err, err_len);
+}
+
+static unsigned prefetch_source_count_rest(void *opaque)
+{
+    return prefetch_count_rest(opaque);
+}
+
+static unsigned prefetch_source_lost(void *opaque)
+{
+    return prefetch_lost(opaque);
 }
 
 static void *source_ref(void *opaque, void *frame)
@@ -47,15 +82,6 @@ static void source_release(void *opaque, void *frame)
     decoder_release(frame);
 }
 
-static unsigned source_count_rest(void *opaque)
-{
-    return decoder_count_rest(opaque);
-}
-
-static unsigned source_lost(void *opaque)
-{
-    return decoder_error_count(opaque);
-}
 
 static void *reader_thread(void *opaque)
 {
@@ -93,10 +119,25 @@ static void *reader_thread(void *opaque)
     return NULL;
 }
 
+/* The decoding threads: woken, their reads made to fail (one may wait on
+ * a stalled pipe), joined. */
+static void stop_prefetch(Reader *r)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!r->pre[i])
+            continue;
+        prefetch_cancel(r->pre[i]);
+        decoder_abort(r->dec[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        prefetch_free(&r->pre[i]);
+}
+
 int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions *o, char *err,
                  size_t err_len)
 {
     PairSource src[2];
+    int parallel = 0;
     Reader *r = calloc(1, sizeof(*r));
     if (!r) {
         snprintf(err, err_len, "out of memory");
@@ -108,18 +149,31 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
     for (int i = 0; i < 2; i++) {
         DecoderInfo info;
         decoder_get_info(r->dec[i], &info);
+        parallel |= strcmp(info.decoder, "cpu") != 0;
+    }
+    for (int i = 0; i < 2 && parallel; i++) {
+        if (prefetch_start(&r->pre[i], r->dec[i], err, err_len)) {
+            stop_prefetch(r);
+            free(r);
+            return -1;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        DecoderInfo info;
+        decoder_get_info(r->dec[i], &info);
         memset(&src[i], 0, sizeof(src[i]));
-        src[i].read = source_read;
+        src[i].read = parallel ? prefetch_source_read : source_read;
         src[i].ref = source_ref;
         src[i].release = source_release;
         /* a stream is not read to its end to count its frames (it may not
          * end) */
-        src[i].count_rest = info.stream ? NULL : source_count_rest;
+        src[i].count_rest = info.stream ? NULL
+                            : parallel ? prefetch_source_count_rest : source_count_rest;
         src[i].timeless = !info.timestamps;
-        src[i].opaque = r->dec[i];
+        src[i].opaque = parallel ? (void *)r->pre[i] : (void *)r->dec[i];
         src[i].fps = info.fps;
         src[i].offset = i ? o->dist_offset : o->ref_offset;
-        src[i].lost = source_lost;
+        src[i].lost = parallel ? prefetch_source_lost : source_lost;
         src[i].start = decoder_start_time(r->dec[i]);
         src[i].has_start = !isnan(src[i].start);
     }
@@ -130,6 +184,7 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
                      src[0].timeless ? "reference" : "distorted");
         else
             snprintf(err, err_len, "out of memory");
+        stop_prefetch(r);
         free(r);
         return -1;
     }
@@ -140,6 +195,7 @@ int reader_start(Reader **out, Decoder *ref, Decoder *dist, const ReaderOptions 
         pthread_mutex_destroy(&r->lock);
         pthread_cond_destroy(&r->changed);
         pairer_free(&r->pairer);
+        stop_prefetch(r);
         free(r);
         return -1;
     }
@@ -211,11 +267,16 @@ void reader_stop(Reader **pr)
     done = r->done;
     pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->lock);
-    if (!done) { /* it may wait for data on a pipe: make its reads fail */
-        decoder_abort(r->dec[0]);
-        decoder_abort(r->dec[1]);
+    if (!done) { /* it may wait for a frame, or for data on a pipe: make it return */
+        for (int i = 0; i < 2; i++) {
+            if (r->pre[i])
+                prefetch_cancel(r->pre[i]);
+            else
+                decoder_abort(r->dec[i]);
+        }
     }
     pthread_join(r->thread, NULL);
+    stop_prefetch(r);
     while (r->count > 0) {
         reader_release(&r->queue[r->head]);
         r->head = (r->head + 1) % QUEUE_SIZE;

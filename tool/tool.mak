@@ -47,3 +47,19 @@ else
 TEST_BINS := $(filter-out $(BUILD)/tests/test_tool $(BUILD)/tests/test_tool_errors \
                           $(BUILD)/tests/test_tool_cli,$(TEST_BINS))
 endif
+
+# The static tools with NVDEC (--hwdec cuda) for an NVIDIA machine without
+# FFmpeg: FFmpeg built by ffmpeg/build-ffmpeg.sh --with-nvdec (h264_nvdec,
+# hevc_nvdec; nv-codec-headers from Debian's libffmpeg-nvenc-dev, installed
+# when missing and run as root) in $(BUILD)/ffmpeg-VERSION-nvdec, without
+# the filter; qgpu and test_parity linked as `make static-tools` links them,
+# in $(BUILD)/static-nvdec/. FFmpeg loads the driver's libcuda and
+# libnvcuvid at run time: the binaries need no more shared libraries.
+static-tools-nvdec: $(BUILD)/libqgpu.a
+	$(S)/ffmpeg/build-ffmpeg.sh --build-root=$(BUILD) --qgpu-src=$(S) --without-filter \
+	    --with-nvdec --version=$(FFMPEG_VERSION) \
+	    $(if $(FFMPEG_SOURCE),--ffmpeg-source=$(FFMPEG_SOURCE))
+	@$(MAKE) --no-print-directory static-tools-link FFMPEG_BUILD=$(FFMPEG_BUILD)-nvdec \
+	    FFMPEG_PREFIX=$(FFMPEG_BUILD)-nvdec/install STATIC_DIR=$(BUILD)/static-nvdec
+
+.PHONY: static-tools-nvdec

@@ -19,3 +19,30 @@ __kernel void widen_8_to_16(__global const uchar *raw, __global ushort *ref,
     else
         dist[i] = (ushort)((uint)raw[n + i] << shift);
 }
+
+/*
+ * split_chroma_8 / split_chroma_16: semi-planar chroma (NV12, P010) to two
+ * planes. `pairs` holds n Cb Cr pairs from element pairs_offset; pair i
+ * becomes sample i of the Cb plane (element cb_offset of `planes`) and of
+ * the Cr plane (cr_offset). Rows are packed on both sides, so the index
+ * maps straight through.
+ */
+__kernel void split_chroma_8(__global const uchar *pairs, uint pairs_offset,
+                             __global uchar *planes, uint cb_offset, uint cr_offset, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    planes[cb_offset + i] = pairs[pairs_offset + 2 * i];
+    planes[cr_offset + i] = pairs[pairs_offset + 2 * i + 1];
+}
+
+__kernel void split_chroma_16(__global const ushort *pairs, uint pairs_offset,
+                              __global ushort *planes, uint cb_offset, uint cr_offset, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    planes[cb_offset + i] = pairs[pairs_offset + 2 * i];
+    planes[cr_offset + i] = pairs[pairs_offset + 2 * i + 1];
+}

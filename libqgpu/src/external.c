@@ -95,6 +95,11 @@ static int check_cl_picture(QgpuContext *ctx, const QgpuCLPicture *pic, const Qg
 {
     QgpuVideoFormat fmt;
     int err;
+    if (pic->layout == QGPU_LAYOUT_NV12)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "%s picture: the NV12 layout is for host pictures (qgpu_submit); "
+                          "pass OpenCL images as three planes",
+                          which);
     if (pic->shift < 0 ||
         (pic->shift > 0 && (pic->bitdepth <= 8 || pic->bitdepth + pic->shift != 16)))
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,

@@ -93,6 +93,7 @@ typedef struct QgpuSlot {
     cl_mem staging;         /* pinned host memory: ref then dist, as uploaded */
     void *staging_host;     /* its mapping */
     cl_mem raw;             /* 8-bit pictures before widening, when widened */
+    cl_mem interleaved;     /* NV12 layout: both pictures' CbCr as uploaded */
     cl_mem results_pinned;  /* the pinned buffer behind results_host */
     cl_event done;          /* the readback of results: the frame's only wait */
     QgpuSlotProfile profile;

@@ -66,6 +66,8 @@ struct QgpuContext {
     bool failed;           /* an unrecoverable error happened; only close works */
     QgpuVideoFormat fmt;   /* what features see */
     QgpuVideoFormat in_fmt; /* what the caller submits (differs when widened) */
+    int in_layout;         /* the pictures' layout (QGPU_LAYOUT_NV12 or in_fmt.layout) */
+    int in_shift;          /* MSB-aligned 16-bit input (NV12 layout): 16 - bitdepth */
     int compute_bitdepth;  /* 0: native; else 8-bit input is widened to it */
     size_t upload_bytes;   /* bytes of each picture sent to the device */
     size_t device_bytes;   /* bytes of each picture on the device, as features see it */
@@ -75,7 +77,8 @@ struct QgpuContext {
     int slot_count;
     QgpuSlot slots[QGPU_MAX_SLOTS];
     cl_kernel widen;       /* 8 -> 16 bit, when widening */
-    cl_kernel shift_down;  /* MSB-aligned 16-bit input -> low bits (qgpu_submit_cl) */
+    cl_kernel shift_down;  /* MSB-aligned 16-bit input -> low bits */
+    cl_kernel split_chroma; /* interleaved CbCr -> two planes (NV12 layout) */
     unsigned submitted;    /* frames submitted */
     unsigned processed;    /* frames whose device work was collected */
     unsigned finalized;    /* frames visible to the user */

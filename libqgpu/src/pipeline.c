@@ -30,28 +30,31 @@
 static int layout_valid(int layout)
 {
     return layout == QGPU_LAYOUT_420 || layout == QGPU_LAYOUT_422 ||
-           layout == QGPU_LAYOUT_444 || layout == QGPU_LAYOUT_400;
+           layout == QGPU_LAYOUT_444 || layout == QGPU_LAYOUT_400 ||
+           layout == QGPU_LAYOUT_NV12;
 }
 
 static const char *layout_name(int layout)
 {
-    static const char *const names[] = {"4:2:0", "4:2:2", "4:4:4", "4:0:0"};
+    static const char *const names[] = {"4:2:0", "4:2:2", "4:4:4", "4:0:0", "NV12 4:2:0"};
     return layout_valid(layout) ? names[layout] : "invalid";
 }
 
 void qgpu_format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic)
 {
-    int ss_x = pic->layout == QGPU_LAYOUT_420 || pic->layout == QGPU_LAYOUT_422;
-    int ss_y = pic->layout == QGPU_LAYOUT_420;
+    /* semi-planar input is planar 4:2:0 once on the device */
+    int layout = pic->layout == QGPU_LAYOUT_NV12 ? QGPU_LAYOUT_420 : pic->layout;
+    int ss_x = layout == QGPU_LAYOUT_420 || layout == QGPU_LAYOUT_422;
+    int ss_y = layout == QGPU_LAYOUT_420;
     size_t offset = 0;
 
     memset(fmt, 0, sizeof(*fmt));
     fmt->width = pic->width;
     fmt->height = pic->height;
-    fmt->layout = pic->layout;
+    fmt->layout = layout;
     fmt->bitdepth = pic->bitdepth;
     fmt->bytes_per_sample = pic->bitdepth > 8 ? 2 : 1;
-    fmt->nb_planes = pic->layout == QGPU_LAYOUT_400 ? 1 : 3;
+    fmt->nb_planes = layout == QGPU_LAYOUT_400 ? 1 : 3;
     for (int p = 0; p < fmt->nb_planes; p++) {
         int chroma = p > 0;
         fmt->plane_w[p] = chroma && ss_x ? (pic->width + 1) / 2 : pic->width;
@@ -83,6 +86,10 @@ static int check_picture(QgpuContext *ctx, const QgpuPicture *pic, const char *w
     qgpu_format_from_picture(&fmt, pic);
     for (int p = 0; p < fmt.nb_planes && check_data; p++) {
         ptrdiff_t row = (ptrdiff_t)fmt.plane_w[p] * fmt.bytes_per_sample;
+        if (pic->layout == QGPU_LAYOUT_NV12 && p == 2)
+            break; /* no third plane */
+        if (pic->layout == QGPU_LAYOUT_NV12 && p == 1)
+            row *= 2; /* Cb Cr pairs */
         if (!pic->data[p])
             return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture: plane %d is NULL",
                               which, p);
@@ -149,6 +156,8 @@ static int slots_create(QgpuContext *ctx)
             err = qgpu_buffer_create(ctx, ctx->device_bytes, &slot->dist);
         if (!err && ctx->widen)
             err = qgpu_buffer_create(ctx, 2 * ctx->upload_bytes, &slot->raw);
+        if (!err && ctx->split_chroma)
+            err = qgpu_buffer_create(ctx, 2 * qgpu_interleaved_bytes(ctx), &slot->interleaved);
         if (!err)
             err = qgpu_buffer_create(ctx, ctx->results_bytes ? ctx->results_bytes : 8,
                                      &slot->results);
@@ -181,11 +190,13 @@ void qgpu_pipeline_release(QgpuContext *ctx)
         qgpu_buffer_release(&slot->dist);
         qgpu_buffer_release(&slot->results);
         qgpu_buffer_release(&slot->raw);
+        qgpu_buffer_release(&slot->interleaved);
         qgpu_profile_slot_free(slot);
         memset(slot, 0, sizeof(*slot));
     }
     qgpu_kernel_release(&ctx->widen);
     qgpu_kernel_release(&ctx->shift_down);
+    qgpu_kernel_release(&ctx->split_chroma);
 }
 
 /* First submit: the format is known; set up features, hooks and slots. */
@@ -194,6 +205,8 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
     int err, chroma = needs_chroma(ctx);
     qgpu_format_from_picture(&ctx->in_fmt, pic);
     ctx->fmt = ctx->in_fmt;
+    ctx->in_layout = pic->layout;
+    ctx->in_shift = pic->layout == QGPU_LAYOUT_NV12 && pic->bitdepth > 8 ? 16 - pic->bitdepth : 0;
     if (ctx->compute_bitdepth > pic->bitdepth) {
         /* 8-bit input scored at a higher depth: widened on the device */
         QgpuPicture wide = *pic;
@@ -214,6 +227,11 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
         err = qgpu_program_get(ctx, "convert", NULL, &program);
         if (!err)
             err = qgpu_kernel_create(ctx, program, "widen_8_to_16", &ctx->widen);
+        if (err)
+            return err;
+    }
+    if (ctx->in_layout == QGPU_LAYOUT_NV12 && chroma) {
+        err = qgpu_split_chroma_create(ctx);
         if (err)
             return err;
     }
@@ -245,7 +263,7 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory (copy threads)");
     ctx->started = true;
     qgpu_log(ctx, QGPU_LOG_DEBUG, "%dx%d %s %d-bit (scored at %d bits), %zu bytes uploaded per "
-             "picture", ctx->fmt.width, ctx->fmt.height, layout_name(ctx->fmt.layout),
+             "picture", ctx->fmt.width, ctx->fmt.height, layout_name(ctx->in_layout),
              ctx->in_fmt.bitdepth, ctx->fmt.bitdepth, ctx->upload_bytes);
     return 0;
 }
@@ -265,6 +283,11 @@ static int stage_tasks(const QgpuContext *ctx, const QgpuPicture *pic, unsigned 
         tasks[n].src_stride = pic->stride[p];
         tasks[n].rows = fmt->plane_h[p];
         n++;
+        if (ctx->in_layout == QGPU_LAYOUT_NV12 && p == 1) {
+            /* the Cb Cr pairs, packed where planes 1 and 2 go */
+            tasks[n - 1].row_bytes *= 2;
+            break;
+        }
     }
     return n;
 }
@@ -305,7 +328,9 @@ static int upload_host(QgpuContext *ctx, QgpuSlot *slot, cl_event *uploaded)
     cl_mem dist = qgpu_submit_target(ctx, slot, 1, &offset);
     cl_int status;
 
-    if (ctx->widen) {
+    if (ctx->split_chroma) {
+        status = qgpu_upload_semiplanar(ctx, slot, uploaded);
+    } else if (ctx->widen) {
         /* both pictures, 8-bit, into one raw buffer; widened on the device */
         status = clEnqueueWriteBuffer(ctx->upload_queue, ref, CL_FALSE, 0,
                                       2 * ctx->upload_bytes, staging, 0, NULL, uploaded);
@@ -365,6 +390,8 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
     status = clEnqueueBarrierWithWaitList(ctx->compute_queue, 1, &uploaded, NULL);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueBarrierWithWaitList");
+    if (ctx->split_chroma)
+        err = qgpu_split_chroma(ctx, slot);
     for (int i = 0; i < 2 && !err; i++) {
         size_t offset;
         if (shift && shift[i] > 0)
@@ -490,13 +517,13 @@ int qgpu_submit_slot(QgpuContext *ctx, const QgpuPicture *ref, QgpuSlot **out)
         if (err)
             return fail(ctx, err);
     } else if (ref->width != ctx->in_fmt.width || ref->height != ctx->in_fmt.height ||
-               ref->layout != ctx->in_fmt.layout || ref->bitdepth != ctx->in_fmt.bitdepth) {
+               ref->layout != ctx->in_layout || ref->bitdepth != ctx->in_fmt.bitdepth) {
         return qgpu_error(ctx, QGPU_ERR_MISMATCH,
                           "frame %u is %dx%d %s %d-bit but the stream started as %dx%d %s "
                           "%d-bit",
                           ctx->submitted, ref->width, ref->height, layout_name(ref->layout),
                           ref->bitdepth, ctx->in_fmt.width, ctx->in_fmt.height,
-                          layout_name(ctx->in_fmt.layout), ctx->in_fmt.bitdepth);
+                          layout_name(ctx->in_layout), ctx->in_fmt.bitdepth);
     }
     /* every slot busy: the oldest frame must leave the device first */
     if (ctx->submitted - ctx->processed >= (unsigned)ctx->slot_count) {
@@ -517,7 +544,7 @@ int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dis
 {
     QgpuSlot *slot;
     cl_event uploaded = NULL;
-    int err;
+    int err, shift[2];
 
     if (!ctx)
         return QGPU_ERR_INVALID_ARG;
@@ -525,8 +552,9 @@ int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dis
         return err;
     stage_pair(ctx, ref, dist, slot->staging_host);
     err = upload_host(ctx, slot, &uploaded);
+    shift[0] = shift[1] = ctx->in_shift;
     if (!err)
-        err = qgpu_submit_enqueue(ctx, slot, uploaded, NULL);
+        err = qgpu_submit_enqueue(ctx, slot, uploaded, shift);
     if (uploaded)
         clReleaseEvent(uploaded);
     if (err)

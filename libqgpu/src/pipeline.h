@@ -36,6 +36,16 @@ cl_mem qgpu_submit_target(QgpuContext *ctx, const QgpuSlot *slot, int which, siz
  * submitted. */
 int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2]);
 
+/* semiplanar.c: QGPU_LAYOUT_NV12 input when chroma is read. Bytes of one
+ * picture's interleaved Cb Cr pairs; the split kernel (at start); the
+ * upload of the staged pair (luma to the target, pairs to
+ * slot->interleaved; *uploaded: the last write); the split into planes 1
+ * and 2 on the compute queue. */
+size_t qgpu_interleaved_bytes(const QgpuContext *ctx);
+int qgpu_split_chroma_create(QgpuContext *ctx);
+cl_int qgpu_upload_semiplanar(QgpuContext *ctx, QgpuSlot *slot, cl_event *uploaded);
+int qgpu_split_chroma(QgpuContext *ctx, QgpuSlot *slot);
+
 /* Marks the context failed; returns err. */
 int qgpu_submit_failed(QgpuContext *ctx, int err);
 

@@ -144,6 +144,7 @@ enum QgpuLayout {
     QGPU_LAYOUT_422 = 1, /* chroma w/2 x h */
     QGPU_LAYOUT_444 = 2, /* chroma w x h */
     QGPU_LAYOUT_400 = 3, /* luma only (gray) */
+    QGPU_LAYOUT_NV12 = 4, /* 4:2:0 semi-planar (NV12, P010, P016): see below */
 };
 
 /* One picture, planar. Samples are 8-bit (bitdepth 8) or 16-bit little-endian
@@ -151,7 +152,17 @@ enum QgpuLayout {
  * must be >= the plane's row size; they may differ between pictures.
  * Chroma planes of odd-size 4:2:0/4:2:2 pictures are ceil(w/2) wide (and
  * ceil(h/2) high for 4:2:0) in memory, as FFmpeg stores them; metrics read
- * the floor(w/2) x floor(h/2) part, as libvmaf does. */
+ * the floor(w/2) x floor(h/2) part, as libvmaf does.
+ *
+ * QGPU_LAYOUT_NV12, what hardware decoders output: 4:2:0 in two planes,
+ * data[0] luma and data[1] the chroma pairs Cb Cr interleaved (ceil(w/2)
+ * pairs per row, ceil(h/2) rows); data[2] is not read. 8-bit: NV12's bytes.
+ * bitdepth 9..16: 16-bit little-endian words holding the sample in their
+ * top bitdepth bits (MSB-aligned: P010 is bitdepth 10, P012 12, P016 16),
+ * i.e. the sample is word >> (16 - bitdepth). The pair is scored exactly as
+ * the same samples in QGPU_LAYOUT_420 (the chroma is split and the words
+ * shifted on the device; with only luma features, only luma is uploaded).
+ * Both pictures of a pair, and every pair of a stream, have one layout. */
 typedef struct QgpuPicture {
     int width;
     int height;

@@ -59,7 +59,7 @@ QGPU_API int qgpu_open_cl(QgpuContext **ctx, cl_context context, cl_device_id de
 typedef struct QgpuCLPicture {
     int width;
     int height;
-    int layout;    /* enum QgpuLayout */
+    int layout;    /* enum QgpuLayout, QGPU_LAYOUT_NV12 excepted */
     int bitdepth;  /* 8..16: the depth the samples are scored at */
     /* 0: each 16-bit word holds its sample in the low bits (FFmpeg's
      * yuv420p10le layout, were OpenCL frames able to hold it). N > 0: the

@@ -1,0 +1,308 @@
+/*
+ * --hwdec: FFmpeg's hwaccel decoders (NVDEC through a CUDA device, VAAPI).
+ *
+ * Setup, before the decoder opens: the codec's hardware configurations
+ * (avcodec_get_hw_config) name the device type and the pixel format of
+ * frames in GPU memory; a device of that type is created
+ * (av_hwdevice_ctx_create; FFmpeg loads libcuda/libnvcuvid or libva at
+ * run time) and handed to the decoder, whose get_format callback then picks
+ * the hardware format. When the hwaccel cannot take the stream (profile,
+ * size), FFmpeg calls get_format again without it and the CPU decodes:
+ * hwdec_active() says which happened.
+ *
+ * Frames: each decoded frame in GPU memory is copied to host memory in the
+ * device's native layout (NV12 for 8-bit 4:2:0, P010/P016 deeper), which
+ * the library takes directly (QGPU_LAYOUT_NV12); hwdec_to_planar() makes
+ * planar frames of them when the other input is planar.
+ */
+#include <string.h>
+
+#include <libavutil/hwcontext.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+
+#include "hwdec.h"
+
+struct Hwdec {
+    enum AVHWDeviceType type;
+    enum AVPixelFormat hw_format; /* frames in GPU memory */
+    AVBufferRef *device;
+    AVFrame *host;                /* the copy of the last frame */
+    int active;                   /* get_format picked the hardware format */
+    /* host memory for the copies, recycled: a fresh allocation per frame
+     * would cost its page faults at every copy */
+    AVBufferPool *pool;
+    size_t pool_size;
+};
+
+static const struct {
+    const char *name;
+    int mode;
+    enum AVHWDeviceType type;
+} modes[] = {
+    {"auto", HWDEC_AUTO, AV_HWDEVICE_TYPE_NONE},
+    {"none", HWDEC_NONE, AV_HWDEVICE_TYPE_NONE},
+    {"cuda", HWDEC_CUDA, AV_HWDEVICE_TYPE_CUDA},
+    {"vaapi", HWDEC_VAAPI, AV_HWDEVICE_TYPE_VAAPI},
+};
+
+int hwdec_parse(const char *name, int *mode)
+{
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+        if (!strcmp(name, modes[i].name)) {
+            *mode = modes[i].mode;
+            return 0;
+        }
+    return -1;
+}
+
+/* The codec's pixel format for frames of a device type, or NONE. */
+static enum AVPixelFormat hw_format_for(const AVCodec *codec, enum AVHWDeviceType type)
+{
+    for (int i = 0;; i++) {
+        const AVCodecHWConfig *cfg = avcodec_get_hw_config(codec, i);
+        if (!cfg)
+            return AV_PIX_FMT_NONE;
+        if ((cfg->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && cfg->device_type == type)
+            return cfg->pix_fmt;
+    }
+}
+
+static enum AVPixelFormat get_format(AVCodecContext *codec, const enum AVPixelFormat *list)
+{
+    Hwdec *hw = codec->opaque;
+    for (const enum AVPixelFormat *p = list; *p != AV_PIX_FMT_NONE; p++)
+        if (*p == hw->hw_format) {
+            hw->active = 1;
+            return *p;
+        }
+    /* the hwaccel refused the stream: the first software format */
+    hw->active = 0;
+    for (const enum AVPixelFormat *p = list; *p != AV_PIX_FMT_NONE; p++) {
+        const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(*p);
+        if (d && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL))
+            return *p;
+    }
+    return AV_PIX_FMT_NONE;
+}
+
+/* One device type: 0 and *out set, or a negative AVERROR (why in msg). */
+static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type, char *msg,
+                    size_t msg_len)
+{
+    const char *tname = av_hwdevice_get_type_name(type);
+    enum AVPixelFormat format = hw_format_for(codec->codec, type);
+    char reason[AV_ERROR_MAX_STRING_SIZE] = "";
+    Hwdec *hw;
+    int ret;
+
+    if (format == AV_PIX_FMT_NONE) {
+        snprintf(msg, msg_len, "this FFmpeg has no %s decoder for %s", tname,
+                 codec->codec->name);
+        return AVERROR(ENOSYS);
+    }
+    hw = av_mallocz(sizeof(*hw));
+    if (!hw || !(hw->host = av_frame_alloc())) {
+        hwdec_free(&hw);
+        snprintf(msg, msg_len, "out of memory");
+        return AVERROR(ENOMEM);
+    }
+    hw->type = type;
+    hw->hw_format = format;
+    ret = av_hwdevice_ctx_create(&hw->device, type, NULL, NULL, 0);
+    if (ret < 0) {
+        av_strerror(ret, reason, sizeof(reason));
+        snprintf(msg, msg_len, "no %s device (%s%s)", tname, reason,
+                 type == AV_HWDEVICE_TYPE_CUDA ? ": no NVIDIA GPU or driver?" : "");
+        hwdec_free(&hw);
+        return ret;
+    }
+    codec->hw_device_ctx = av_buffer_ref(hw->device);
+    if (!codec->hw_device_ctx) {
+        hwdec_free(&hw);
+        snprintf(msg, msg_len, "out of memory");
+        return AVERROR(ENOMEM);
+    }
+    codec->opaque = hw;
+    codec->get_format = get_format;
+    *out = hw;
+    return 0;
+}
+
+int hwdec_setup(Hwdec **out, AVCodecContext *codec, int mode, char *note, size_t note_len,
+                char *err, size_t err_len)
+{
+    static const enum AVHWDeviceType auto_order[] = {AV_HWDEVICE_TYPE_CUDA,
+                                                     AV_HWDEVICE_TYPE_VAAPI};
+    char msg[256];
+    int ret;
+
+    *out = NULL;
+    if (note_len)
+        *note = 0;
+    if (mode == HWDEC_NONE || codec->codec_id == AV_CODEC_ID_RAWVIDEO)
+        return 0; /* raw video (y4m too): nothing to decode */
+    if (mode != HWDEC_AUTO) {
+        enum AVHWDeviceType type = mode == HWDEC_CUDA ? AV_HWDEVICE_TYPE_CUDA
+                                                      : AV_HWDEVICE_TYPE_VAAPI;
+        ret = try_type(out, codec, type, msg, sizeof(msg));
+        if (ret < 0)
+            snprintf(err, err_len, "--hwdec %s: %s", av_hwdevice_get_type_name(type), msg);
+        return ret < 0 ? -1 : 0;
+    }
+    for (size_t i = 0; i < sizeof(auto_order) / sizeof(auto_order[0]); i++) {
+        if (hw_format_for(codec->codec, auto_order[i]) == AV_PIX_FMT_NONE)
+            continue; /* nothing to say: no such decoder for this codec */
+        ret = try_type(out, codec, auto_order[i], msg, sizeof(msg));
+        if (ret == 0)
+            return 0;
+        if (ret == AVERROR(ENOMEM)) {
+            snprintf(err, err_len, "out of memory");
+            return -1;
+        }
+        if (note_len && strlen(note) + strlen(msg) + 3 < note_len)
+            snprintf(note + strlen(note), note_len - strlen(note), "%s%s", *note ? "; " : "",
+                     msg);
+    }
+    return 0;
+}
+
+int hwdec_active(const Hwdec *hw)
+{
+    return hw && hw->active;
+}
+
+const char *hwdec_name(const Hwdec *hw)
+{
+    return hwdec_active(hw) ? av_hwdevice_get_type_name(hw->type) : "cpu";
+}
+
+/* hw->host: a frame in the device's software format, its memory from the
+ * pool. 0 or a negative AVERROR. */
+static int host_frame(Hwdec *hw, const AVFrame *src)
+{
+    const AVHWFramesContext *fc;
+    int size;
+    if (!src->hw_frames_ctx)
+        return AVERROR(EINVAL);
+    fc = (const AVHWFramesContext *)src->hw_frames_ctx->data;
+    size = av_image_get_buffer_size(fc->sw_format, src->width, src->height, 64);
+    if (size < 0)
+        return size;
+    if (!hw->pool || hw->pool_size != (size_t)size) {
+        av_buffer_pool_uninit(&hw->pool); /* frames still out keep their memory */
+        hw->pool = av_buffer_pool_init((size_t)size, NULL);
+        hw->pool_size = (size_t)size;
+        if (!hw->pool)
+            return AVERROR(ENOMEM);
+    }
+    hw->host->buf[0] = av_buffer_pool_get(hw->pool);
+    if (!hw->host->buf[0])
+        return AVERROR(ENOMEM);
+    hw->host->format = fc->sw_format;
+    hw->host->width = src->width;
+    hw->host->height = src->height;
+    size = av_image_fill_arrays(hw->host->data, hw->host->linesize, hw->host->buf[0]->data,
+                                fc->sw_format, src->width, src->height, 64);
+    return size < 0 ? size : 0;
+}
+
+int hwdec_download(Hwdec *hw, AVFrame *frame)
+{
+    int ret;
+    if (!hw || frame->format != hw->hw_format)
+        return 0;
+    av_frame_unref(hw->host);
+    ret = host_frame(hw, frame);
+    if (ret >= 0)
+        ret = av_hwframe_transfer_data(hw->host, frame, 0);
+    if (ret >= 0)
+        ret = av_frame_copy_props(hw->host, frame);
+    if (ret < 0) {
+        av_frame_unref(hw->host);
+        return ret;
+    }
+    av_frame_unref(frame);
+    av_frame_move_ref(frame, hw->host);
+    return 0;
+}
+
+int hwdec_semiplanar_depth(enum AVPixelFormat format)
+{
+    const AVPixFmtDescriptor *d = av_pix_fmt_desc_get(format);
+    int bytes;
+    if (!d || d->nb_components != 3 || d->log2_chroma_w != 1 || d->log2_chroma_h != 1 ||
+        (d->flags & (AV_PIX_FMT_FLAG_BE | AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_HWACCEL |
+                     AV_PIX_FMT_FLAG_PAL)))
+        return 0;
+    bytes = d->comp[0].step;
+    if (d->comp[0].plane != 0 || d->comp[1].plane != 1 || d->comp[2].plane != 1 ||
+        d->comp[1].step != 2 * bytes || d->comp[1].offset != 0 || d->comp[2].offset != bytes)
+        return 0; /* NV21 (Cr first), other packings */
+    if (bytes == 1 && d->comp[0].depth == 8 && d->comp[0].shift == 0)
+        return 8;
+    if (bytes == 2 && d->comp[0].depth + d->comp[0].shift == 16)
+        return d->comp[0].depth;
+    return 0;
+}
+
+static enum AVPixelFormat planar_420(int depth)
+{
+    return depth == 8 ? AV_PIX_FMT_YUV420P : depth == 10 ? AV_PIX_FMT_YUV420P10LE
+         : depth == 12 ? AV_PIX_FMT_YUV420P12LE : AV_PIX_FMT_YUV420P16LE;
+}
+
+int hwdec_to_planar(const AVFrame *src, int depth, AVFrame *dst)
+{
+    int cw = (src->width + 1) / 2, ch = (src->height + 1) / 2, ret;
+    int shift = depth > 8 ? 16 - depth : 0;
+
+    if (depth != 8 && depth != 10 && depth != 12 && depth != 16)
+        return AVERROR(ENOSYS);
+    av_frame_unref(dst);
+    dst->format = planar_420(depth);
+    dst->width = src->width;
+    dst->height = src->height;
+    if ((ret = av_frame_get_buffer(dst, 0)) < 0)
+        return ret;
+    for (int y = 0; y < src->height; y++) {
+        const uint8_t *in = src->data[0] + (ptrdiff_t)y * src->linesize[0];
+        uint8_t *o = dst->data[0] + (ptrdiff_t)y * dst->linesize[0];
+        if (depth == 8) {
+            memcpy(o, in, (size_t)src->width);
+        } else {
+            for (int x = 0; x < src->width; x++)
+                ((uint16_t *)o)[x] = (uint16_t)(((const uint16_t *)in)[x] >> shift);
+        }
+    }
+    for (int y = 0; y < ch; y++) {
+        const uint8_t *in = src->data[1] + (ptrdiff_t)y * src->linesize[1];
+        uint8_t *cb = dst->data[1] + (ptrdiff_t)y * dst->linesize[1];
+        uint8_t *cr = dst->data[2] + (ptrdiff_t)y * dst->linesize[2];
+        if (depth == 8) {
+            for (int x = 0; x < cw; x++) {
+                cb[x] = in[2 * x];
+                cr[x] = in[2 * x + 1];
+            }
+        } else {
+            const uint16_t *pairs = (const uint16_t *)in;
+            for (int x = 0; x < cw; x++) {
+                ((uint16_t *)cb)[x] = (uint16_t)(pairs[2 * x] >> shift);
+                ((uint16_t *)cr)[x] = (uint16_t)(pairs[2 * x + 1] >> shift);
+            }
+        }
+    }
+    return 0;
+}
+
+void hwdec_free(Hwdec **phw)
+{
+    Hwdec *hw = *phw;
+    if (!hw)
+        return;
+    av_buffer_unref(&hw->device);
+    av_frame_free(&hw->host);
+    av_buffer_pool_uninit(&hw->pool);
+    av_free(hw);
+    *phw = NULL;
+}

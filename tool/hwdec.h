@@ -1,0 +1,58 @@
+/* Hardware decoding through FFmpeg's hwaccel API (--hwdec): NVDEC through
+ * CUDA, VAAPI. The decoder writes frames into GPU memory; they are copied
+ * to host memory (av_hwframe_transfer_data) as NV12/P010, which the
+ * library takes as they are (QGPU_LAYOUT_NV12). No link-time dependency on
+ * any GPU library: FFmpeg loads the driver's libraries at run time. */
+#ifndef QGPU_TOOL_HWDEC_H
+#define QGPU_TOOL_HWDEC_H
+
+#include <stddef.h>
+
+#include <libavcodec/avcodec.h>
+
+enum HwdecMode {
+    HWDEC_AUTO = 0, /* a hardware decoder when one takes the stream, else the CPU */
+    HWDEC_NONE,     /* the CPU */
+    HWDEC_CUDA,     /* NVDEC, or an error */
+    HWDEC_VAAPI,    /* VAAPI, or an error */
+};
+
+typedef struct Hwdec Hwdec;
+
+/* "auto", "none", "cuda", "vaapi": 0 and *mode set, or -1. */
+int hwdec_parse(const char *name, int *mode);
+
+/* Before avcodec_open2(): nothing for raw video. For HWDEC_AUTO, the first device type (cuda,
+ * then vaapi) that FFmpeg has a hwaccel for with this codec and whose
+ * device opens; for HWDEC_CUDA/VAAPI that one. On success *hw is set (NULL
+ * when the CPU decodes: HWDEC_NONE, or auto without a usable device, with
+ * the reason in note) and the codec context is set up (hw_device_ctx,
+ * get_format). -1 with a message in err when an explicit mode cannot be
+ * had. */
+int hwdec_setup(Hwdec **hw, AVCodecContext *codec, int mode, char *note, size_t note_len,
+                char *err, size_t err_len);
+
+/* After the first frame: whether the hardware decodes it (the hwaccel may
+ * refuse a profile or size; FFmpeg then decodes on the CPU). */
+int hwdec_active(const Hwdec *hw);
+
+/* "cuda", "vaapi" (the hardware decodes) or "cpu" (hw may be NULL). */
+const char *hwdec_name(const Hwdec *hw);
+
+/* A frame in GPU memory is replaced by its copy in host memory (NV12,
+ * P010... with the frame's properties); a host frame is left alone.
+ * 0 or a negative AVERROR. */
+int hwdec_download(Hwdec *hw, AVFrame *frame);
+
+/* Semi-planar 4:2:0 (NV12, P010, P016: Cb Cr interleaved in plane 1, 16-bit
+ * words MSB-aligned): its depth (8, 10, 12, 16), else 0. */
+int hwdec_semiplanar_depth(enum AVPixelFormat format);
+
+/* Semi-planar src (sample depth `depth`, MSB-aligned words deeper than 8)
+ * to planar 4:2:0 dst (yuv420p or yuv420pNNle of that depth, allocated
+ * here); exact. 0 or a negative AVERROR. */
+int hwdec_to_planar(const AVFrame *src, int depth, AVFrame *dst);
+
+void hwdec_free(Hwdec **hw);
+
+#endif
