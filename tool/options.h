@@ -42,6 +42,7 @@ typedef struct Options {
     int no_prediction;         /* -n: no default model */
     int common_bitdepth;       /* --aom_ctc v6.0: mixed bit depths asked for */
     const char *ctc;           /* "--aom_ctc v6.0" when a preset was used */
+    const char *job_summary;   /* --job-summary FILE: a batch's per-job result */
     /* storage */
     char raw_buf[128];
     char ctc_buf[64];
