@@ -27,6 +27,14 @@ $(BUILD)/tests/test_batch: $(BUILD)/tests/test_batch.o $(TOOL_TEST_OBJS) $(BUILD
                            $(BUILD)/qgpu
 	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
 
+# qgpu batch under a real Slurm (tests/check-slurm.sh; root: it installs
+# slurmctld, slurmd and munge with apt-get when missing). Not part of make
+# check; .ci/run runs it.
+check-slurm: $(BUILD)/qgpu
+	$(S)/tests/check-slurm.sh $(BUILD)/qgpu $(S)
+
+.PHONY: check-slurm
+
 # Preloaded into the tool: built without sanitizers, which want their
 # runtime first in the process.
 $(BUILD)/tests/tool_oom_hook.so: $(S)/tests/tool_oom_hook.c config.mak
