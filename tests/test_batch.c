@@ -400,6 +400,18 @@ static void test_shards(void)
     rc = run(NULL, "batch-merge shards.csv -- " PSNR);
     CHECK(rc == 6 && strstr(err, "did not split the list one way"),
           "shards of two counts: merge refuses (%d): %s", rc, err);
+    /* doc/batch.md's Kubernetes Indexed Job command, for each index */
+    clean_out();
+    for (int k = 0; k < 3; k++) {
+        char cmd[3000];
+        snprintf(cmd, sizeof(cmd), "cd %s && JOB_COMPLETION_INDEX=%d sh -c 'exec %s batch "
+                 "shards.csv --shard \"$JOB_COMPLETION_INDEX/3\" -q -- " PSNR "' 2>k8s.txt",
+                 dir, k, tool);
+        CHECK(system(cmd) == 0, "the Kubernetes command line, index %d", k);
+    }
+    rc = run(NULL, "batch-merge shards.csv -o k8s.jsonl -- " PSNR);
+    CHECK(rc == 0 && marker_shards(7, shards) == 7 && !strcmp(shards[5], "2/3"),
+          "the Kubernetes recipe's 3 indexes cover the list once (%d): %s", rc, err);
     /* Slurm's variables */
     clean_out();
     rc = run("SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3",

@@ -79,10 +79,17 @@ typedef struct Batch {
 
 static volatile sig_atomic_t batch_signal;
 
+/* The first stop signal: no new job, the running ones get it once; then
+ * the default action, so that a second one stops the batch at once. */
 static void on_batch_signal(int sig)
 {
-    if (!batch_signal)
-        batch_signal = sig;
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    batch_signal = sig;
+    sigaction(SIGINT, &dfl, NULL);
+    sigaction(SIGTERM, &dfl, NULL);
+    sigaction(SIGHUP, &dfl, NULL);
 }
 
 static double now_s(void)
