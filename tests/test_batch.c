@@ -306,13 +306,14 @@ static void test_corrupt(void)
              "ref,dis,output,options\n"
              "%s,%s,out/good0.json,--frame_cnt 4\n"
              "%s,corrupt.y4m,out/bad.json,--frame_cnt 4\n"
-             "%s,%s,out/good1.json,--frame_cnt 5\n",
+             "%s,%s,out/new/dir/good1.json,--frame_cnt 5\n",
              ref, dis, ref, ref, dis);
     write_text("corrupt.csv", text);
     rc = run(NULL, "batch corrupt.csv --log-stream corrupt.jsonl -- " PSNR);
     CHECK(rc == 6, "a failed job: batch status 6 (%d): %s", rc, err);
-    CHECK(exists("out/good0.json.done") && exists("out/good1.json.done") &&
-          !exists("out/bad.json.done"), "the good jobs are done, the bad one is not");
+    CHECK(exists("out/good0.json.done") && exists("out/new/dir/good1.json.done") &&
+          !exists("out/bad.json.done"), "the good jobs are done (a missing directory of a "
+          "log created), the bad one is not");
     CHECK(strstr(err, "job 1 (corrupt.csv:3, out/bad.json) FAILED: exit 3: ") &&
           strstr(err, "out/bad.json.stderr") && exists("out/bad.json.stderr"),
           "the failure is reported with its exit status, cause and stderr file: %s", err);
@@ -477,14 +478,9 @@ static void test_bad_lists(void)
 
 int main(int argc, char **argv)
 {
-    char rel[1024], cmd[1300];
+    char cmd[1300];
     (void)argc;
-    if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))
-        return test_finish();
-    if (!CHECK(realpath(test_src_path("fate", rel, sizeof(rel)), fate) && access(fate, R_OK) == 0,
-               "the fate/ directory (set QGPU_SRC to the source tree)"))
-        return test_finish();
-    if (!CHECK(mkdtemp(dir) != NULL, "temporary directory"))
+    if (!tool_test_setup(argv[0], tool, sizeof(tool), fate, sizeof(fate), dir))
         return test_finish();
     snprintf(ref, sizeof(ref), "%s/%s", fate, REF);
     snprintf(dis, sizeof(dis), "%s/%s", fate, DIS);

@@ -319,15 +319,6 @@ static void end_progress(Batch *b)
     b->progress_shown = 0;
 }
 
-static void format_eta(char *buf, size_t len, double s)
-{
-    long t = lrint(s);
-    if (t >= 3600)
-        snprintf(buf, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
-    else
-        snprintf(buf, len, "%ld:%02ld", t / 60, t % 60);
-}
-
 /* Jobs done/total, frames, pairs/s, ETA (from the jobs run so far). */
 static void show_progress(Batch *b, int force)
 {
@@ -339,7 +330,7 @@ static void show_progress(Batch *b, int force)
         return;
     b->last_progress = elapsed;
     if (b->finished_runs && left)
-        format_eta(eta, sizeof(eta), elapsed / b->finished_runs * left);
+        format_duration(eta, sizeof(eta), elapsed / b->finished_runs * left);
     else if (!left)
         snprintf(eta, sizeof(eta), "0:00");
     fprintf(stderr, "%sqgpu batch: %u/%u jobs (%u failed, %u already complete), %llu frames, "
@@ -400,6 +391,23 @@ static void free_slot(Running *r)
     memset(r, 0, sizeof(*r));
 }
 
+/* mkdir -p of the directory part of path (a catalogue's logs often go to
+ * a tree of their own); errors are left to the job, which reports them. */
+static void make_parent_dirs(const char *path)
+{
+    char *tmp = strdup(path);
+    if (!tmp)
+        return;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        mkdir(tmp, 0777);
+        *p = '/';
+    }
+    free(tmp);
+}
+
 /* Starts job j on device d in slot r. 0, or -1 (reported as the job's
  * failure by the caller, with the reason in err). */
 static int start_job(Batch *b, Running *r, int j, int d, char *err, size_t len)
@@ -419,6 +427,7 @@ static int start_job(Batch *b, Running *r, int j, int d, char *err, size_t len)
         return -1;
     }
     unlink(marker); /* a stale one says nothing of the run about to start */
+    make_parent_dirs(job->output);
     free(marker);
     argv = child_argv(b->exe, job, b->args[j], b->devs.list[d].spec, r->summary);
     if (!argv) {

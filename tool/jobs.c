@@ -166,79 +166,57 @@ static int blank_or_comment(const char *line)
     return !*line || *line == '#';
 }
 
-static int read_csv(JobList *list, FILE *f, char *err, size_t len)
+/* The state of a CSV list: the header's columns, once read. */
+typedef struct CsvHeader {
+    int cols[NB_COLS];
+    int nb_cols;
+} CsvHeader;
+
+static int csv_header(CsvHeader *h, char **fields, int n, const char *where, char *err,
+                      size_t len)
 {
-    char *line = NULL, *fields[NB_COLS + 1];
-    size_t cap = 0;
-    int cols[NB_COLS], nb_cols = 0, lineno = 0, ret = -1;
-    while (getline(&line, &cap, f) >= 0) {
-        int n;
-        Job *j;
-        lineno++;
-        chomp(line);
-        if (blank_or_comment(line))
-            continue;
-        n = csv_split(line, fields, NB_COLS + 1);
-        if (n == -1) {
-            fail(err, len, "%s:%d: unterminated quote", list->path, lineno);
-            goto out;
-        }
-        if (!nb_cols) { /* the header */
-            int seen[NB_COLS] = {0};
-            if (n < 0) {
-                fail(err, len, "%s:%d: too many columns in the header (known: ref, dis, "
-                     "output, model, features, options)", list->path, lineno);
-                goto out;
-            }
-            for (int i = 0; i < n; i++) {
-                int c = column_of(fields[i]);
-                if (c < 0) {
-                    fail(err, len, "%s:%d: unknown column \"%s\" (known: ref, dis, output, "
-                         "model, features, options)", list->path, lineno, fields[i]);
-                    goto out;
-                }
-                if (seen[c]++) {
-                    fail(err, len, "%s:%d: column \"%s\" twice", list->path, lineno, fields[i]);
-                    goto out;
-                }
-                cols[i] = c;
-            }
-            for (int c = COL_REF; c <= COL_OUTPUT; c++)
-                if (!seen[c]) {
-                    fail(err, len, "%s:%d: the header has no \"%s\" column (it needs ref, dis "
-                         "and output)", list->path, lineno, column_names[c]);
-                    goto out;
-                }
-            nb_cols = n;
-            continue;
-        }
-        if (n != nb_cols) {
-            fail(err, len, "%s:%d: %s fields, the header has %d", list->path, lineno,
-                 n < 0 ? "too many" : n < nb_cols ? "too few" : "too many", nb_cols);
-            goto out;
-        }
-        if (!(j = new_job(list, lineno)))
-            goto nomem;
-        for (int i = 0; i < n; i++)
-            if (set_field(j, cols[i], fields[i]))
-                goto nomem;
+    int seen[NB_COLS] = {0};
+    if (n < 0)
+        return fail(err, len, "%s: too many columns in the header (known: ref, dis, output, "
+                    "model, features, options)", where);
+    for (int i = 0; i < n; i++) {
+        int c = column_of(fields[i]);
+        if (c < 0)
+            return fail(err, len, "%s: unknown column \"%s\" (known: ref, dis, output, model, "
+                        "features, options)", where, fields[i]);
+        if (seen[c]++)
+            return fail(err, len, "%s: column \"%s\" twice", where, fields[i]);
+        h->cols[i] = c;
     }
-    if (ferror(f)) {
-        fail(err, len, "%s: read error: %s", list->path, strerror(errno));
-        goto out;
-    }
-    if (!nb_cols) {
-        fail(err, len, "%s: no header line (ref,dis,output[,model][,features][,options])",
-             list->path);
-        goto out;
-    }
-    ret = 0;
-    goto out;
-nomem:
-    fail(err, len, "%s: out of memory", list->path);
-out:
-    free(line);
-    return ret;
+    for (int c = COL_REF; c <= COL_OUTPUT; c++)
+        if (!seen[c])
+            return fail(err, len, "%s: the header has no \"%s\" column (it needs ref, dis and "
+                        "output)", where, column_names[c]);
+    h->nb_cols = n;
+    return 0;
+}
+
+/* One line of a CSV list (not blank, not a comment): the header, or a job. */
+static int csv_line(JobList *list, void *state, char *line, int lineno, const char *where,
+                    char *err, size_t len)
+{
+    CsvHeader *h = state;
+    char *fields[NB_COLS + 1];
+    int n = csv_split(line, fields, NB_COLS + 1);
+    Job *j;
+    if (n == -1)
+        return fail(err, len, "%s: unterminated quote", where);
+    if (!h->nb_cols)
+        return csv_header(h, fields, n, where, err, len);
+    if (n != h->nb_cols)
+        return fail(err, len, "%s: %s fields, the header has %d", where,
+                    n >= 0 && n < h->nb_cols ? "too few" : "too many", h->nb_cols);
+    if (!(j = new_job(list, lineno)))
+        return fail(err, len, "%s: out of memory", where);
+    for (int i = 0; i < n; i++)
+        if (set_field(j, h->cols[i], fields[i]))
+            return fail(err, len, "%s: out of memory", where);
+    return 0;
 }
 
 /* -------------------------------------------------------- JSON lines */
@@ -273,64 +251,67 @@ static int json_field(Job *j, int col, json_object *v, const char *where, char *
     return 0;
 }
 
-static int read_jsonl(JobList *list, FILE *f, char *err, size_t len)
+/* The job of one JSON line's object. */
+static int json_job(JobList *list, json_object *obj, int lineno, const char *where, char *err,
+                    size_t len)
+{
+    Job *j;
+    if (!json_object_is_type(obj, json_type_object))
+        return fail(err, len, "%s: not a JSON object", where);
+    if (!(j = new_job(list, lineno)))
+        return fail(err, len, "%s: out of memory", where);
+    json_object_object_foreach(obj, key, value) {
+        int c = column_of(key);
+        if (c < 0)
+            return fail(err, len, "%s: unknown key \"%s\" (known: ref, dis, output, model, "
+                        "features, options)", where, key);
+        if (json_field(j, c, value, where, err, len))
+            return -1;
+    }
+    return 0;
+}
+
+static int json_line(JobList *list, void *state, char *line, int lineno, const char *where,
+                     char *err, size_t len)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *obj;
+    int ret;
+    (void)state;
+    if (!tok)
+        return fail(err, len, "%s: out of memory", where);
+    obj = json_tokener_parse_ex(tok, line, (int)strlen(line));
+    if (!obj || json_tokener_get_parse_end(tok) != strlen(line))
+        ret = fail(err, len, "%s: not one JSON object (%s)", where,
+                   obj ? "text after it" : json_tokener_error_desc(json_tokener_get_error(tok)));
+    else
+        ret = json_job(list, obj, lineno, where, err, len);
+    json_object_put(obj);
+    json_tokener_free(tok);
+    return ret;
+}
+
+/* ---------------------------------------------------------- the file */
+
+typedef int (*LineFn)(JobList *list, void *state, char *line, int lineno, const char *where,
+                      char *err, size_t len);
+
+/* Calls fn for every line that is not blank or a comment. */
+static int read_lines(JobList *list, FILE *f, LineFn fn, void *state, char *err, size_t len)
 {
     char *line = NULL, where[1200];
     size_t cap = 0;
-    int lineno = 0, ret = -1;
-    while (getline(&line, &cap, f) >= 0) {
-        json_tokener *tok;
-        json_object *obj;
-        Job *j;
+    int lineno = 0, ret = 0;
+    while (!ret && getline(&line, &cap, f) >= 0) {
         lineno++;
         chomp(line);
         if (blank_or_comment(line))
             continue;
         snprintf(where, sizeof(where), "%s:%d", list->path, lineno);
-        if (!(tok = json_tokener_new()))
-            goto nomem;
-        obj = json_tokener_parse_ex(tok, line, (int)strlen(line));
-        if (!obj || json_tokener_get_parse_end(tok) != strlen(line)) {
-            fail(err, len, "%s: not one JSON object (%s)", where,
-                 obj ? "text after it" : json_tokener_error_desc(json_tokener_get_error(tok)));
-            json_object_put(obj);
-            json_tokener_free(tok);
-            goto out;
-        }
-        json_tokener_free(tok);
-        if (!json_object_is_type(obj, json_type_object)) {
-            fail(err, len, "%s: not a JSON object", where);
-            json_object_put(obj);
-            goto out;
-        }
-        if (!(j = new_job(list, lineno))) {
-            json_object_put(obj);
-            goto nomem;
-        }
-        json_object_object_foreach(obj, key, value) {
-            int c = column_of(key);
-            if (c < 0) {
-                fail(err, len, "%s: unknown key \"%s\" (known: ref, dis, output, model, "
-                     "features, options)", where, key);
-                json_object_put(obj);
-                goto out;
-            }
-            if (json_field(j, c, value, where, err, len)) {
-                json_object_put(obj);
-                goto out;
-            }
-        }
-        json_object_put(obj);
+        ret = fn(list, state, line, lineno, where, err, len);
     }
-    if (ferror(f)) {
-        fail(err, len, "%s: read error: %s", list->path, strerror(errno));
-        goto out;
-    }
-    ret = 0;
-    goto out;
-nomem:
-    fail(err, len, "%s: out of memory", list->path);
-out:
+    if (!ret && ferror(f))
+        ret = fail(err, len, "%s: read error: %s", list->path, strerror(errno));
     free(line);
     return ret;
 }
@@ -389,7 +370,15 @@ int jobs_read(JobList *list, const char *path, char *err, size_t len)
         jobs_free(list);
         return -1;
     }
-    ret = is_jsonl(path, f) ? read_jsonl(list, f, err, len) : read_csv(list, f, err, len);
+    if (is_jsonl(path, f)) {
+        ret = read_lines(list, f, json_line, NULL, err, len);
+    } else {
+        CsvHeader header = {{0}, 0};
+        ret = read_lines(list, f, csv_line, &header, err, len);
+        if (!ret && !header.nb_cols)
+            ret = fail(err, len, "%s: no header line (ref,dis,output[,model][,features]"
+                       "[,options])", path);
+    }
     if (f != stdin)
         fclose(f);
     if (!ret)

@@ -483,15 +483,6 @@ static unsigned expected_pairs(const Options *o, Decoder *ref, Decoder *dis, int
     return total;
 }
 
-static void format_duration(char *buf, size_t len, double seconds)
-{
-    long s = lrint(seconds);
-    if (s >= 3600)
-        snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-    else
-        snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
-}
-
 /* The progress line (stderr is a terminal): frames, fps, ETA. */
 static void show_progress(unsigned done, unsigned total, double elapsed)
 {
