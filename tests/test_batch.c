@@ -478,7 +478,6 @@ static void test_bad_lists(void)
 
 int main(int argc, char **argv)
 {
-    char cmd[1300];
     (void)argc;
     if (!tool_test_setup(argv[0], tool, sizeof(tool), fate, sizeof(fate), dir))
         return test_finish();
@@ -490,8 +489,6 @@ int main(int argc, char **argv)
     test_resume();
     test_corrupt();
     test_shards();
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        printf("could not remove %s\n", dir);
+    tool_test_cleanup(dir);
     return test_finish();
 }

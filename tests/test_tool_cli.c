@@ -613,7 +613,6 @@ static void rows_ctc(void)
 
 int main(int argc, char **argv)
 {
-    char cmd[1300];
     (void)argc;
     if (!tool_test_setup(argv[0], tool, sizeof(tool), fate, sizeof(fate), dir))
         return test_finish();
@@ -627,8 +626,6 @@ int main(int argc, char **argv)
     rows_frames();
     row_fps();
     rows_ctc();
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        printf("could not remove %s\n", dir);
+    tool_test_cleanup(dir);
     return test_finish();
 }

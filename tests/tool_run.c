@@ -52,6 +52,14 @@ int tool_test_setup(const char *argv0, char *tool, size_t tool_len, char *fate,
     return CHECK(mkdtemp(dir) != NULL, "temporary directory");
 }
 
+void tool_test_cleanup(const char *dir)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", dir);
+}
+
 int tool_run(const char *tool, const char *dir, const char *env, int limit_s, const char *args,
              char *err, size_t len)
 {
