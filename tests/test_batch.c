@@ -333,6 +333,44 @@ static void test_corrupt(void)
           "skipped, the bad one fails again (%d): %s", rc, err);
 }
 
+/* A job's process killed from outside (as a crash or the OOM killer
+ * would): that job is reported with the signal, the next one still runs. */
+static void test_killed_job(void)
+{
+    char cmd[4096];
+    json_object *rc_json;
+    int rc;
+    clean_out();
+    write_psnr_list("killed.csv", 2);
+    /* job 0's pid: the batch's first child (/proc), killed as soon as it
+     * shows, long before its VMAF is done */
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && { %s batch killed.csv --jobs 1 -- --feature float_ssim --feature psnr "
+             "2>killed_stderr.txt & pid=$!; i=0; child=; "
+             "while [ -z \"$child\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); "
+             "child=$(cat /proc/$pid/task/$pid/children 2>/dev/null | cut -d' ' -f1); done; "
+             "kill -KILL $child; wait $pid; echo $? > killed_rc.txt; }", dir, tool);
+    CHECK(system(cmd) == 0, "run and kill");
+    rc_json = read_json("killed_rc.txt");
+    rc = rc_json ? json_object_get_int(rc_json) : -1;
+    json_object_put(rc_json);
+    {
+        char path[1300], text[8192] = "";
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/killed_stderr.txt", dir);
+        if ((f = fopen(path, "r"))) {
+            text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+            fclose(f);
+        }
+        CHECK(rc == 6 && strstr(text, "job 0 (killed.csv:2, out/j0.json) FAILED: killed by "
+                                      "signal 9"),
+              "a job killed by SIGKILL: reported with its signal, batch status 6 (%d): %s", rc,
+              text);
+    }
+    CHECK(!exists("out/j0.json.done") && exists("out/j1.json.done"),
+          "the killed job is not done, the next one is");
+}
+
 /* ------------------------------------------------------ shards, merge */
 
 /* Which shard's marker each of n jobs has ("I/N", or "" when none). */
@@ -488,6 +526,7 @@ int main(int argc, char **argv)
     test_devices();
     test_resume();
     test_corrupt();
+    test_killed_job();
     test_shards();
     tool_test_cleanup(dir);
     return test_finish();
