@@ -229,6 +229,9 @@ static void test_devices(void)
         snprintf(b, sizeof(b), "first/j%d.json", i);
         CHECK(same_frames(a, b), "job %d: same scores whichever queue ran it", i);
     }
+    rc = run(NULL, "batch dev.csv --device nosuchdevice");
+    CHECK(rc == 4 && strstr(err, "--device nosuchdevice: ") && !strstr(err, "job 0"),
+          "a selector that matches no device: status 4 before any job (%d): %s", rc, err);
     rc = run(NULL, "batch dev.csv --device 0:0,,0:1");
     CHECK(rc == 2 && strstr(err, "empty selector"), "--device with an empty item: status 2 "
           "(%d): %s", rc, err);

@@ -120,8 +120,9 @@ static void batch_usage(FILE *f)
             "      --force          re-run jobs that are already complete\n"
             "  -o FILE              batch-merge: the combined summary (default stdout)\n"
             "  -q, --quiet          no progress lines\n\n"
-            "Exit status: 0 every job done, 2 usage (options, job list), 6 a job failed\n"
-            "(batch) or is not done (batch-merge), 128+N stopped by signal N.\n"
+            "Exit status: 0 every job done, 2 usage (options, job list), 4 a --device that\n"
+            "opens no device, 6 a job failed (batch) or is not done (batch-merge), 128+N\n"
+            "stopped by signal N.\n"
             "See doc/batch.md.\n");
 }
 

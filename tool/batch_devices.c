@@ -36,17 +36,22 @@ static void on_device(void *opaque, int platform, int device, const char *type,
     add_device(l->d, spec, name);
 }
 
-/* The listed name of selector "P:D" (else the selector itself). */
-static void on_name(void *opaque, int platform, int device, const char *type, const char *name,
-                    const char *platform_name)
+/* A selector of the list: a context is opened on it once, so that a
+ * selector that matches no device stops the batch before any job (rather
+ * than failing every job), and the device's name is known. */
+static int check_selector(Device *dev, char *err, size_t len)
 {
-    Device *dev = opaque;
-    char spec[32];
-    (void)type;
-    (void)platform_name;
-    snprintf(spec, sizeof(spec), "%d:%d", platform, device);
-    if (!strcmp(spec, dev->spec))
-        snprintf(dev->name, sizeof(dev->name), "%s", name);
+    QgpuConfig cfg;
+    QgpuContext *ctx = NULL;
+    qgpu_config_default(&cfg);
+    cfg.device = dev->spec;
+    if (qgpu_open(&ctx, &cfg)) {
+        snprintf(err, len, "--device %s: %s", dev->spec, qgpu_open_error());
+        return -1;
+    }
+    snprintf(dev->name, sizeof(dev->name), "%s", qgpu_device_name(ctx));
+    qgpu_close(&ctx);
+    return 0;
 }
 
 int devices_resolve(Devices *d, const char *spec, char *err, size_t len)
@@ -85,7 +90,10 @@ int devices_resolve(Devices *d, const char *spec, char *err, size_t len)
             devices_free(d);
             return EXIT_INTERNAL;
         }
-        qgpu_list_devices(on_name, dev);
+        if (check_selector(dev, err, len)) {
+            devices_free(d);
+            return EXIT_DEVICE;
+        }
         if (!p[n])
             break;
         p += n + 1;

@@ -26,7 +26,8 @@ typedef struct Devices {
 } Devices;
 
 /* 0, or an exit status with a message in err (a usage error for a bad
- * list, the device status when "all" finds none). */
+ * list; the device status when "all" finds none, or when a selector opens
+ * no device). */
 int devices_resolve(Devices *d, const char *spec, char *err, size_t err_len);
 
 void devices_free(Devices *d);
