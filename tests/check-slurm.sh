@@ -2,7 +2,7 @@
 # check-slurm.sh QGPU SRCDIR: qgpu batch under a real Slurm (doc/batch.md,
 # "Slurm"). Installs Debian's slurmctld, slurmd, slurm-client and munge
 # with apt-get when they are missing (root, network to Debian's mirrors),
-# starts munged, slurmctld and slurmd on this host alone (one node, 2
+# starts munged, slurmctld and slurmd on this host alone (one node, up to 2
 # CPUs, a private state directory), submits a job array of 3 tasks each
 # running `qgpu batch --shard slurm` over the bundled pairs (fate/pairs.txt),
 # merges, and checks that every log and every pooled score equals the
@@ -116,6 +116,9 @@ fi
 
 # --------------------------------------------------------------- slurm
 HOST=$(hostname -s)
+# at most the machine's CPUs (a node configured with more is drained)
+CPUS=$(nproc)
+[ "$CPUS" -gt 2 ] && CPUS=2
 mkdir -p "$WORK/state" "$WORK/spool" "$WORK/out"
 export SLURM_CONF="$WORK/slurm.conf"
 cat > "$SLURM_CONF" <<EOF
@@ -145,7 +148,7 @@ SlurmdLogFile=$WORK/slurmd.log
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/none
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN
 PartitionName=batch Nodes=$HOST Default=YES MaxTime=30 State=UP
 EOF
 if ! timeout 30 slurmctld -i -f "$SLURM_CONF" || ! timeout 30 slurmd -f "$SLURM_CONF"; then
