@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -27,30 +26,17 @@
 #include <json-c/json.h>
 
 #include "batch.h"
-#include "batch_merge.h"
 #include "batch_devices.h"
+#include "batch_merge.h"
+#include "batch_options.h"
 #include "batch_report.h"
 #include "done_marker.h"
+#include "job_args.h"
 #include "jobs.h"
 #include "options.h"
 #include "output.h"
 
 extern char **environ;
-
-enum { EXIT_JOBS = 6 }; /* one or more jobs failed (batch) or are not done (merge) */
-
-typedef struct BatchOptions {
-    const char *jobs_path;
-    const char *device;   /* NULL: auto */
-    int per_device;       /* --jobs: concurrent jobs per device */
-    const char *shard_spec;
-    int shard_index, shard_count;
-    const char *log_stream;
-    const char *output;   /* merge: -o */
-    int force, quiet, merge;
-    char **tool_args;     /* after --: options for every job */
-    int nb_tool_args;
-} BatchOptions;
 
 typedef struct Running {
     pid_t pid;            /* 0: free */
@@ -97,218 +83,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* ------------------------------------------------------------ options */
-
-static void batch_usage(FILE *f)
-{
-    fprintf(f,
-            "Usage: qgpu batch JOBS [--device all|SPEC[,SPEC...]] [--jobs N] [--shard I/N|slurm]\n"
-            "                  [--log-stream FILE|-] [--force] [-q] [-- TOOL OPTIONS...]\n"
-            "       qgpu batch-merge JOBS [-o FILE|-] [-q] [-- TOOL OPTIONS...]\n"
-            "Scores every pair of the job list JOBS (CSV with a header ref,dis,output\n"
-            "[,model][,features][,options], or JSON lines with those keys), each into its\n"
-            "own log, several at a time on each device; a re-run skips the jobs already\n"
-            "complete. TOOL OPTIONS after -- apply to every job (e.g. -- --feature psnr).\n\n"
-            "      --device SPEC    all (every GPU, else every device), one device or a\n"
-            "                       comma list (0:0,0:1); default auto\n"
-            "      --jobs N         jobs at a time on each device (default 2)\n"
-            "      --shard I/N      only the jobs whose position in the list, mod N, is I;\n"
-            "                       slurm: I and N from the Slurm job array\n"
-            "      --log-stream F   JSON lines: each job's start and end, then the batch's\n"
-            "      --force          re-run jobs that are already complete\n"
-            "  -o FILE              batch-merge: the combined summary (default stdout)\n"
-            "  -q, --quiet          no progress lines\n\n"
-            "Exit status: 0 every job done, 2 usage (options, job list), 4 a --device that\n"
-            "opens no device, 6 a job failed (batch) or is not done (batch-merge), 128+N\n"
-            "stopped by signal N.\n"
-            "See doc/batch.md.\n");
-}
-
-static int parse_batch_options(int argc, char **argv, BatchOptions *o)
-{
-    enum { OPT_DEVICE = 256, OPT_JOBS, OPT_SHARD, OPT_LOG_STREAM, OPT_FORCE, OPT_HELP };
-    static const struct option long_options[] = {
-        {"device", required_argument, NULL, OPT_DEVICE},
-        {"jobs", required_argument, NULL, OPT_JOBS},
-        {"shard", required_argument, NULL, OPT_SHARD},
-        {"log-stream", required_argument, NULL, OPT_LOG_STREAM},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"output", required_argument, NULL, 'o'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, OPT_HELP},
-        {NULL, 0, NULL, 0},
-    };
-    char err[512], *end;
-    int c, n = argc;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--")) {
-            n = i;
-            o->tool_args = argv + i + 1;
-            o->nb_tool_args = argc - i - 1;
-            break;
-        }
-    o->per_device = 2;
-    o->shard_count = 1;
-    opterr = 0;
-    optind = 0; /* a fresh scan (glibc) */
-    while ((c = getopt_long(n, argv, ":o:q", long_options, NULL)) != -1) {
-        switch (c) {
-        case OPT_DEVICE: o->device = optarg; break;
-        case OPT_JOBS:
-            errno = 0;
-            o->per_device = (int)strtol(optarg, &end, 10);
-            if (end == optarg || *end || errno || o->per_device < 1 || o->per_device > 64) {
-                fprintf(stderr, "qgpu batch: --jobs %s: expected a whole number, 1 to 64\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_SHARD:
-            o->shard_spec = optarg;
-            if (jobs_parse_shard(optarg, &o->shard_index, &o->shard_count, err, sizeof(err))) {
-                fprintf(stderr, "qgpu batch: %s\n", err);
-                return EXIT_USAGE;
-            }
-            break;
-        case OPT_LOG_STREAM: o->log_stream = optarg; break;
-        case OPT_FORCE: o->force = 1; break;
-        case 'o': o->output = optarg; break;
-        case 'q': o->quiet = 1; break;
-        case OPT_HELP: batch_usage(stdout); return -1;
-        case ':':
-            fprintf(stderr, "qgpu batch: %s needs a value\n", argv[optind - 1]);
-            return EXIT_USAGE;
-        default:
-            fprintf(stderr, "qgpu batch: unknown option %s (qgpu batch --help; options for "
-                    "every job go after --)\n", argv[optind - 1]);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind != n - 1) {
-        fprintf(stderr, "qgpu batch: %s\n", optind >= n ? "no job list (qgpu batch JOBS)"
-                                                         : "one job list, please");
-        return EXIT_USAGE;
-    }
-    o->jobs_path = argv[optind];
-    if (o->merge ? o->log_stream || o->force || o->shard_spec || o->device
-                 : o->output != NULL) {
-        fprintf(stderr, "qgpu batch: %s\n", o->merge ? "batch-merge takes -o, -q and the "
-                "job list (with the batch's -- options)" : "-o is batch-merge's; the logs "
-                "are the job list's outputs");
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-/* ------------------------------------------------------ job arguments */
-
-static const char *format_flag(const char *output)
-{
-    const char *dot = strrchr(output, '.');
-    if (dot && !strcmp(dot, ".json"))
-        return "--json";
-    if (dot && !strcmp(dot, ".csv"))
-        return "--csv";
-    if (dot && (!strcmp(dot, ".sub") || !strcmp(dot, ".srt")))
-        return "--sub";
-    return "--xml";
-}
-
-static void add_arg(json_object *a, const char *s)
-{
-    json_object_array_add(a, json_object_new_string(s));
-}
-
-/* What decides a job's scores besides its inputs: the log format, models,
- * features, the job's options and the batch's. */
-static json_object *job_args(const Job *j, const BatchOptions *o)
-{
-    json_object *a = json_object_new_array();
-    add_arg(a, format_flag(j->output));
-    for (int i = 0; i < j->nb_models; i++) {
-        add_arg(a, "-m");
-        add_arg(a, j->models[i]);
-    }
-    for (int i = 0; i < j->nb_features; i++) {
-        add_arg(a, "--feature");
-        add_arg(a, j->features[i]);
-    }
-    for (int i = 0; i < j->nb_options; i++)
-        add_arg(a, j->options[i]);
-    for (int i = 0; i < o->nb_tool_args; i++)
-        add_arg(a, o->tool_args[i]);
-    return a;
-}
-
-/* The child's command line (pointers into job and args; free the array
- * only). */
-static char **child_argv(const char *exe, const Job *j, json_object *args, const char *device,
-                         const char *summary)
-{
-    size_t n = json_object_array_length(args), k = 0;
-    char **argv = calloc(n + 16, sizeof(*argv));
-    if (!argv)
-        return NULL;
-    argv[k++] = (char *)exe;
-    argv[k++] = "-q";
-    argv[k++] = "-r";
-    argv[k++] = j->ref;
-    argv[k++] = "-d";
-    argv[k++] = j->dis;
-    argv[k++] = "-o";
-    argv[k++] = j->output;
-    if (device) {
-        argv[k++] = "--device";
-        argv[k++] = (char *)device;
-    }
-    argv[k++] = "--job-summary";
-    argv[k++] = (char *)summary;
-    for (size_t i = 0; i < n; i++)
-        argv[k++] = (char *)json_object_get_string(json_object_array_get_idx(args, i));
-    argv[k] = NULL;
-    return argv;
-}
-
-/* The job's command line through the tool's own parser, before anything
- * runs: a bad option is a usage error of the list, not n failed jobs; an
- * option the batch sets itself (-r -d -o --device --log-stream) is refused. */
-static int check_job_args(const Batch *b, const Job *j)
-{
-    char **argv = child_argv(b->exe, j, b->args[j->index], "auto", "summary");
-    const char *clash = NULL;
-    Options opts;
-    int argc = 0, ret;
-    if (!argv)
-        return EXIT_INTERNAL;
-    while (argv[argc])
-        argc++;
-    ret = options_parse(argc, argv, &opts);
-    if (!ret) {
-        if (opts.reference != j->ref || opts.distorted != j->dis)
-            clash = "-r/-d";
-        else if (opts.output != j->output)
-            clash = "-o";
-        else if (strcmp(opts.device, "auto"))
-            clash = "--device";
-        else if (opts.log_stream)
-            clash = "--log-stream";
-        else if (strcmp(opts.job_summary, "summary"))
-            clash = "--job-summary";
-    }
-    free(argv);
-    if (ret || clash) {
-        if (clash)
-            fprintf(stderr, "qgpu batch: %s:%d: %s is set by the batch (ref, dis, output; "
-                    "--device and --log-stream of qgpu batch), not in a job's options\n",
-                    b->list.path, j->line, clash);
-        else
-            fprintf(stderr, "qgpu batch: %s:%d: the job's options are not valid (above)\n",
-                    b->list.path, j->line);
-        return EXIT_USAGE;
-    }
-    return 0;
 }
 
 /* ---------------------------------------------------------- reporting */
@@ -430,7 +204,7 @@ static int start_job(Batch *b, Running *r, int j, int d, char *err, size_t len)
     unlink(marker); /* a stale one says nothing of the run about to start */
     make_parent_dirs(job->output);
     free(marker);
-    argv = child_argv(b->exe, job, b->args[j], b->devs.list[d].spec, r->summary);
+    argv = job_argv(b->exe, job, b->args[j], b->devs.list[d].spec, r->summary);
     if (!argv) {
         snprintf(err, len, "out of memory");
         return -1;
@@ -696,8 +470,8 @@ static int prepare(Batch *b)
     }
     for (int i = 0; i < b->list.nb_jobs; i++) {
         int ret;
-        b->args[i] = job_args(&b->list.jobs[i], &b->o);
-        if ((ret = check_job_args(b, &b->list.jobs[i])))
+        b->args[i] = job_args(&b->list.jobs[i], b->o.tool_args, b->o.nb_tool_args);
+        if ((ret = job_args_check(b->exe, b->list.path, &b->list.jobs[i], b->args[i])))
             return ret;
     }
     return 0;
@@ -807,7 +581,7 @@ int batch_main(int argc, char **argv, int merge)
     int ret;
     memset(&b, 0, sizeof(b));
     b.o.merge = merge;
-    ret = parse_batch_options(argc, argv, &b.o);
+    ret = batch_options_parse(argc, argv, &b.o);
     if (ret)
         return ret < 0 ? EXIT_OK : ret;
     if (!(ret = prepare(&b)))

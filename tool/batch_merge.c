@@ -10,8 +10,6 @@
 #include "done_marker.h"
 #include "options.h"
 
-enum { EXIT_JOBS = 6 };
-
 /* The marker's shard "I/N"; 0, or -1 when it has none that parses. */
 static int marker_shard(json_object *marker, int *index, int *count)
 {

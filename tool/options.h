@@ -16,6 +16,7 @@ enum {
     EXIT_INPUT = 3,    /* an input or model file: missing, unreadable, not a video... */
     EXIT_DEVICE = 4,   /* no OpenCL device, device out of memory, OpenCL failure */
     EXIT_OUTPUT = 5,   /* a log file cannot be written */
+    EXIT_JOBS = 6,     /* qgpu batch: a job failed; batch-merge: a job is not done */
     /* interrupted by signal S: 128 + S (SIGINT 130, SIGTERM 143, SIGHUP 129) */
 };
 
