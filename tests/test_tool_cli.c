@@ -613,14 +613,8 @@ static void rows_ctc(void)
 
 int main(int argc, char **argv)
 {
-    char cmd[1300], rel[1024];
     (void)argc;
-    if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))
-        return test_finish();
-    if (!CHECK(realpath(test_src_path("fate", rel, sizeof(rel)), fate) && access(fate, R_OK) == 0,
-               "the fate/ directory (set QGPU_SRC to the source tree)"))
-        return test_finish();
-    if (!CHECK(mkdtemp(dir) != NULL, "temporary directory"))
+    if (!tool_test_setup(argv[0], tool, sizeof(tool), fate, sizeof(fate), dir))
         return test_finish();
     snprintf(ref, sizeof(ref), "%s/%s", fate, REF);
     snprintf(dis, sizeof(dis), "%s/%s", fate, DIS);
@@ -632,8 +626,6 @@ int main(int argc, char **argv)
     rows_frames();
     row_fps();
     rows_ctc();
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        printf("could not remove %s\n", dir);
+    tool_test_cleanup(dir);
     return test_finish();
 }

@@ -2,6 +2,7 @@
  * The tool's tests' shared helpers (see tool_run.h).
  */
 #include "tool_run.h"
+#include "test_util.h"
 
 #include <libavformat/avformat.h>
 #include <libavutil/pixdesc.h>
@@ -36,6 +37,27 @@ int tool_find(const char *argv0, char *tool, size_t len)
     snprintf(tmp, sizeof(tmp), "%s", argv0);
     snprintf(path, sizeof(path), "%s/../qgpu", dirname(tmp));
     return try_tool(path, tool, len) || try_tool("build/qgpu", tool, len);
+}
+
+int tool_test_setup(const char *argv0, char *tool, size_t tool_len, char *fate,
+                    size_t fate_len, char *dir)
+{
+    char rel[1024], real[PATH_MAX];
+    if (!CHECK(tool_find(argv0, tool, tool_len), "the qgpu binary (set QGPU_BUILD)"))
+        return 0;
+    if (!CHECK(realpath(test_src_path("fate", rel, sizeof(rel)), real) && access(real, R_OK) == 0,
+               "the fate/ directory (set QGPU_SRC to the source tree)"))
+        return 0;
+    snprintf(fate, fate_len, "%s", real);
+    return CHECK(mkdtemp(dir) != NULL, "temporary directory");
+}
+
+void tool_test_cleanup(const char *dir)
+{
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        printf("could not remove %s\n", dir);
 }
 
 int tool_run(const char *tool, const char *dir, const char *env, int limit_s, const char *args,

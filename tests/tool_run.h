@@ -17,6 +17,16 @@
  * goes to tool; returns 0 when none is found. */
 int tool_find(const char *argv0, char *tool, size_t len);
 
+/* The start of a tool test's main: the qgpu binary's absolute path in
+ * tool, the absolute fate/ directory in fate (from $QGPU_SRC), the
+ * temporary directory dir (a mkdtemp template) created. Each failure is a
+ * failed check; returns 1 when all went well. */
+int tool_test_setup(const char *argv0, char *tool, size_t tool_len, char *fate,
+                    size_t fate_len, char *dir);
+
+/* The end of a tool test's main: removes dir and everything in it. */
+void tool_test_cleanup(const char *dir);
+
 /* Runs `cd DIR && [env ENV] [timeout -k 5 LIMIT] TOOL ARGS` with stdout in
  * DIR/stdout.txt and stderr in DIR/stderr.txt, then copied into err (len
  * bytes at most, NUL-terminated). env NULL or "": no env; limit_s 0: no

@@ -20,7 +20,8 @@ static void usage(FILE *f)
             "Usage: qgpu -r REFERENCE -d DISTORTED [options]\n"
             "Scores DISTORTED against REFERENCE (any container/codec FFmpeg decodes; \"-\" is\n"
             "standard input) with libvmaf's metrics on an OpenCL device. Takes the options\n"
-            "of libvmaf's vmaf tool too (doc/compat-cli.md).\n\n"
+            "of libvmaf's vmaf tool too (doc/compat-cli.md). Many pairs: qgpu batch JOBS\n"
+            "(qgpu batch --help, doc/batch.md).\n\n"
             "  -r, --reference FILE     reference video\n"
             "  -d, --distorted FILE     distorted video\n"
             "  -m, --model SPEC         VMAF model, libvmaf syntax: version=vmaf_v0.6.1,\n"
@@ -344,7 +345,7 @@ int options_parse(int argc, char **argv, Options *o)
         OPT_FRAME_CNT, OPT_DEVICE, OPT_DEPTH, OPT_LIST_DEVICES, OPT_LIST_FEATURES, OPT_HELP,
         OPT_SUBSAMPLE, OPT_LOG_STREAM, OPT_SCALE_TO, OPT_REF_OFFSET, OPT_DIST_OFFSET, OPT_PAIRING,
         OPT_THREADS, OPT_CPUMASK, OPT_GPUMASK, OPT_AOM_CTC, OPT_NFLX_CTC, OPT_HWDEC,
-        OPT_DECODE_ONLY, OPT_HASH_FRAMES
+        OPT_DECODE_ONLY, OPT_HASH_FRAMES, OPT_JOB_SUMMARY
     };
     static const struct option long_options[] = {
         {"reference", required_argument, NULL, 'r'},
@@ -389,6 +390,7 @@ int options_parse(int argc, char **argv, Options *o)
         {"quiet", no_argument, NULL, 'q'},
         {"version", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, OPT_HELP},
+        {"job-summary", required_argument, NULL, OPT_JOB_SUMMARY},
         {NULL, 0, NULL, 0},
     };
     RawShort raw = {0, 0, 0, NULL, 0};
@@ -418,6 +420,7 @@ int options_parse(int argc, char **argv, Options *o)
         case OPT_CSV: o->format = QGPU_LOG_FORMAT_CSV; break;
         case OPT_SUB: o->format = QGPU_LOG_FORMAT_SUB; break;
         case OPT_RAW: o->raw_spec = optarg; break;
+        case OPT_JOB_SUMMARY: o->job_summary = optarg; break;
         case 'w':
             raw.given = 1;
             if (parse_count("-w/--width", optarg, 1, &raw.width))

@@ -16,6 +16,7 @@ enum {
     EXIT_INPUT = 3,    /* an input or model file: missing, unreadable, not a video... */
     EXIT_DEVICE = 4,   /* no OpenCL device, device out of memory, OpenCL failure */
     EXIT_OUTPUT = 5,   /* a log file cannot be written */
+    EXIT_JOBS = 6,     /* qgpu batch: a job failed; batch-merge: a job is not done */
     /* interrupted by signal S: 128 + S (SIGINT 130, SIGTERM 143, SIGHUP 129) */
 };
 
@@ -45,6 +46,7 @@ typedef struct Options {
     int hwdec;                 /* enum HwdecMode (hwdec.h); HWDEC_AUTO = 0 */
     int decode_only;           /* --decode-only: decode and pair, score nothing */
     int hash_frames;           /* --hash-frames: checksums of the decoded samples */
+    const char *job_summary;   /* --job-summary FILE: a batch's per-job result */
     /* storage */
     char raw_buf[128];
     char ctc_buf[64];

@@ -1,5 +1,6 @@
 /* Outputs written as the run goes: see output.h. */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,4 +164,13 @@ int output_close(OutputStream **ps, char *err, size_t err_len)
     free(s);
     *ps = NULL;
     return e ? -1 : 0;
+}
+
+void format_duration(char *buf, size_t len, double seconds)
+{
+    long s = lrint(seconds);
+    if (s >= 3600)
+        snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+    else
+        snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
 }

@@ -39,4 +39,7 @@ int output_write(OutputStream *s, const char *text, size_t len);
  * error: REASON" in err when any write failed. Safe on NULL. */
 int output_close(OutputStream **s, char *err, size_t err_len);
 
+/* A progress line's duration: "M:SS", or "H:MM:SS" from an hour on. */
+void format_duration(char *buf, size_t len, double seconds);
+
 #endif

@@ -19,9 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 
+#include "batch.h"
 #include "decode.h"
 #include "framehash.h"
 #include "hwdec.h"
@@ -521,15 +523,6 @@ static unsigned expected_pairs(const Options *o, Decoder *ref, Decoder *dis, int
     return total;
 }
 
-static void format_duration(char *buf, size_t len, double seconds)
-{
-    long s = lrint(seconds);
-    if (s >= 3600)
-        snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-    else
-        snprintf(buf, len, "%ld:%02ld", s / 60, s % 60);
-}
-
 /* The progress line (stderr is a terminal): frames, fps, ETA. */
 static void show_progress(unsigned done, unsigned total, double elapsed)
 {
@@ -784,6 +777,46 @@ static int write_log(const Run *r)
     return EXIT_OK;
 }
 
+/* --job-summary FILE (run by qgpu batch): frames, time, device and pooled
+ * means as one JSON object, written once the log is in place. */
+static int write_job_summary(const Run *r)
+{
+    const Options *o = r->o;
+    json_object *s = json_object_new_object(), *pooled = json_object_new_object();
+    unsigned frames = qgpu_frame_count(r->ctx);
+    double ms;
+    FILE *f;
+    int ok;
+    json_object_object_add(s, "frames", json_object_new_int64(frames));
+    json_object_object_add(s, "seconds", json_object_new_double(r->seconds));
+    json_object_object_add(s, "fps", json_object_new_double(r->seconds > 0 ? frames /
+                                                                    r->seconds : 0.0));
+    json_object_object_add(s, "device", json_object_new_string(qgpu_device_name(r->ctx)));
+    json_object_object_add(s, "platform", json_object_new_string(qgpu_platform_name(r->ctx)));
+    if (qgpu_get_device_time(r->ctx, &ms) == 0)
+        json_object_object_add(s, "device_ms", json_object_new_double(ms));
+    json_object_object_add(s, "decode_errors", json_object_new_int64(r->decode_errors));
+    for (int k = 0; k < qgpu_score_count(r->ctx); k++) {
+        const char *name = qgpu_score_name(r->ctx, k);
+        double mean, min, hmean;
+        pool(r->ctx, name, o->subsample, &mean, &min, &hmean);
+        json_object_object_add(pooled, name, isfinite(mean) ? json_object_new_double(mean)
+                                                            : json_object_new_null());
+    }
+    json_object_object_add(s, "pooled", pooled);
+    ok = (f = fopen(o->job_summary, "w")) != NULL;
+    if (ok) {
+        ok = fprintf(f, "%s\n", json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN)) > 0;
+        ok = !fclose(f) && ok;
+    }
+    json_object_put(s);
+    if (!ok) {
+        fprintf(stderr, "qgpu: --job-summary %s: %s\n", o->job_summary, strerror(errno));
+        return EXIT_OUTPUT;
+    }
+    return EXIT_OK;
+}
+
 /* Models and features; a model file that cannot be read or parsed is an
  * input error, the rest of a bad spec a usage error. */
 static int enable_metrics(const Options *o, QgpuContext *ctx)
@@ -839,6 +872,8 @@ int main(int argc, char **argv)
         av_log_set_level(env && *env && strcmp(env, "0") ? AV_LOG_WARNING : AV_LOG_QUIET);
     }
     ensure_pocl_cache();
+    if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "batch-merge")))
+        return batch_main(argc - 1, argv + 1, !strcmp(argv[1], "batch-merge"));
     ret = options_parse(argc, argv, &o);
     if (ret)
         return ret < 0 ? EXIT_OK : ret;
@@ -901,6 +936,8 @@ int main(int argc, char **argv)
     }
     if (o.output)
         ret = write_log(&run);
+    if (!ret && !interrupted && o.job_summary)
+        ret = write_job_summary(&run);
     if (interrupted && !ret)
         ret = interrupted_status();
 out:

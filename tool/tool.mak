@@ -3,6 +3,7 @@
 # tests/test_tool_errors.c (the bad-input table tests/tool_bad_inputs.txt,
 # with tests/tool_oom_hook.so preloaded for the device out-of-memory row) and
 # tests/test_tool_cli.c (libvmaf's vmaf command lines, doc/compat-cli.md),
+# tests/test_batch.c (qgpu batch and batch-merge, doc/batch.md),
 # all with tests/tool_run.c (finding and running the binary, writing
 # encoded clips). They link FFmpeg (test_tool also the tool's objects), so
 # they exist only when the tool is built. Also installs the man page doc/qgpu.1.
@@ -21,6 +22,18 @@ $(BUILD)/tests/test_tool_errors: $(BUILD)/tests/test_tool_errors.o $(TOOL_TEST_O
 $(BUILD)/tests/test_tool_cli: $(BUILD)/tests/test_tool_cli.o $(TOOL_TEST_OBJS) \
                               $(BUILD)/libqgpu.a $(BUILD)/qgpu
 	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/test_batch: $(BUILD)/tests/test_batch.o $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a \
+                           $(BUILD)/qgpu
+	$(CC) $(LDFLAGS) -o $@ $< $(TOOL_TEST_OBJS) $(BUILD)/libqgpu.a $(AV_LIBS) $(TEST_LIBS)
+
+# qgpu batch under a real Slurm (tests/check-slurm.sh; root: it installs
+# slurmctld, slurmd and munge with apt-get when missing). Not part of make
+# check; .ci/run runs it.
+check-slurm: $(BUILD)/qgpu
+	$(S)/tests/check-slurm.sh $(BUILD)/qgpu $(S)
+
+.PHONY: check-slurm
 
 # Preloaded into the tool: built without sanitizers, which want their
 # runtime first in the process.
@@ -45,7 +58,7 @@ uninstall-man:
 .PHONY: install-man uninstall-man
 else
 TEST_BINS := $(filter-out $(BUILD)/tests/test_tool $(BUILD)/tests/test_tool_errors \
-                          $(BUILD)/tests/test_tool_cli,$(TEST_BINS))
+                          $(BUILD)/tests/test_tool_cli $(BUILD)/tests/test_batch,$(TEST_BINS))
 endif
 
 # The static tools with NVDEC (--hwdec cuda) for an NVIDIA machine without

@@ -83,6 +83,19 @@ void qgpu_profile_free(QgpuContext *ctx)
     ctx->nb_profile = 0;
 }
 
+int qgpu_get_device_time(const QgpuContext *ctx, double *ms)
+{
+    double total = 0.0;
+    if (!ctx || !ms)
+        return QGPU_ERR_INVALID_ARG;
+    if (!ctx->profiling)
+        return QGPU_ERR_STATE;
+    for (int i = 0; i < ctx->nb_profile; i++)
+        total += ctx->profile[i].total_ms;
+    *ms = total;
+    return 0;
+}
+
 void qgpu_stats_get(const QgpuContext *ctx, QgpuStats *stats)
 {
     stats->launches = ctx->launches;

@@ -269,6 +269,14 @@ QGPU_API int qgpu_write_log_ex(const QgpuContext *ctx, const char *path,
  * length, or a negative error (frame not final: QGPU_ERR_INVALID_ARG). */
 QGPU_API int qgpu_frame_json(const QgpuContext *ctx, unsigned frame, char *buf, size_t len);
 
+/* Device time the context's kernels took so far, in milliseconds (frames
+ * collected), measured with OpenCL profiling events when the environment
+ * has QGPU_PROFILE=1 at qgpu_open(); uploads are not counted. Divided by a
+ * run's wall time it says how busy the device's compute was (kernels of
+ * several contexts may overlap on one device).
+ * QGPU_ERR_STATE when profiling is off. */
+QGPU_API int qgpu_get_device_time(const QgpuContext *ctx, double *ms);
+
 /* Device listing, independent of any context: one line per device,
  * "P:D  type  name  (platform)". Calls back once per device. */
 typedef void (*QgpuDeviceCallback)(void *opaque, int platform, int device, const char *type,
