@@ -492,5 +492,37 @@ if "$FFMPEG" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q sample_depth &
     fi
 fi
 
+# ---- 10. decoders and demuxers a user expects (prores, dnxhd, vp8, mpeg4,
+# h263, rawvideo; mov, mxf, nut, avi): Debian's ffmpeg (a test dependency)
+# encodes 5 frames of the 8-bit reference, this ffmpeg decodes them and
+# scores them against the reference ----
+if want containers; then
+    for spec in prores_ks:mov:160x90 dnxhd:mxf:256x144:-profile,dnxhr_lb,-pix_fmt,yuv422p \
+                mpeg4:avi:160x90 h263:avi:176x144 libvpx:nut:160x90 rawvideo:nut:160x90 \
+                mpeg4:mkv:160x90; do
+        codec=${spec%%:*} rest=${spec#*:}
+        ext=${rest%%:*} rest=${rest#*:}
+        size=${rest%%:*} opts=
+        [ "$rest" = "$size" ] || opts=$(echo "${rest#*:}" | tr "," " ")
+        clip=$WORK/clip_$codec.$ext
+        # shellcheck disable=SC2086
+        if ! ffmpeg -nostdin -loglevel error -y -i "$REF" -frames:v 5 -s "$size" -c:v "$codec" $opts "$clip" >"$WORK/enc.log" 2>&1; then
+            fail "containers/$codec.$ext" "Debian's ffmpeg could not write it: $(tail -n 2 "$WORK/enc.log" | tr '\n' ' ')"
+            continue
+        fi
+        if run_ffmpeg "$WORK/cont.log" -i "$clip" -i "$REF" -lavfi \
+            "[0:v]scale=160:90:flags=bicubic,format=yuv420p[d];[d][1:v]qgpu=model=:feature=psnr,metadata=print:file=$WORK/cont.md" -f null -; then
+            metadata_values "$WORK/cont.md" psnr_y >"$WORK/md.txt"
+            if [ "$(wc -l <"$WORK/md.txt")" = 5 ] && awk '$1 < 20 { bad = 1 } END { exit bad }' "$WORK/md.txt"; then
+                pass "containers/$codec.$ext: 5 frames decoded and scored (psnr_y $(head -n 1 "$WORK/md.txt"))"
+            else
+                fail "containers/$codec.$ext" "scores: $(tr '\n' ' ' <"$WORK/md.txt")"
+            fi
+        else
+            fail "containers/$codec.$ext" "ffmpeg failed: $(tail -n 3 "$WORK/cont.log" | tr '\n' ' ')"
+        fi
+    done
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
