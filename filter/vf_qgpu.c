@@ -372,8 +372,9 @@ static int check_conf_interval(AVFilterContext *ctx)
                 break;
         if (k == n) {
             av_log(ctx, AV_LOG_ERROR, "enable_conf_interval: model '%s' gives no confidence "
-                   "interval (%s): it needs a bootstrap model (vmaf_b_v0.6.3...), which this "
-                   "libqgpu %s does not provide\n", s->model_names[i], want, qgpu_version());
+                   "interval (%s): use a bootstrap model (model=version=vmaf_b_v0.6.3...); "
+                   "libqgpu %s refuses those it does not have\n", s->model_names[i], want,
+                   qgpu_version());
             return AVERROR(ENOSYS);
         }
     }
