@@ -200,6 +200,29 @@ def av1an_case(name, ffmpeg, tool, work, model=None):
           len(scores) == FRAMES and d <= TOL)
 
 
+def run_all(ffmpeg, tool, fqm, work):
+    """Every check, in order."""
+    _, _, err = run([ffmpeg, "-h"])
+    check("av1an: validate_libvmaf (--enable-libvmaf in ffmpeg -h)", "--enable-libvmaf" in err)
+    _, out, _ = run([ffmpeg, "-hide_banner", "-filters"])
+    names = [line.split()[1] for line in out.splitlines() if len(line.split()) > 1]
+    check("fqm: libvmaf in ffmpeg -filters", "libvmaf" in names)
+    if fqm:
+        fqm_case("vmaf_psnr_ssim", fqm, ffmpeg, tool, work, ["-m", "vmaf", "psnr", "ssim"], [],
+                 ["vmaf", "integer_adm2", "integer_motion2", "integer_vif_scale0"],
+                 ("psnr", "ssim"))
+        fqm_case("vmaf_features", fqm, ffmpeg, tool, work,
+                 ["-m", "vmaf", "--vmaf-features", "psnr", "float_ssim"],
+                 ["--feature", "psnr", "--feature", "float_ssim"],
+                 ["vmaf", "psnr_y", "psnr_cb", "float_ssim"])
+    else:
+        check("fqm: ffmpeg-quality-metrics given", False, "run through make fate-clients")
+    ab_av1_case("default", ffmpeg, tool, work, ["-m", "version=vmaf_v0.6.1:bitdepth=10"])
+    ab_av1_case("subsample", ffmpeg, tool, work, ["--subsample", "4"])
+    av1an_case("default_model", ffmpeg, tool, work)
+    av1an_case("model_path", ffmpeg, tool, work, os.path.join(SRC, "models", "vmaf_v0.6.1.json"))
+
+
 def main():
     if len(sys.argv) < 3:
         print("usage: clients.py FFMPEG QGPU_TOOL [FQM]")
@@ -208,25 +231,10 @@ def main():
     ffmpeg, tool = sys.argv[1], sys.argv[2]
     fqm = sys.argv[3] if len(sys.argv) > 3 else ""
     with tempfile.TemporaryDirectory(prefix="qgpu-clients-") as work:
-        _, _, err = run([ffmpeg, "-h"])
-        check("av1an: validate_libvmaf (--enable-libvmaf in ffmpeg -h)", "--enable-libvmaf" in err)
-        _, out, _ = run([ffmpeg, "-hide_banner", "-filters"])
-        names = [line.split()[1] for line in out.splitlines() if len(line.split()) > 1]
-        check("fqm: libvmaf in ffmpeg -filters", "libvmaf" in names)
-        if fqm:
-            fqm_case("vmaf_psnr_ssim", fqm, ffmpeg, tool, work, ["-m", "vmaf", "psnr", "ssim"], [],
-                     ["vmaf", "integer_adm2", "integer_motion2", "integer_vif_scale0"],
-                     ("psnr", "ssim"))
-            fqm_case("vmaf_features", fqm, ffmpeg, tool, work,
-                     ["-m", "vmaf", "--vmaf-features", "psnr", "float_ssim"],
-                     ["--feature", "psnr", "--feature", "float_ssim"],
-                     ["vmaf", "psnr_y", "psnr_cb", "float_ssim"])
-        else:
-            check("fqm: ffmpeg-quality-metrics given", False, "run through make fate-clients")
-        ab_av1_case("default", ffmpeg, tool, work, ["-m", "version=vmaf_v0.6.1:bitdepth=10"])
-        ab_av1_case("subsample", ffmpeg, tool, work, ["--subsample", "4"])
-        av1an_case("default_model", ffmpeg, tool, work)
-        av1an_case("model_path", ffmpeg, tool, work, os.path.join(SRC, "models", "vmaf_v0.6.1.json"))
+        try:
+            run_all(ffmpeg, tool, fqm, work)
+        except (OSError, RuntimeError, ValueError, KeyError) as e:
+            check("clients", False, f"stopped: {e!r}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
