@@ -57,6 +57,17 @@ metadata_values() {
     sed -n "s/^lavfi\.qgpu\.$2=//p" "$1"
 }
 
+# golden_pooled JSON METRIC STAT: a pooled value (mean, min...) of a libvmaf JSON log.
+golden_pooled() {
+    awk -v m="\"$2\":" -v st="\"$3\":" '/"pooled_metrics"/ { p = 1 }
+        p && $1 == m { q = 1 } q && $1 == st { v = $2; sub(/,$/, "", v); print v; exit }' "$1"
+}
+
+# vmaf_scores LOG: the values of the "VMAF score: X" lines of an ffmpeg log.
+vmaf_scores() {
+    sed -n 's/^\[Parsed_[a-z]*_[0-9]* @ 0x[0-9a-f]*\] VMAF score: \([0-9.]*\)$/\1/p' "$1"
+}
+
 # compare A B: one value per line in each; prints the max |a-b| and the
 # number of values, fails when the counts differ or a difference is > TOL.
 compare() {
@@ -111,7 +122,7 @@ while read -r pair ref dis w h fmt frames; do
     [ "$dw" = "${w}x$h" ] || pre="[0:v]scale=$w:$h:flags=bicubic[d]"
     md=$WORK/$pair.md log=$WORK/$pair.json
     if run_ffmpeg "$WORK/$pair.log" -i "$FATE/$dis" -i "$FATE/$ref" -lavfi \
-        "$pre;[d][1:v]qgpu=feature=psnr:log_path=$log:log_fmt=json,metadata=print:file=$md" -f null -; then
+        "$pre;[d][1:v]qgpu=model=:feature=psnr:log_path=$log:log_fmt=json,metadata=print:file=$md" -f null -; then
         check_scores "psnr/$pair" "$md" "$log" "$FATE/pairs/$pair/$pair.vmaf.json"
         n=$(grep -c '^lavfi\.qgpu\.psnr_y=' "$md")
         if [ "$n" = "$frames" ]; then pass "psnr/$pair frame count ($n)"
@@ -163,15 +174,25 @@ if want syntax; then
     fi
 fi
 
-# ---- 3. n_subsample: every other frame scored ----
+# ---- 3. n_subsample, as libvmaf: every pair is scored (temporal features
+# see every frame), the log and the metadata list frames 0, 2, 4... with
+# their own frame numbers, and pooling covers those frames ----
 if want subsample; then
     if run_ffmpeg "$WORK/sub.log" -i "$DIS" -i "$REF" -lavfi \
-        "[0:v][1:v]qgpu=feature=psnr:n_subsample=2,metadata=print:file=$WORK/sub.md" -f null -; then
-        check_scores "n_subsample=2" "$WORK/sub.md" "" "$GOLD" 2
+        "[0:v][1:v]qgpu=feature=psnr:n_subsample=2:log_path=$WORK/sub.json:log_fmt=json,metadata=print:file=$WORK/sub.md" -f null -; then
+        METRICS="psnr_y vmaf integer_motion2" check_scores "n_subsample=2" "$WORK/sub.md" "$WORK/sub.json" "$GOLD" 2
         # metadata=print skips frames without metadata: count ffmpeg's output frames
         n=$(tr '\r' '\n' <"$WORK/sub.log" | sed -n 's/^frame= *\([0-9]*\) .*/\1/p' | tail -n 1)
         if [ "$n" = 48 ]; then pass "n_subsample=2 passes every frame through ($n)"
         else fail "n_subsample=2 frames out" "$n, expected 48"; fi
+        nums=$(sed -n 's/.*"frameNum": \([0-9]*\).*/\1/p' "$WORK/sub.json" | tr '\n' ' ')
+        expect=$(seq 0 2 46 | tr '\n' ' ')
+        if [ "$nums" = "$expect" ]; then pass "n_subsample=2 log frame numbers 0 2 ... 46"
+        else fail "n_subsample=2 log frame numbers" "$nums"; fi
+        golden_values "$GOLD" vmaf 2 | awk '{ s += $1 } END { printf "%.6f\n", s / NR }' >"$WORK/golden.txt"
+        vmaf_scores "$WORK/sub.log" >"$WORK/score.txt"
+        if r=$(compare "$WORK/score.txt" "$WORK/golden.txt"); then pass "n_subsample=2 VMAF score: mean of frames 0, 2... ($r)"
+        else fail "n_subsample=2 VMAF score" "$r"; fi
     else
         fail "n_subsample" "ffmpeg failed: $(tail -n 3 "$WORK/sub.log" | tr '\n' ' ')"
     fi
@@ -336,6 +357,172 @@ expect_error sample_depth_software "sample_depth is for OpenCL frames" -i "$DIS"
     "[0:v]format=yuv420p16[d];[1:v]format=yuv420p16[r];[d][r]qgpu=feature=psnr:sample_depth=10" -f null -
 expect_error sample_depth_range "sample_depth 8" -i "$DIS" -i "$REF" -lavfi \
     "[0:v][1:v]qgpu=feature=psnr:sample_depth=8" -f null -
+
+# ---- 8. libvmaf's filter options (doc/filter.md, "libvmaf's options"):
+# one case per row of the table. Each runs qgpu on the 8-bit pair with
+# OPTIONS and checks the "VMAF score:" lines, the log and the metadata ----
+# opt_run NAME OPTIONS [LOGLEVEL]: runs [0:v][1:v]qgpu=OPTIONS; the ffmpeg
+# log is $WORK/NAME.log, the metadata $WORK/NAME.md
+opt_run() {
+    "$FFMPEG" -nostdin -hide_banner -loglevel "${3:-info}" -y -i "$DIS" -i "$REF" -lavfi \
+        "[0:v][1:v]qgpu=$2,metadata=print:file=$WORK/$1.md" -f null - >"$WORK/$1.log" 2>&1 ||
+        { fail "libvmaf/$1" "ffmpeg failed: $(tail -n 3 "$WORK/$1.log" | tr '\n' ' ')"; return 1; }
+}
+# expect_scores NAME GOLDEN...: the "VMAF score:" lines of NAME's log, in
+# order, against the given values
+expect_scores() {
+    name=$1; shift
+    vmaf_scores "$WORK/$name.log" >"$WORK/score.txt"
+    printf '%s\n' "$@" >"$WORK/golden.txt"
+    if r=$(compare "$WORK/score.txt" "$WORK/golden.txt"); then pass "libvmaf/$name: VMAF score ($r)"
+    else fail "libvmaf/$name: VMAF score" "$r: $(tr '\n' ' ' <"$WORK/score.txt")"; fi
+}
+# has_metric NAME METRIC yes|no: lavfi.qgpu.METRIC in NAME's metadata or not
+has_metric() {
+    if grep -q "^lavfi\.qgpu\.$2=" "$WORK/$1.md"; then got=yes; else got=no; fi
+    if [ "$got" = "$3" ]; then pass "libvmaf/$1: $2 present: $3"
+    else fail "libvmaf/$1: $2 present" "$got, expected $3"; fi
+}
+GMEAN=$(golden_pooled "$GOLD" vmaf mean)
+if want libvmaf/; then
+    # model: default vmaf_v0.6.1, also when only feature= is given (libvmaf's option default)
+    if opt_run feature_only 'feature=name=psnr'; then
+        expect_scores feature_only "$GMEAN"
+        has_metric feature_only vmaf yes
+        METRICS="vmaf psnr_y" check_scores "libvmaf/feature_only" "$WORK/feature_only.md" "" "$GOLD"
+        # the VMAF score line is the filter's last line, after the pooled lines
+        last=$(grep '^\[Parsed_qgpu_0' "$WORK/feature_only.log" | tail -n 1)
+        case "$last" in *"] VMAF score: "*) pass "libvmaf/feature_only: VMAF score is the filter's last line" ;;
+            *) fail "libvmaf/feature_only: VMAF score last" "last line: $last" ;; esac
+    fi
+    # model: a '|' list with name=, in any key order; one VMAF score line per model, in order
+    if opt_run models 'model=name=v1\\:version=vmaf_v0.6.1|version=vmaf_float_v0.6.1\\:name=vf'; then
+        expect_scores models "$GMEAN" "$(golden_pooled "$FATE/pairs/$P/$P.vmaf_float.json" vmaf mean)"
+        has_metric models v1 yes
+        has_metric models vf yes
+        has_metric models vmaf no
+    fi
+    # model= (empty): no model, only the features
+    if opt_run no_model 'model=:feature=name=psnr'; then
+        has_metric no_model vmaf no
+        has_metric no_model psnr_y yes
+        if [ -z "$(vmaf_scores "$WORK/no_model.log")" ]; then pass "libvmaf/no_model: no VMAF score line"
+        else fail "libvmaf/no_model" "a VMAF score line without a model"; fi
+    fi
+    # feature: options before name=, and '|' lists
+    if opt_run feature_order 'model=:feature=enable_chroma=false\\:name=psnr|name=float_ssim'; then
+        has_metric feature_order psnr_y yes
+        has_metric feature_order psnr_cb no
+        METRICS="psnr_y float_ssim" check_scores "libvmaf/feature_order" "$WORK/feature_order.md" "" "$GOLD"
+    fi
+    # log_path, log_fmt: xml by default, and libvmaf's four layouts
+    for f in default:'<VMAF version=' xml:'<VMAF version=' json:'"frames": \[' csv:'^Frame,' sub:'^{0}{1}frame: 0|'; do
+        fmt=${f%%:*} pat=${f#*:}
+        o="model=:feature=psnr:log_path=$WORK/log.$fmt"
+        [ "$fmt" = default ] || o="$o:log_fmt=$fmt"
+        if opt_run "log_fmt_$fmt" "$o"; then
+            if grep -q -- "$pat" "$WORK/log.$fmt" && grep -q 'psnr_y' "$WORK/log.$fmt"; then pass "libvmaf/log_fmt $fmt"
+            else fail "libvmaf/log_fmt $fmt" "no '$pat' in $(head -c 200 "$WORK/log.$fmt")"; fi
+        fi
+    done
+    # pool: the VMAF score line pooled as asked (libvmaf's pooled stats)
+    for pool in mean min max harmonic_mean; do
+        opt_run "pool_$pool" "pool=$pool" && expect_scores "pool_$pool" "$(golden_pooled "$GOLD" vmaf $pool)"
+    done
+    # n_threads: accepted, no effect on the numbers
+    opt_run n_threads 'n_threads=4' && expect_scores n_threads "$GMEAN"
+    # FFmpeg 5.1's model_path: the model file, as model='path=...'
+    opt_run model_path "model_path=$SRC/models/vmaf_v0.6.1.json" && expect_scores model_path "$GMEAN"
+    # enable_transform / phone_model: the model's transform, as model='...:enable_transform=true'
+    if opt_run transform_model 'model=version=vmaf_v0.6.1\\:enable_transform=true' &&
+       opt_run enable_transform 'enable_transform=1' && opt_run phone_model 'phone_model=1'; then
+        t=$(vmaf_scores "$WORK/transform_model.log")
+        expect_scores enable_transform "$t"
+        expect_scores phone_model "$t"
+        if awk -v a="$t" -v b="$GMEAN" 'BEGIN { exit !(a - b > 1) }'; then pass "libvmaf/phone_model: transform raises the score ($GMEAN -> $t)"
+        else fail "libvmaf/phone_model: transform" "$t against $GMEAN without"; fi
+    fi
+    # psnr / ssim: FFmpeg 5.1's switches (psnr: luma only, as 5.1 asks libvmaf)
+    if opt_run psnr_switch 'model=:psnr=1:ssim=1'; then
+        has_metric psnr_switch psnr_cb no
+        METRICS="psnr_y float_ssim" check_scores "libvmaf/psnr_ssim" "$WORK/psnr_switch.md" "" "$GOLD"
+    fi
+fi
+# ms_ssim: on the 480x270 pair (libvmaf's MS-SSIM needs 176x176 or more)
+if want libvmaf/ms_ssim; then
+    if run_ffmpeg "$WORK/ms_ssim.log" -i "$FATE/pairs/$P10/dis.mkv" -i "$FATE/refs/nf_sparks_480x270_10b_5f.mkv" \
+        -lavfi "[0:v][1:v]qgpu=model=:ms_ssim=1,metadata=print:file=$WORK/ms_ssim.md" -f null -; then
+        METRICS=float_ms_ssim check_scores "libvmaf/ms_ssim" "$WORK/ms_ssim.md" "" "$FATE/pairs/$P10/$P10.vmaf.json"
+    else
+        fail "libvmaf/ms_ssim" "ffmpeg failed: $(tail -n 3 "$WORK/ms_ssim.log" | tr '\n' ' ')"
+    fi
+fi
+if want libvmaf/; then
+    # the VMAF score line is at info level, as libvmaf's: gone at -loglevel warning
+    if opt_run quiet 'n_threads=0' warning; then
+        if [ -z "$(vmaf_scores "$WORK/quiet.log")" ]; then pass "libvmaf/quiet: no VMAF score at -loglevel warning"
+        else fail "libvmaf/quiet" "VMAF score printed at -loglevel warning"; fi
+    fi
+fi
+expect_error libvmaf/enable_conf_interval "enable_conf_interval: model 'vmaf' gives no confidence interval" \
+    -i "$DIS" -i "$REF" -lavfi "[0:v][1:v]qgpu=enable_conf_interval=1" -f null -
+expect_error libvmaf/model_path_and_model "model_path and model are both set" -i "$DIS" -i "$REF" \
+    -lavfi "[0:v][1:v]qgpu=model_path=$SRC/models/vmaf_v0.6.1.json:model=version=vmaf_4k_v0.6.1" -f null -
+expect_error libvmaf/feature_without_name "nosuch" -i "$DIS" -i "$REF" \
+    -lavfi "[0:v][1:v]qgpu=feature=nosuch=1" -f null -
+
+# ---- 9. the filter registered as libvmaf (make ffmpeg FFMPEG_LIBVMAF_NAME=1) ----
+if "$FFMPEG" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q sample_depth && want as_libvmaf; then
+    if "$FFMPEG" -hide_banner -buildconf 2>&1 | grep -q -- '--enable-libvmaf'; then pass "as_libvmaf: -buildconf shows --enable-libvmaf"
+    else fail "as_libvmaf: -buildconf" "no --enable-libvmaf"; fi
+    if "$FFMPEG" -hide_banner -filters 2>/dev/null | awk '{ print $2 }' | grep -qx libvmaf; then pass "as_libvmaf: -filters lists libvmaf"
+    else fail "as_libvmaf: -filters" "no libvmaf"; fi
+    if run_ffmpeg "$WORK/asl.log" -i "$DIS" -i "$REF" -lavfi \
+        "[0:v][1:v]libvmaf=feature=name=psnr,metadata=print:file=$WORK/asl.md" -f null -; then
+        vmaf_scores "$WORK/asl.log" >"$WORK/score.txt"
+        echo "$GMEAN" >"$WORK/golden.txt"
+        if r=$(compare "$WORK/score.txt" "$WORK/golden.txt"); then pass "as_libvmaf: VMAF score ($r)"
+        else fail "as_libvmaf: VMAF score" "$r"; fi
+        sed -n 's/^lavfi\.vmaf\.vmaf=//p' "$WORK/asl.md" >"$WORK/md.txt"
+        golden_values "$GOLD" vmaf >"$WORK/golden.txt"
+        if r=$(compare "$WORK/md.txt" "$WORK/golden.txt"); then pass "as_libvmaf: lavfi.vmaf.vmaf metadata ($r)"
+        else fail "as_libvmaf: lavfi.vmaf.vmaf metadata" "$r"; fi
+    else
+        fail "as_libvmaf" "ffmpeg failed: $(tail -n 3 "$WORK/asl.log" | tr '\n' ' ')"
+    fi
+fi
+
+# ---- 10. decoders and demuxers a user expects (prores, dnxhd, vp8, mpeg4,
+# h263, rawvideo; mov, mxf, nut, avi): Debian's ffmpeg (a test dependency)
+# encodes 5 frames of the 8-bit reference, this ffmpeg decodes them and
+# scores them against the reference ----
+if want containers; then
+    for spec in prores_ks:mov:160x90 dnxhd:mxf:256x144:-profile,dnxhr_lb,-pix_fmt,yuv422p \
+                mpeg4:avi:160x90 h263:avi:176x144 libvpx:nut:160x90 rawvideo:nut:160x90 \
+                mpeg4:mkv:160x90; do
+        codec=${spec%%:*} rest=${spec#*:}
+        ext=${rest%%:*} rest=${rest#*:}
+        size=${rest%%:*} opts=
+        [ "$rest" = "$size" ] || opts=$(echo "${rest#*:}" | tr "," " ")
+        clip=$WORK/clip_$codec.$ext
+        # shellcheck disable=SC2086
+        if ! ffmpeg -nostdin -loglevel error -y -i "$REF" -frames:v 5 -s "$size" -c:v "$codec" $opts "$clip" >"$WORK/enc.log" 2>&1; then
+            fail "containers/$codec.$ext" "Debian's ffmpeg could not write it: $(tail -n 2 "$WORK/enc.log" | tr '\n' ' ')"
+            continue
+        fi
+        if run_ffmpeg "$WORK/cont.log" -i "$clip" -i "$REF" -lavfi \
+            "[0:v]scale=160:90:flags=bicubic,format=yuv420p[d];[d][1:v]qgpu=model=:feature=psnr,metadata=print:file=$WORK/cont.md" -f null -; then
+            metadata_values "$WORK/cont.md" psnr_y >"$WORK/md.txt"
+            if [ "$(wc -l <"$WORK/md.txt")" = 5 ] && awk '$1 < 20 { bad = 1 } END { exit bad }' "$WORK/md.txt"; then
+                pass "containers/$codec.$ext: 5 frames decoded and scored (psnr_y $(head -n 1 "$WORK/md.txt"))"
+            else
+                fail "containers/$codec.$ext" "scores: $(tr '\n' ' ' <"$WORK/md.txt")"
+            fi
+        else
+            fail "containers/$codec.$ext" "ffmpeg failed: $(tail -n 3 "$WORK/cont.log" | tr '\n' ' ')"
+        fi
+    done
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

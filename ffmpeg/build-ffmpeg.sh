@@ -4,7 +4,7 @@
 #
 #   ffmpeg/build-ffmpeg.sh --build-root=DIR --qgpu-lib=DIR/libqgpu.a
 #       [--qgpu-src=SRC] [--version=5.1.9] [--ffmpeg-source=TREE]
-#       [--without-filter] [--jobs=N] [--fetch-only] [--with-nvdec]
+#       [--without-filter] [--as-libvmaf] [--jobs=N] [--fetch-only] [--with-nvdec]
 #
 # 1. Source: --ffmpeg-source=TREE uses that tree (a checkout or an unpacked
 #    release; it is modified by ffmpeg/register-filter.sh). Otherwise Debian's
@@ -16,8 +16,13 @@
 # 2. The filter is registered in the tree (register-filter.sh).
 # 3. FFmpeg is configured out of tree in BUILD_ROOT/ffmpeg-VERSION/ (only when
 #    the configure line changed) and built with make: static libav* archives
-#    and the ffmpeg binary, linked against libqgpu.a. Run again, it rebuilds
-#    only what changed (the filter source, libqgpu.a).
+#    and the ffmpeg and ffprobe binaries, linked against libqgpu.a. Run again,
+#    it rebuilds only what changed (the filter source, libqgpu.a).
+# --as-libvmaf: the filter is ALSO registered under the name `libvmaf`
+#    (FFmpeg's own --enable-libvmaf switch and ff_vf_libvmaf symbol, served by
+#    libqgpu: register-filter.sh --as-libvmaf), for tools that look for
+#    libvmaf in `ffmpeg -filters` or `-buildconf`. Its own build directory:
+#    BUILD_ROOT/ffmpeg-VERSION-libvmaf/.
 set -e
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +32,7 @@ qgpu_lib=
 version=5.1.9
 ffsrc=
 with_filter=yes
+as_libvmaf=no
 fetch_only=no
 with_nvdec=no
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -39,6 +45,7 @@ for opt in "$@"; do
     --version=*) version=${opt#*=} ;;
     --ffmpeg-source=*) ffsrc=${opt#*=} ;;
     --without-filter) with_filter=no ;;
+    --as-libvmaf) as_libvmaf=yes ;;
     --fetch-only) fetch_only=yes ;;
     --with-nvdec) with_nvdec=yes ;;
     --jobs=*) jobs=${opt#*=} ;;
@@ -135,6 +142,7 @@ bdir=$build_root/ffmpeg-$version
 # ffnvcodec.pc) at build time: FFmpeg dlopens the driver's libcuda and
 # libnvcuvid at run time, so the binaries link nothing more.
 [ "$with_nvdec" = no ] || bdir=$bdir-nvdec
+[ "$as_libvmaf" = no ] || bdir=$bdir-libvmaf
 mkdir -p "$bdir"
 say "FFmpeg $version: source $ffsrc, build $bdir"
 
@@ -143,6 +151,7 @@ extra=
 if [ "$with_filter" = yes ]; then
     [ -n "$qgpu_lib" ] && [ -f "$qgpu_lib" ] || die "--qgpu-lib=.../libqgpu.a missing (build libqgpu first)"
     sh "$here/register-filter.sh" "$ffsrc" "$qgpu_src/filter/vf_qgpu.c"
+    [ "$as_libvmaf" = no ] || sh "$here/register-filter.sh" --as-libvmaf "$ffsrc" "$qgpu_src/filter/vf_qgpu.c"
     # An uninstalled qgpu.pc: the static libqgpu.a (alone in its directory,
     # so that -lqgpu can't pick up libqgpu.so), the source tree's headers
     # and the build's generated qgpu/version.h.
@@ -151,7 +160,7 @@ if [ "$with_filter" = yes ]; then
     mkdir -p "$bdir/qgpu/lib"
     if ! cmp -s "$qgpu_lib" "$bdir/qgpu/lib/libqgpu.a"; then
         cp "$qgpu_lib" "$bdir/qgpu/lib/libqgpu.a"
-        rm -f "$bdir/ffmpeg" "$bdir/ffmpeg_g"   # relink against the new library
+        rm -f "$bdir/ffmpeg" "$bdir/ffmpeg_g" "$bdir/ffprobe" "$bdir/ffprobe_g"   # relink against the new library
     fi
     jsonc_dir=$(pkg-config --variable=libdir json-c 2>/dev/null || true)
     if [ -n "$jsonc_dir" ] && [ -f "$jsonc_dir/libjson-c.a" ]; then
@@ -168,6 +177,9 @@ EOF
     cmp -s "$bdir/qgpu/qgpu.pc.new" "$bdir/qgpu/qgpu.pc" || mv "$bdir/qgpu/qgpu.pc.new" "$bdir/qgpu/qgpu.pc"
     rm -f "$bdir/qgpu/qgpu.pc.new"
     extra="--enable-libqgpu --enable-filter=qgpu"
+    [ "$as_libvmaf" = no ] || extra="$extra --enable-libvmaf --enable-filter=libvmaf"
+elif [ "$as_libvmaf" = yes ]; then
+    die "--as-libvmaf needs the filter (drop --without-filter)"
 fi
 
 # ---------------------------------------------------------------- tools
@@ -190,19 +202,27 @@ if ! pkg-config --exists dav1d && ! apt_install libdav1d-dev; then
 fi
 
 # ---------------------------------------------------------------- configure
-# Minimal: the decoders, demuxers and filters the corpus and the docs use.
+# `-i -` (standard input, as Av1an and ab-av1 feed the reference) is the
+# fd protocol from FFmpeg 7.1 (the pipe protocol before).
+fd_protocol=
+grep -q 'ff_fd_protocol;' "$ffsrc/libavformat/protocols.c" && fd_protocol=,fd
+# Minimal: the decoders, demuxers and filters the corpus and the docs use,
+# and those that VMAF tools (ab-av1, Av1an, ffmpeg-quality-metrics) put
+# around libvmaf (doc/filter.md). scale2ref exists in every version built
+# (deprecated from 7.1, where scale takes 2 inputs).
 set -- \
     --prefix="$bdir/install" \
-    --disable-everything --disable-doc --disable-programs --enable-ffmpeg \
+    --disable-everything --disable-doc --disable-programs --enable-ffmpeg --enable-ffprobe \
     --enable-static --disable-shared --disable-autodetect \
     --enable-zlib --enable-libdav1d --enable-opencl \
     --pkg-config-flags=--static \
-    --enable-decoder=h264,hevc,mpeg2video,vp9,av1,libdav1d,ffv1,rawvideo,mjpeg,png \
-    --enable-demuxer=mov,matroska,mpegts,yuv4mpegpipe,rawvideo,image2 \
-    --enable-parser=h264,hevc,av1,vp9,mpegvideo,mjpeg,png \
+    --enable-decoder=h264,hevc,mpeg2video,vp9,av1,libdav1d,ffv1,rawvideo,mjpeg,png,prores,dnxhd,vp8,mpeg4,h263 \
+    --enable-demuxer=mov,matroska,mpegts,yuv4mpegpipe,rawvideo,image2,nut,avi,mxf \
+    --enable-parser=h264,hevc,av1,vp9,mpegvideo,mjpeg,png,dnxhd,vp8,mpeg4video,h263 \
     --enable-bsf=null,h264_mp4toannexb,hevc_mp4toannexb,vp9_superframe_split,av1_frame_split,extract_extradata \
-    --enable-protocol=file,pipe \
+    --enable-protocol=file,pipe$fd_protocol \
     --enable-filter=scale,format,metadata,null,hwupload,hwdownload,setpts,trim,copy,psnr,ssim,split \
+    --enable-filter=settb,setsar,select,extractplanes,scale2ref,fps,crop,pad \
     --enable-muxer=null,rawvideo,yuv4mpegpipe \
     --enable-encoder=wrapped_avframe,rawvideo \
     $asm $extra
@@ -227,7 +247,7 @@ fi
 say "make -j$jobs in $bdir"
 make -C "$bdir" -j"$jobs" >"$bdir/make.log" 2>&1 ||
     { grep -B2 -A6 -m 5 'error' "$bdir/make.log" >&2 || tail -n 30 "$bdir/make.log" >&2; die "FFmpeg build failed (log: $bdir/make.log)"; }
-[ -x "$bdir/ffmpeg" ] || die "no $bdir/ffmpeg after make"
+[ -x "$bdir/ffmpeg" ] && [ -x "$bdir/ffprobe" ] || die "no $bdir/ffmpeg or ffprobe after make"
 # A private install (headers, static libraries, .pc files) in
 # BUILD/ffmpeg-VERSION/install, for `make static-tools`.
 # Only when a library changed, so that the static tools don't rebuild needlessly.
@@ -240,4 +260,9 @@ say "built $bdir/ffmpeg ($("$bdir/ffmpeg" -hide_banner -version | head -n 1))"
 if [ "$with_filter" = yes ]; then
     "$bdir/ffmpeg" -hide_banner -h filter=qgpu >/dev/null 2>&1 || die "the qgpu filter is not in $bdir/ffmpeg"
     say "the qgpu filter is in (ffmpeg -h filter=qgpu)"
+fi
+if [ "$as_libvmaf" = yes ]; then
+    "$bdir/ffmpeg" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q sample_depth ||
+        die "the libvmaf filter in $bdir/ffmpeg is not libqgpu's"
+    say "libqgpu's filter is also registered as libvmaf (ffmpeg -h filter=libvmaf)"
 fi

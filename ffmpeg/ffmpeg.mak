@@ -9,6 +9,10 @@
 #   make ffmpeg FFMPEG_VERSION=8.1.2     another Debian version (7.1.x: trixie, 8.x: sid;
 #                                fetched through a private apt state)
 #   make ffmpeg FFMPEG_SOURCE=DIR        build against your own FFmpeg tree
+#   make ffmpeg FFMPEG_LIBVMAF_NAME=1    the filter ALSO registered as `libvmaf` (FFmpeg's
+#                                --enable-libvmaf served by libqgpu), in
+#                                $(BUILD)/ffmpeg-VERSION-libvmaf/; fate, fate-smoke and
+#                                fate-clients take the same variable
 #   make static-tools            $(BUILD)/static/qgpu and $(BUILD)/static/test_parity
 #                                linked against those static libraries: they need
 #                                only libc, libm, libz, libOpenCL and libdav1d
@@ -17,6 +21,10 @@
 #   make fate-smoke              a few of them (psnr and VMAF, 8 and 10 bits, the
 #                                hwupload path, framesync, an error): CI's check of
 #                                other FFmpeg versions, e.g. FFMPEG_VERSION=8.1.2
+#   make fate-clients            real VMAF clients (fate/clients.py): ffmpeg-quality-metrics
+#                                from PyPI (into $(BUILD)/fqm-venv, once), ab-av1's and
+#                                Av1an's filter strings and parsers; needs
+#                                FFMPEG_LIBVMAF_NAME=1 and FFmpeg >= 7.1 (CI: 8.1.2)
 #   make ffmpeg-clean            remove the FFmpeg build and the static tools
 
 # Included before the Makefile's first rule: keep `all` the default goal.
@@ -27,14 +35,16 @@ FFMPEG_SOURCE ?=
 ifneq ($(FFMPEG_SOURCE),)
 FFMPEG_VERSION := $(shell cat $(FFMPEG_SOURCE)/RELEASE 2>/dev/null || echo custom)
 endif
-FFMPEG_BUILD := $(BUILD)/ffmpeg-$(FFMPEG_VERSION)
+FFMPEG_LIBVMAF_NAME ?=
+FFMPEG_BUILD := $(BUILD)/ffmpeg-$(FFMPEG_VERSION)$(if $(FFMPEG_LIBVMAF_NAME),-libvmaf)
 FFMPEG_PREFIX := $(FFMPEG_BUILD)/install
 FFMPEG_BIN := $(FFMPEG_BUILD)/ffmpeg
 
 ffmpeg: $(BUILD)/libqgpu.a
 	$(S)/ffmpeg/build-ffmpeg.sh --build-root=$(BUILD) --qgpu-src=$(S) \
 	    --qgpu-lib=$(BUILD)/libqgpu.a --version=$(FFMPEG_VERSION) \
-	    $(if $(FFMPEG_SOURCE),--ffmpeg-source=$(FFMPEG_SOURCE))
+	    $(if $(FFMPEG_SOURCE),--ffmpeg-source=$(FFMPEG_SOURCE)) \
+	    $(if $(FFMPEG_LIBVMAF_NAME),--as-libvmaf)
 
 # ---- static tools ----
 STATIC_DIR := $(BUILD)/static
@@ -79,11 +89,27 @@ $(STATIC_DIR)/test_parity: $(STATIC_PARITY_OBJS) $(BUILD)/libqgpu.a $(STATIC_AV_
 fate: ffmpeg
 	QGPU_SRC=$(abspath $(S)) $(S)/fate/ffmpeg-filter.sh $(abspath $(FFMPEG_BIN))
 
-FATE_SMOKE := psnr/nf_src01 vmaf/nf_sparks hwupload/psnr hwupload/10bit_vmaf shortest error/size
+FATE_SMOKE := psnr/nf_src01 vmaf/nf_sparks hwupload/psnr hwupload/10bit_vmaf shortest error/size \
+              libvmaf/feature_only libvmaf/models as_libvmaf
 fate-smoke: ffmpeg
 	QGPU_SRC=$(abspath $(S)) QGPU_FATE_ONLY="$(FATE_SMOKE)" $(S)/fate/ffmpeg-filter.sh $(abspath $(FFMPEG_BIN))
+
+# ffmpeg-quality-metrics, pinned, in a venv (Debian 12's pip refuses system
+# installs); the install is the only step that needs the network (PyPI).
+FQM_VERSION := 3.13.0
+FQM_VENV := $(BUILD)/fqm-venv
+FQM_BIN := $(FQM_VENV)/bin/ffmpeg-quality-metrics
+
+$(FQM_BIN):
+	python3 -m venv $(FQM_VENV)
+	$(FQM_VENV)/bin/pip install --quiet --disable-pip-version-check ffmpeg-quality-metrics==$(FQM_VERSION)
+
+fate-clients: ffmpeg $(BUILD)/qgpu $(FQM_BIN)
+	@[ -n "$(FFMPEG_LIBVMAF_NAME)" ] || { echo "fate-clients: use FFMPEG_LIBVMAF_NAME=1 (the clients call libvmaf)"; exit 1; }
+	QGPU_SRC=$(abspath $(S)) python3 $(S)/fate/clients.py $(abspath $(FFMPEG_BIN)) \
+	    $(abspath $(BUILD)/qgpu) $(abspath $(FQM_BIN))
 
 ffmpeg-clean:
 	rm -rf $(FFMPEG_BUILD) $(STATIC_DIR)
 
-.PHONY: ffmpeg static-tools static-tools-link fate fate-smoke ffmpeg-clean
+.PHONY: ffmpeg static-tools static-tools-link fate fate-smoke fate-clients ffmpeg-clean

@@ -32,6 +32,7 @@
 
 #include "config.h"
 #include "libavutil/avstring.h"
+#include "libavutil/bprint.h"
 #include "libavutil/hwcontext.h"
 #include "libavutil/mem.h"
 #include "libavutil/opt.h"
@@ -92,15 +93,23 @@ typedef struct QgpuFilterContext {
     char *pool;
     char *device;
     int n_subsample;
+    int n_threads;            /* accepted for libvmaf's users; no effect */
     int depth;
     int sample_depth;
+    /* FFmpeg 5.1's deprecated libvmaf options (see doc/filter.md) */
+    char *model_path;
+    int enable_transform, phone_model;
+    int psnr, ssim, ms_ssim;
+    int enable_conf_interval;
+
+    char **model_names;       /* score name of each model, for "VMAF score:" */
+    int nb_models;
 
     QgpuContext *q;
     int log_format;
     int pool_method;
     int flushed;
     int eof_done;
-    uint64_t frames_in;       /* main frames seen (for n_subsample) */
     int64_t submitted;        /* frames given to libqgpu */
     uint64_t events;          /* frame pairs framesync delivered */
     enum AVPixelFormat sw_format;
@@ -116,19 +125,38 @@ typedef struct QgpuFilterContext {
 #define OFFSET(x) offsetof(QgpuFilterContext, x)
 #define FLAGS (AV_OPT_FLAG_FILTERING_PARAM | AV_OPT_FLAG_VIDEO_PARAM)
 
+#define DEFAULT_MODEL "version=vmaf_v0.6.1"
+
 static const AVOption qgpu_options[] = {
-    { "model", "VMAF models, '|' separated, each in libvmaf's syntax (version=vmaf_v0.6.1:name=vmaf)",
-      OFFSET(model), AV_OPT_TYPE_STRING, { .str = NULL }, 0, 0, FLAGS },
-    { "feature", "features, '|' separated: psnr, name=psnr:enable_chroma=false, float_ssim=...",
-      OFFSET(feature), AV_OPT_TYPE_STRING, { .str = NULL }, 0, 0, FLAGS },
+    { "model", "VMAF models, '|' separated, each in libvmaf's syntax (version=vmaf_v0.6.1:name=vmaf); "
+      "empty: none", OFFSET(model), AV_OPT_TYPE_STRING, { .str = DEFAULT_MODEL }, 0, 0, FLAGS },
+    { "feature", "features, '|' separated: name=psnr:enable_chroma=false (libvmaf), psnr, "
+      "float_ssim=...", OFFSET(feature), AV_OPT_TYPE_STRING, { .str = NULL }, 0, 0, FLAGS },
     { "log_path", "write per-frame and pooled scores to this file", OFFSET(log_path),
       AV_OPT_TYPE_STRING, { .str = NULL }, 0, 0, FLAGS },
     { "log_fmt", "log format: xml, json, csv or sub", OFFSET(log_fmt), AV_OPT_TYPE_STRING,
       { .str = "xml" }, 0, 0, FLAGS },
-    { "pool", "pooling of the scores logged at the end: mean, min, max, harmonic_mean",
+    { "pool", "pooling of the VMAF score printed at the end: mean, min, max, harmonic_mean",
       OFFSET(pool), AV_OPT_TYPE_STRING, { .str = "mean" }, 0, 0, FLAGS },
-    { "n_subsample", "score one frame in n", OFFSET(n_subsample), AV_OPT_TYPE_INT, { .i64 = 1 },
-      1, UINT_MAX / 2, FLAGS },
+    { "n_threads", "accepted for libvmaf compatibility; no effect (libqgpu computes on the "
+      "OpenCL device)", OFFSET(n_threads), AV_OPT_TYPE_INT, { .i64 = 0 }, 0, UINT_MAX / 2, FLAGS },
+    { "n_subsample", "log and pool frames 0, n, 2n... (as libvmaf)", OFFSET(n_subsample),
+      AV_OPT_TYPE_INT, { .i64 = 1 }, 1, UINT_MAX / 2, FLAGS },
+    { "model_path", "FFmpeg 5.1 (deprecated): use model='path=...'", OFFSET(model_path),
+      AV_OPT_TYPE_STRING, { .str = NULL }, 0, 0, FLAGS | AV_OPT_FLAG_DEPRECATED },
+    { "enable_transform", "FFmpeg 5.1 (deprecated): use model='...:enable_transform=true'",
+      OFFSET(enable_transform), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS | AV_OPT_FLAG_DEPRECATED },
+    { "phone_model", "FFmpeg 5.1 (deprecated): use model='...:enable_transform=true'",
+      OFFSET(phone_model), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS | AV_OPT_FLAG_DEPRECATED },
+    { "psnr", "FFmpeg 5.1 (deprecated): use feature='name=psnr'", OFFSET(psnr), AV_OPT_TYPE_BOOL,
+      { .i64 = 0 }, 0, 1, FLAGS | AV_OPT_FLAG_DEPRECATED },
+    { "ssim", "FFmpeg 5.1 (deprecated): use feature='name=float_ssim'", OFFSET(ssim),
+      AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS | AV_OPT_FLAG_DEPRECATED },
+    { "ms_ssim", "FFmpeg 5.1 (deprecated): use feature='name=float_ms_ssim'", OFFSET(ms_ssim),
+      AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1, FLAGS | AV_OPT_FLAG_DEPRECATED },
+    { "enable_conf_interval", "FFmpeg 5.1 (deprecated): confidence intervals of bootstrap models",
+      OFFSET(enable_conf_interval), AV_OPT_TYPE_BOOL, { .i64 = 0 }, 0, 1,
+      FLAGS | AV_OPT_FLAG_DEPRECATED },
     { "device", "OpenCL device: auto, gpu, cpu, P:D or part of the device name "
       "(default: $QGPU_DEVICE, else auto)", OFFSET(device), AV_OPT_TYPE_STRING, { .str = NULL },
       0, 0, FLAGS },
@@ -140,7 +168,21 @@ static const AVOption qgpu_options[] = {
     { NULL }
 };
 
+/* Built as `libvmaf` (ffmpeg/register-filter.sh --as-libvmaf compiles this
+ * file again with QGPU_AS_LIBVMAF): same options, its own class name. */
+#ifdef QGPU_AS_LIBVMAF
+#define QF_NAME "libvmaf"
+#define QF_SYMBOL ff_vf_libvmaf
+#define QF_METADATA_PREFIX "lavfi.vmaf."
+FRAMESYNC_DEFINE_CLASS_EXT(libvmaf, QgpuFilterContext, fs, qgpu_options);
+#define qgpu_class libvmaf_class
+#define qgpu_framesync_preinit libvmaf_framesync_preinit
+#else
+#define QF_NAME "qgpu"
+#define QF_SYMBOL ff_vf_qgpu
+#define QF_METADATA_PREFIX "lavfi.qgpu."
 FRAMESYNC_DEFINE_CLASS(qgpu, QgpuFilterContext, fs);
+#endif
 
 /* framesync's defaults (shortest=0, repeatlast=1) would compare the last
  * distorted frame with every later reference frame: quality metrics want
@@ -187,50 +229,176 @@ static int qgpu_averror(AVFilterContext *ctx, int err, const char *what)
     }
 }
 
-/* libvmaf's filter writes features as "name=psnr:opt=val"; libqgpu takes
- * "psnr=opt=val". Both are accepted. */
-static char *feature_spec(const char *item)
+/* A libvmaf-style item "key=value:key=value..." as a dictionary (keys in
+ * any order). Fails (returns < 0) for items that are not in that form,
+ * such as a bare "psnr". */
+static int parse_item(const char *item, AVDictionary **dict)
 {
-    const char *colon;
-    if (strncmp(item, "name=", 5))
-        return av_strdup(item);
-    item += 5;
-    colon = strchr(item, ':');
-    if (!colon)
-        return av_strdup(item);
-    return av_asprintf("%.*s=%s", (int)(colon - item), item, colon + 1);
+    int ret;
+    *dict = NULL;
+    if (!strchr(item, '='))
+        return AVERROR(EINVAL);
+    ret = av_dict_parse_string(dict, item, "=", ":", 0);
+    if (ret < 0)
+        av_dict_free(dict);
+    return ret;
 }
 
-/* Calls fn(s->q, item) for every '|' separated item of list. */
-static int for_each_item(AVFilterContext *ctx, const char *list, int is_feature)
+/* libvmaf's filter syntax for a feature is "name=psnr:enable_chroma=false"
+ * with name= anywhere; libqgpu takes "psnr=enable_chroma=false". Items
+ * without a name= key are passed as they are (libqgpu's own syntax). */
+static char *feature_spec(const char *item)
+{
+    AVDictionary *dict;
+    const AVDictionaryEntry *name, *e = NULL;
+    AVBPrint bp;
+    char *spec;
+    int first = 1;
+
+    if (parse_item(item, &dict) < 0 || !(name = av_dict_get(dict, "name", NULL, 0))) {
+        av_dict_free(&dict);
+        return av_strdup(item);
+    }
+    av_bprint_init(&bp, 0, AV_BPRINT_SIZE_UNLIMITED);
+    av_bprintf(&bp, "%s", name->value);
+    while ((e = av_dict_get(dict, "", e, AV_DICT_IGNORE_SUFFIX))) {
+        if (!strcmp(e->key, "name"))
+            continue;
+        av_bprintf(&bp, "%s%s=%s", first ? "=" : ":", e->key, e->value);
+        first = 0;
+    }
+    av_dict_free(&dict);
+    if (av_bprint_finalize(&bp, &spec) < 0)
+        return NULL;
+    return spec;
+}
+
+/* Gives spec (freed here; NULL: out of memory) to libqgpu as a model or a
+ * feature; an error names the option's item. */
+static int apply_spec(AVFilterContext *ctx, char *spec, int is_model, const char *item)
 {
     QgpuFilterContext *s = ctx->priv;
+    char what[256];
+    int err;
+    if (!spec)
+        return AVERROR(ENOMEM);
+    err = is_model ? qgpu_use_model(s->q, spec) : qgpu_enable_feature(s->q, spec);
+    av_free(spec);
+    if (err >= 0)
+        return 0;
+    snprintf(what, sizeof(what), "%s '%s'", is_model ? "model" : "feature", item);
+    return qgpu_averror(ctx, err, what);
+}
+
+static int use_feature(AVFilterContext *ctx, const char *item)
+{
+    return apply_spec(ctx, feature_spec(item), 0, item);
+}
+
+/* Adds one model (libvmaf's model syntax, which libqgpu takes as it is)
+ * and remembers its score name (name=, else "vmaf"). transform appends
+ * enable_transform=true (the deprecated enable_transform/phone_model). */
+static int use_model(AVFilterContext *ctx, const char *item, int transform)
+{
+    QgpuFilterContext *s = ctx->priv;
+    AVDictionary *dict = NULL;
+    const AVDictionaryEntry *name;
+    char **names;
+
+    parse_item(item, &dict);
+    name = av_dict_get(dict, "name", NULL, 0);
+    names = av_realloc_array(s->model_names, s->nb_models + 1, sizeof(*names));
+    if (!names) {
+        av_dict_free(&dict);
+        return AVERROR(ENOMEM);
+    }
+    s->model_names = names;
+    names[s->nb_models] = av_strdup(name ? name->value : "vmaf");
+    av_dict_free(&dict);
+    if (!names[s->nb_models])
+        return AVERROR(ENOMEM);
+    s->nb_models++;
+    return apply_spec(ctx, transform ? av_asprintf("%s:enable_transform=true", item) :
+                      av_strdup(item), 1, item);
+}
+
+/* Calls use_model or use_feature for every '|' separated item of list. */
+static int for_each_item(AVFilterContext *ctx, const char *list, int is_feature, int transform)
+{
     char *copy = av_strdup(list), *save = NULL, *item;
     int ret = 0;
     if (!copy)
         return AVERROR(ENOMEM);
-    for (item = av_strtok(copy, "|", &save); item; item = av_strtok(NULL, "|", &save)) {
-        int err;
-        if (is_feature) {
-            char *spec = feature_spec(item);
-            if (!spec) {
-                ret = AVERROR(ENOMEM);
-                break;
-            }
-            err = qgpu_enable_feature(s->q, spec);
-            av_free(spec);
-        } else {
-            err = qgpu_use_model(s->q, item);
-        }
-        if (err < 0) {
-            char what[256];
-            snprintf(what, sizeof(what), "%s '%s'", is_feature ? "feature" : "model", item);
-            ret = qgpu_averror(ctx, err, what);
-            break;
-        }
-    }
+    for (item = av_strtok(copy, "|", &save); item && ret >= 0; item = av_strtok(NULL, "|", &save))
+        ret = is_feature ? use_feature(ctx, item) : use_model(ctx, item, transform);
     av_free(copy);
     return ret;
+}
+
+/* The models: the model option (default vmaf_v0.6.1, as libvmaf; empty:
+ * none). FFmpeg 5.1's model_path=P stands for model='path=P' (see
+ * doc/filter.md for how this differs from 5.1). */
+static int use_models(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    int transform = s->enable_transform || s->phone_model, ret;
+    char *spec;
+
+    if (!s->model_path)
+        return for_each_item(ctx, s->model ? s->model : "", 0, transform);
+    if (s->model && strcmp(s->model, DEFAULT_MODEL)) {
+        av_log(ctx, AV_LOG_ERROR, "model_path and model are both set: list every model in "
+               "model, as model='path=%s|...'\n", s->model_path);
+        return AVERROR(EINVAL);
+    }
+    if (!(spec = av_asprintf("path=%s", s->model_path)))
+        return AVERROR(ENOMEM);
+    ret = use_model(ctx, spec, transform);
+    av_free(spec);
+    return ret;
+}
+
+/* enable_conf_interval: every model must give libvmaf's confidence-interval
+ * outputs (bootstrap models); fail rather than log a score without them. */
+static int check_conf_interval(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    int i, k, n = qgpu_score_count(s->q);
+    for (i = 0; i < s->nb_models; i++) {
+        char want[256];
+        snprintf(want, sizeof(want), "%s_ci_p95_lo", s->model_names[i]);
+        for (k = 0; k < n; k++)
+            if (!strcmp(qgpu_score_name(s->q, k), want))
+                break;
+        if (k == n) {
+            av_log(ctx, AV_LOG_ERROR, "enable_conf_interval: model '%s' gives no confidence "
+                   "interval (%s): use a bootstrap model (model=version=vmaf_b_v0.6.3...); "
+                   "libqgpu %s refuses those it does not have\n", s->model_names[i], want,
+                   qgpu_version());
+            return AVERROR(ENOSYS);
+        }
+    }
+    return 0;
+}
+
+/* Models, then the deprecated psnr/ssim/ms_ssim switches, then feature. */
+static int use_metrics(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    int ret;
+    if ((ret = use_models(ctx)) < 0)
+        return ret;
+    if (s->psnr && (ret = use_feature(ctx, "psnr=enable_chroma=false")) < 0)
+        return ret;
+    if (s->ssim && (ret = use_feature(ctx, "float_ssim")) < 0)
+        return ret;
+    if (s->ms_ssim && (ret = use_feature(ctx, "float_ms_ssim")) < 0)
+        return ret;
+    if (s->feature && (ret = for_each_item(ctx, s->feature, 1, 0)) < 0)
+        return ret;
+    if (s->enable_conf_interval)
+        return check_conf_interval(ctx);
+    return 0;
 }
 
 static av_cold int qgpu_init(AVFilterContext *ctx)
@@ -276,7 +444,7 @@ static int open_library(AVFilterContext *ctx, AVBufferRef *hwfc)
 {
     QgpuFilterContext *s = ctx->priv;
     QgpuConfig cfg;
-    int err, ret;
+    int err;
 
     qgpu_config_default(&cfg);
     cfg.device = s->device;
@@ -311,17 +479,7 @@ static int open_library(AVFilterContext *ctx, AVBufferRef *hwfc)
                qgpu_device_name(s->q), qgpu_platform_name(s->q));
     }
 
-    /* As libvmaf's filter: the default VMAF model unless told otherwise; a
-     * feature list alone computes just those features. */
-    if (!s->model && !s->feature) {
-        if ((ret = for_each_item(ctx, "version=vmaf_v0.6.1", 0)) < 0)
-            return ret;
-    }
-    if (s->model && (ret = for_each_item(ctx, s->model, 0)) < 0)
-        return ret;
-    if (s->feature && (ret = for_each_item(ctx, s->feature, 1)) < 0)
-        return ret;
-    return 0;
+    return use_metrics(ctx);
 }
 
 static const enum AVPixelFormat pix_fmts[] = {
@@ -520,16 +678,18 @@ static int attach_scores(AVFilterContext *ctx, unsigned index)
     int i, n = qgpu_score_count(s->q);
     for (i = 0; i < s->held_count; i++) {
         HeldFrame *h = held_at(s, i);
-        int k;
+        int k, listed;
         if (h->index != (int64_t)index)
             continue;
-        for (k = 0; k < n; k++) {
+        /* n_subsample: metadata on the frames the log lists (0, n, 2n...) */
+        listed = index % s->n_subsample == 0;
+        for (k = 0; listed && k < n; k++) {
             const char *name = qgpu_score_name(s->q, k);
             char key[128], val[64];
             double v;
             if (!name || qgpu_get_score(s->q, index, name, &v) < 0)
                 continue;
-            snprintf(key, sizeof(key), "lavfi.qgpu.%s", name);
+            snprintf(key, sizeof(key), QF_METADATA_PREFIX "%s", name);
             snprintf(val, sizeof(val), "%.6f", v);
             av_dict_set(&h->frame->metadata, key, val, 0);
         }
@@ -645,7 +805,9 @@ static int do_qgpu(FFFrameSync *fs)
         return AVERROR(ENOMEM);
     out->pts = av_rescale_q(fs->pts, fs->time_base, ctx->outputs[0]->time_base);
 
-    if (ref_frame && !s->flushed && s->frames_in++ % s->n_subsample == 0) {
+    /* Every pair is scored (n_subsample only thins the log and the
+     * metadata, as libvmaf's temporal features also see every frame) */
+    if (ref_frame && !s->flushed) {
         if ((ret = submit_pair(ctx, ref_frame, main_frame)) < 0)
             goto fail;
         index = s->submitted++;
@@ -699,54 +861,89 @@ static int qgpu_activate(AVFilterContext *ctx)
     return 0;
 }
 
+/* Every score pooled with pool (over the logged frames), and the whole-clip
+ * values, at info level: "psnr_y mean: 37.481772". */
+static void log_pooled(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    int i, n = qgpu_score_count(s->q);
+    for (i = 0; i < n; i++) {
+        const char *name = qgpu_score_name(s->q, i);
+        double v;
+        if (name && qgpu_get_pooled_subsampled(s->q, name, s->pool_method, s->n_subsample, &v) == 0)
+            av_log(ctx, AV_LOG_INFO, "%s %s: %f\n", name, s->pool, v);
+    }
+    n = qgpu_aggregate_count(s->q);
+    for (i = 0; i < n; i++) {
+        const char *name = qgpu_aggregate_name(s->q, i);
+        double v;
+        if (name && qgpu_get_aggregate(s->q, name, &v) == 0)
+            av_log(ctx, AV_LOG_INFO, "%s: %f\n", name, v);
+    }
+}
+
+/* libvmaf's filter prints "VMAF score: %f" at info level once per model, at
+ * the end, after everything else it prints: tools (ab-av1...) parse it. */
+static void print_vmaf_scores(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    int i;
+    for (i = 0; i < s->nb_models; i++) {
+        double v;
+        int err = qgpu_get_pooled_subsampled(s->q, s->model_names[i], s->pool_method,
+                                             s->n_subsample, &v);
+        if (err < 0)
+            qgpu_averror(ctx, err, "no pooled VMAF score");
+        else
+            av_log(ctx, AV_LOG_INFO, "VMAF score: %f\n", v);
+    }
+}
+
+static void write_log(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    double fps = 0;
+    if (ctx->outputs[0]) {
+        AVRational fr = QF_FRAME_RATE(ctx->outputs[0]);
+        if (fr.num > 0 && fr.den > 0)
+            fps = av_q2d(fr);
+    }
+    if (qgpu_write_log_subsampled(s->q, s->log_path, s->log_format, fps, s->n_subsample) < 0)
+        av_log(ctx, AV_LOG_ERROR, "cannot write the log %s: %s\n", s->log_path,
+               qgpu_last_error(s->q));
+}
+
 static av_cold void qgpu_uninit(AVFilterContext *ctx)
 {
     QgpuFilterContext *s = ctx->priv;
     int i;
 
-    if (s->q && s->submitted) {
-        unsigned index;
-        if (finish(ctx) == 0)
-            while (qgpu_collect(s->q, &index, 1) == 1)
-                ;
-        if (qgpu_frame_count(s->q)) {
-            int n = qgpu_score_count(s->q);
-            for (i = 0; i < n; i++) {
-                const char *name = qgpu_score_name(s->q, i);
-                double v;
-                if (name && qgpu_get_pooled(s->q, name, s->pool_method, &v) == 0)
-                    av_log(ctx, AV_LOG_INFO, "%s %s: %f\n", name, s->pool, v);
-            }
-            n = qgpu_aggregate_count(s->q);
-            for (i = 0; i < n; i++) {
-                const char *name = qgpu_aggregate_name(s->q, i);
-                double v;
-                if (name && qgpu_get_aggregate(s->q, name, &v) == 0)
-                    av_log(ctx, AV_LOG_INFO, "%s: %f\n", name, v);
-            }
-        }
-        if (s->log_path) {
-            double fps = 0;
-            if (ctx->outputs[0]) {
-                AVRational fr = QF_FRAME_RATE(ctx->outputs[0]);
-                if (fr.num > 0 && fr.den > 0)
-                    fps = av_q2d(fr);
-            }
-            if (qgpu_write_log(s->q, s->log_path, s->log_format, fps) < 0)
-                av_log(ctx, AV_LOG_ERROR, "cannot write the log %s: %s\n", s->log_path,
-                       qgpu_last_error(s->q));
-        }
-    }
 #if CONFIG_OPENCL
     if (s->q && s->zero_copy)
         av_log(ctx, AV_LOG_VERBOSE, "zero-copy OpenCL input: %u frame pairs copied on the "
                "device, %u through host memory\n", qgpu_frames_from_device(s->q),
                qgpu_frames_from_host(s->q));
 #endif
+    if (s->q && s->submitted) {
+        unsigned index;
+        if (finish(ctx) == 0)
+            while (qgpu_collect(s->q, &index, 1) == 1)
+                ;
+        if (qgpu_frame_count(s->q)) {
+            log_pooled(ctx);
+            print_vmaf_scores(ctx);
+        }
+        if (s->log_path)
+            write_log(ctx);
+    }
     for (i = 0; i < s->held_count; i++)
         av_frame_free(&held_at(s, i)->frame);
     av_freep(&s->held);
     s->held_count = s->held_cap = 0;
+    for (i = 0; i < s->nb_models; i++)
+        av_freep(&s->model_names[i]);
+    av_freep(&s->model_names);
+    s->nb_models = 0;
     qgpu_close(&s->q);
     ff_framesync_uninit(&s->fs);
 }
@@ -771,8 +968,8 @@ static const AVFilterPad qgpu_outputs[] = {
     },
 };
 
-const QF_FILTER_T ff_vf_qgpu = {
-    QF_P(name) = "qgpu",
+const QF_FILTER_T QF_SYMBOL = {
+    QF_P(name) = QF_NAME,
     QF_P(description) = NULL_IF_CONFIG_SMALL("Compute libvmaf-family quality metrics on an OpenCL device (libqgpu). "
                                               "Framesync's shortest is 1 by default here."),
     QF_P(priv_class) = &qgpu_class,

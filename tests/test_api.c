@@ -207,6 +207,15 @@ static void test_pooling_and_logs(void)
     CHECK(fabs(hmean - (3.0 / (1 / (v[0] + 1) + 1 / (v[1] + 1) + 1 / (v[2] + 1)) - 1)) < 1e-12,
           "libvmaf harmonic mean");
     CHECK(min == fmin(v[0], fmin(v[1], v[2])) && max == fmax(v[0], fmax(v[1], v[2])), "min/max");
+    /* subsampled as libvmaf's n_subsample: frames 0 and 2 of 0, 1, 2 */
+    qgpu_get_pooled_subsampled(ctx, "psnr_y", QGPU_POOL_MEAN, 2, &mean);
+    CHECK(fabs(mean - (v[0] + v[2]) / 2) < 1e-12, "mean of frames 0 and 2");
+    qgpu_get_pooled_subsampled(ctx, "psnr_y", QGPU_POOL_MAX, 2, &max);
+    CHECK(max == fmax(v[0], v[2]), "max of frames 0 and 2");
+    qgpu_get_pooled_subsampled(ctx, "psnr_y", QGPU_POOL_MIN, 0, &min);
+    CHECK(min == fmin(v[0], fmin(v[1], v[2])), "subsample 0: every frame");
+    CHECK(qgpu_get_pooled_subsampled(ctx, "nosuch", QGPU_POOL_MIN, 2, &min) ==
+              QGPU_ERR_UNKNOWN_FEATURE, "subsampled: unknown name");
     fd = mkstemp(path);
     if (fd >= 0)
         close(fd);

@@ -235,26 +235,7 @@ static const int pool_methods[4] = {QGPU_POOL_MIN, QGPU_POOL_MAX, QGPU_POOL_MEAN
 /* Pooled value over the logged frames (libvmaf pools only those). */
 static void pooled(const QgpuContext *ctx, int k, int method, unsigned sub, double *v)
 {
-    double sum = 0.0, min = INFINITY, max = -INFINITY;
-    unsigned n = 0;
-    if (sub <= 1) {
-        qgpu_get_pooled(ctx, ctx->scores.names[k], method, v);
-        return;
-    }
-    for (unsigned i = 0; i < ctx->finalized; i += sub) {
-        double x = qgpu_score_value(ctx, k, i);
-        if (isnan(x))
-            continue;
-        n++;
-        min = x < min ? x : min;
-        max = x > max ? x : max;
-        sum += method == QGPU_POOL_HARMONIC_MEAN ? 1.0 / (x + 1.0) : x;
-    }
-    *v = n == 0 ? NAN
-         : method == QGPU_POOL_MEAN ? sum / n
-         : method == QGPU_POOL_MIN ? min
-         : method == QGPU_POOL_MAX ? max
-         : n / sum - 1.0;
+    qgpu_get_pooled_subsampled(ctx, ctx->scores.names[k], method, sub, v);
 }
 
 /* ------------------------------------------------------------ formats */

@@ -174,15 +174,21 @@ int qgpu_get_score(const QgpuContext *ctx, unsigned frame_index, const char *nam
 
 int qgpu_get_pooled(const QgpuContext *ctx, const char *name, int method, double *value)
 {
+    return qgpu_get_pooled_subsampled(ctx, name, method, 1, value);
+}
+
+int qgpu_get_pooled_subsampled(const QgpuContext *ctx, const char *name, int method,
+                               unsigned subsample, double *value)
+{
     double sum = 0.0, min = INFINITY, max = -INFINITY;
-    unsigned n = 0;
+    unsigned n = 0, step = subsample > 1 ? subsample : 1;
     int id;
     if (!ctx || !name || !value || method < QGPU_POOL_MEAN || method > QGPU_POOL_HARMONIC_MEAN)
         return QGPU_ERR_INVALID_ARG;
     id = qgpu_score_find(ctx, name);
     if (id < 0)
         return QGPU_ERR_UNKNOWN_FEATURE;
-    for (unsigned i = 0; i < ctx->finalized; i++) {
+    for (unsigned i = 0; i < ctx->finalized; i += step) {
         double v = qgpu_score_value(ctx, id, i);
         if (isnan(v))
             continue;

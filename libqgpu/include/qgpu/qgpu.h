@@ -213,6 +213,10 @@ enum QgpuPool {
 
 /* Pooled value over all final frames. */
 QGPU_API int qgpu_get_pooled(const QgpuContext *ctx, const char *name, int method, double *value);
+/* Same over frames 0, N, 2N... (subsample N; 0 or 1: all), as libvmaf pools
+ * with n_subsample / --subsample N. */
+QGPU_API int qgpu_get_pooled_subsampled(const QgpuContext *ctx, const char *name, int method,
+                                        unsigned subsample, double *value);
 
 /* Whole-clip values some features emit at flush (e.g. apsnr_y); same
  * contract as qgpu_get_score. */
