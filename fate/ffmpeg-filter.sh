@@ -353,6 +353,19 @@ expect_error pool "pool 'median' unknown" -i "$DIS" -i "$REF" -lavfi \
     "[0:v][1:v]qgpu=feature=psnr:pool=median" -f null -
 expect_error device "cannot open the OpenCL device" -i "$DIS" -i "$REF" -lavfi \
     "[0:v][1:v]qgpu=feature=psnr:device=no-such-device-xyz" -f null -
+# issue #20 round two, the filter's share: a log that cannot be written is
+# refused before any frame (a missing directory, a directory) or fails the
+# run (a full disk), never exit 0 without the log; full range against
+# limited is refused, never scored as if equal.
+expect_error log_path_missing_dir "log_path '$WORK/no/such/dir/x.json': cannot write: No such file" \
+    -i "$DIS" -i "$REF" -lavfi "[0:v][1:v]qgpu=feature=psnr:log_path=$WORK/no/such/dir/x.json" -f null -
+expect_error log_path_directory "cannot write: Is a directory" -i "$DIS" -i "$REF" -lavfi \
+    "[0:v][1:v]qgpu=feature=psnr:log_path=$WORK" -f null -
+expect_error log_path_full_disk "error writing log /dev/full: No space left on device" \
+    -i "$DIS" -i "$REF" -lavfi "[0:v][1:v]qgpu=feature=psnr:log_path=/dev/full:log_fmt=json" -f null -
+{ head -n 1 "$REF" | sed 's/$/ XCOLORRANGE=FULL/'; tail -n +2 "$REF"; } >"$WORK/ref_full_range.y4m"
+expect_error range_mismatch "the reference is full range and the distorted input limited range" \
+    -i "$DIS" -i "$WORK/ref_full_range.y4m" -lavfi "[0:v][1:v]qgpu=feature=psnr" -f null -
 expect_error sample_depth_software "sample_depth is for OpenCL frames" -i "$DIS" -i "$REF" -lavfi \
     "[0:v]format=yuv420p16[d];[1:v]format=yuv420p16[r];[d][r]qgpu=feature=psnr:sample_depth=10" -f null -
 expect_error sample_depth_range "sample_depth 8" -i "$DIS" -i "$REF" -lavfi \
@@ -462,6 +475,19 @@ if want libvmaf/; then
     if opt_run quiet 'n_threads=0' warning; then
         if [ -z "$(vmaf_scores "$WORK/quiet.log")" ]; then pass "libvmaf/quiet: no VMAF score at -loglevel warning"
         else fail "libvmaf/quiet" "VMAF score printed at -loglevel warning"; fi
+    fi
+fi
+if want libvmaf/conf_interval; then
+    # enable_conf_interval with a bootstrap model: the interval on every frame,
+    # with lo <= bagging <= hi
+    if opt_run conf_interval 'model=version=vmaf_b_v0.6.3:enable_conf_interval=1'; then
+        for m in vmaf_bagging vmaf_stddev vmaf_ci_p95_lo vmaf_ci_p95_hi; do has_metric conf_interval $m yes; done
+        if awk -F= '/lavfi.qgpu.vmaf_ci_p95_lo=/ { lo = $2 } /lavfi.qgpu.vmaf_ci_p95_hi=/ { hi = $2 }
+                    /lavfi.qgpu.vmaf_bagging=/ { b = $2 }
+                    /^frame:/ && NR > 1 { if (!(lo <= b && b <= hi)) bad++; n++ }
+                    END { if (!(lo <= b && b <= hi)) bad++; exit !(n > 0 && !bad) }' "$WORK/conf_interval.md"
+        then pass "libvmaf/conf_interval: lo <= bagging <= hi on every frame"
+        else fail "libvmaf/conf_interval" "interval out of order in $WORK/conf_interval.md"; fi
     fi
 fi
 expect_error libvmaf/enable_conf_interval "enable_conf_interval: model 'vmaf' gives no confidence interval" \

@@ -111,6 +111,7 @@ typedef struct QgpuFilterContext {
     int flushed;
     int eof_done;
     int64_t submitted;        /* frames given to libqgpu */
+    int log_written;          /* log_path written (at EOF, else at uninit) */
     uint64_t events;          /* frame pairs framesync delivered */
     enum AVPixelFormat sw_format;
     int layout, bitdepth;
@@ -359,7 +360,9 @@ static int use_models(AVFilterContext *ctx)
 }
 
 /* enable_conf_interval: every model must give libvmaf's confidence-interval
- * outputs (bootstrap models); fail rather than log a score without them. */
+ * outputs (bootstrap models); fail rather than log a score without them.
+ * Asked after the first submit: a model collection registers its
+ * statistics once the library knows the video format. */
 static int check_conf_interval(AVFilterContext *ctx)
 {
     QgpuFilterContext *s = ctx->priv;
@@ -372,9 +375,8 @@ static int check_conf_interval(AVFilterContext *ctx)
                 break;
         if (k == n) {
             av_log(ctx, AV_LOG_ERROR, "enable_conf_interval: model '%s' gives no confidence "
-                   "interval (%s): use a bootstrap model (model=version=vmaf_b_v0.6.3...); "
-                   "libqgpu %s refuses those it does not have\n", s->model_names[i], want,
-                   qgpu_version());
+                   "interval (%s): use a bootstrap model (model=version=vmaf_b_v0.6.3 or "
+                   "vmaf_float_b_v0.6.3, or a collection file)\n", s->model_names[i], want);
             return AVERROR(ENOSYS);
         }
     }
@@ -396,8 +398,6 @@ static int use_metrics(AVFilterContext *ctx)
         return ret;
     if (s->feature && (ret = for_each_item(ctx, s->feature, 1, 0)) < 0)
         return ret;
-    if (s->enable_conf_interval)
-        return check_conf_interval(ctx);
     return 0;
 }
 
@@ -428,6 +428,17 @@ static av_cold int qgpu_init(AVFilterContext *ctx)
     else {
         av_log(ctx, AV_LOG_ERROR, "pool '%s' unknown: use mean, min, max or harmonic_mean\n", s->pool);
         return AVERROR(EINVAL);
+    }
+
+    /* A log that cannot be written is found now, not after the whole run
+     * (libvmaf's filter finds it at the end and loses the scores). */
+    if (s->log_path && strcmp(s->log_path, "-")) {
+        int e = qgpu_check_log_path(s->log_path);
+        if (e) {
+            av_log(ctx, AV_LOG_ERROR, "log_path '%s': cannot write: %s\n", s->log_path,
+                   av_err2str(AVERROR(e)));
+            return AVERROR(e);
+        }
     }
 
     if (s->sample_depth && s->sample_depth < 9) {
@@ -760,6 +771,49 @@ static void fill_picture(QgpuFilterContext *s, QgpuPicture *p, const AVFrame *f)
     }
 }
 
+/* Full range: the frame says so, or its format does (yuvj*). Unsaid
+ * counts as limited, as in the qgpu tool. */
+static int is_full_range(const AVFrame *f)
+{
+    enum AVPixelFormat fmt = f->format;
+    if (fmt == AV_PIX_FMT_OPENCL && f->hw_frames_ctx)
+        fmt = ((AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format;
+    return f->color_range == AVCOL_RANGE_JPEG || fmt == AV_PIX_FMT_YUVJ420P ||
+           fmt == AV_PIX_FMT_YUVJ422P || fmt == AV_PIX_FMT_YUVJ444P;
+}
+
+/* A pair the metrics cannot compare as it is: frames of another size than
+ * the stream started with (the library would refuse them; say why), or one
+ * input full range and the other limited (libvmaf compares samples as they
+ * are: the scores would be wrong, not just different). */
+static int check_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
+{
+    const AVFilterLink *ml = ctx->inputs[0];
+    const AVFrame *f[2] = {dist, ref};
+    const char *what[2] = {"distorted", "reference"};
+    int i;
+    for (i = 0; i < 2; i++) {
+        if (f[i]->width != ml->w || f[i]->height != ml->h) {
+            av_log(ctx, AV_LOG_ERROR, "a %s frame is %dx%d, the stream started as %dx%d: a size "
+                   "change midway is not scored (ffmpeg rebuilds the filter graph on such a "
+                   "change unless -reinit_filter 0, and the scores start again; score the "
+                   "parts separately)\n", what[i], f[i]->width, f[i]->height, ml->w, ml->h);
+            return AVERROR(EINVAL);
+        }
+    }
+    if (is_full_range(ref) != is_full_range(dist)) {
+        int ref_full = is_full_range(ref);
+        av_log(ctx, AV_LOG_ERROR, "the reference is %s range and the distorted input %s range: "
+               "libvmaf's metrics compare the samples as they are, so the scores would be "
+               "wrong; convert the %s input first, e.g. [%s]scale=in_range=full:"
+               "out_range=limited[..]\n", ref_full ? "full" : "limited",
+               ref_full ? "limited" : "full", ref_full ? "reference" : "distorted",
+               ref_full ? "ref" : "dist");
+        return AVERROR(EINVAL);
+    }
+    return 0;
+}
+
 /* Scores a frame pair: from the frames' OpenCL images in place, or from
  * host memory. */
 static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
@@ -808,9 +862,12 @@ static int do_qgpu(FFFrameSync *fs)
     /* Every pair is scored (n_subsample only thins the log and the
      * metadata, as libvmaf's temporal features also see every frame) */
     if (ref_frame && !s->flushed) {
-        if ((ret = submit_pair(ctx, ref_frame, main_frame)) < 0)
+        if ((ret = check_pair(ctx, ref_frame, main_frame)) < 0 ||
+            (ret = submit_pair(ctx, ref_frame, main_frame)) < 0)
             goto fail;
         index = s->submitted++;
+        if (index == 0 && s->enable_conf_interval && (ret = check_conf_interval(ctx)) < 0)
+            goto fail;
     }
     if ((ret = held_push(s, out, index)) < 0)
         goto fail;
@@ -829,6 +886,23 @@ static int finish(AVFilterContext *ctx)
     s->flushed = 1;
     if ((err = qgpu_flush(s->q)) < 0)
         return qgpu_averror(ctx, err, "flush failed");
+    return 0;
+}
+
+static int write_log(AVFilterContext *ctx)
+{
+    QgpuFilterContext *s = ctx->priv;
+    int err;
+    double fps = 0;
+    s->log_written = 1;
+    if (ctx->outputs[0]) {
+        AVRational fr = QF_FRAME_RATE(ctx->outputs[0]);
+        if (fr.num > 0 && fr.den > 0)
+            fps = av_q2d(fr);
+    }
+    err = qgpu_write_log_subsampled(s->q, s->log_path, s->log_format, fps, s->n_subsample);
+    if (err < 0)
+        return qgpu_averror(ctx, err, "cannot write the log");
     return 0;
 }
 
@@ -857,6 +931,10 @@ static int qgpu_activate(AVFilterContext *ctx)
             av_log(ctx, AV_LOG_ERROR, "%d frames never got their scores\n", s->held_count);
             return AVERROR_BUG;
         }
+        /* Written here, not at uninit, so that a log that cannot be written
+         * (a full disk) fails the run instead of an error line and exit 0. */
+        if (s->log_path && s->submitted && (ret = write_log(ctx)) < 0)
+            return ret;
     }
     return 0;
 }
@@ -899,20 +977,6 @@ static void print_vmaf_scores(AVFilterContext *ctx)
     }
 }
 
-static void write_log(AVFilterContext *ctx)
-{
-    QgpuFilterContext *s = ctx->priv;
-    double fps = 0;
-    if (ctx->outputs[0]) {
-        AVRational fr = QF_FRAME_RATE(ctx->outputs[0]);
-        if (fr.num > 0 && fr.den > 0)
-            fps = av_q2d(fr);
-    }
-    if (qgpu_write_log_subsampled(s->q, s->log_path, s->log_format, fps, s->n_subsample) < 0)
-        av_log(ctx, AV_LOG_ERROR, "cannot write the log %s: %s\n", s->log_path,
-               qgpu_last_error(s->q));
-}
-
 static av_cold void qgpu_uninit(AVFilterContext *ctx)
 {
     QgpuFilterContext *s = ctx->priv;
@@ -933,7 +997,8 @@ static av_cold void qgpu_uninit(AVFilterContext *ctx)
             log_pooled(ctx);
             print_vmaf_scores(ctx);
         }
-        if (s->log_path)
+        /* not written at EOF: the run stopped early (-frames:v, an error) */
+        if (s->log_path && !s->log_written)
             write_log(ctx);
     }
     for (i = 0; i < s->held_count; i++)

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <qgpu/qgpu.h>
+
 #include "input.h"
 #include "output.h"
 
@@ -40,34 +42,11 @@ int output_stdout_closed(void)
     return stdout_closed;
 }
 
-/* Can a new file be created in dir? Tried for real (a file created and
- * removed at once): permissions alone do not tell on a read-only or
- * special file system, for root. 0 or an errno. */
-static int try_create(const char *dir)
-{
-    size_t len = strlen(dir) + 64;
-    char *probe = malloc(len);
-    int fd, e = 0;
-    if (!probe)
-        return ENOMEM;
-    snprintf(probe, len, "%s/.qgpu-probe-%ld-%lx", dir, (long)getpid(), (long)random());
-    fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
-        e = errno;
-    else {
-        close(fd);
-        unlink(probe);
-    }
-    free(probe);
-    return e;
-}
-
 int output_check(const char *option, const char *path, char *err, size_t err_len)
 {
-    struct stat st;
-    char buf[256], *dir;
-    const char *slash, *name = short_path(path, buf, sizeof(buf));
-    int e = 0;
+    char buf[256];
+    const char *name = short_path(path, buf, sizeof(buf));
+    int e;
     if (!strcmp(path, "-")) {
         if (stdout_closed) {
             snprintf(err, err_len, "%s -: cannot write: standard output is closed", option);
@@ -75,31 +54,10 @@ int output_check(const char *option, const char *path, char *err, size_t err_len
         }
         return 0;
     }
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            snprintf(err, err_len, "%s %s: cannot write: is a directory", option, name);
-            return -1;
-        }
-        if (S_ISREG(st.st_mode)) { /* opened without truncating it */
-            int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-            if (fd < 0)
-                e = errno;
-            else
-                close(fd);
-        } else if (access(path, W_OK)) {
-            e = errno;
-        }
-    } else if (errno != ENOENT) {
-        e = errno;
-    } else {
-        /* a new file: its directory must exist and take files */
-        slash = strrchr(path, '/');
-        dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-        e = dir ? try_create(dir) : ENOMEM;
-        free(dir);
-    }
+    e = qgpu_check_log_path(path);
     if (e) {
-        snprintf(err, err_len, "%s %s: cannot write: %s", option, name, strerror(e));
+        snprintf(err, err_len, "%s %s: cannot write: %s", option, name,
+                 e == EISDIR ? "is a directory" : strerror(e));
         return -1;
     }
     return 0;

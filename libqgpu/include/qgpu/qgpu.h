@@ -245,6 +245,14 @@ QGPU_API int qgpu_write_log(const QgpuContext *ctx, const char *path, int format
 QGPU_API int qgpu_write_log_subsampled(const QgpuContext *ctx, const char *path, int format,
                                        double fps, unsigned subsample);
 
+/* Can a log be written at path? An existing regular file must open for
+ * writing (it is not truncated), anything else that exists must be writable,
+ * and for a new file its directory must take one (tried for real: a file
+ * created and removed). Returns 0, or the errno that says why not (EISDIR
+ * for a directory, ENOENT for a missing directory, EINVAL for an empty
+ * path). Needs no context: callers ask before they open one. */
+QGPU_API int qgpu_check_log_path(const char *path);
+
 /* An extra top-level field of a log: a string, or a number (written as an
  * integer when it is one). */
 typedef struct QgpuLogField {
