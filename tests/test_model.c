@@ -528,33 +528,34 @@ static void test_parse_errors(void)
                        "a model collection, where a single model");
     expect_parse_error("empty", "", "malformed JSON");
 
-    bad = replace(good, "VMAF_integer_feature_motion2_score", "VMAF_integer_feature_motion9_score");
-    expect_parse_error("unknown feature", bad, "unknown feature 'VMAF_integer_feature_motion9_score'");
-    free(bad);
-    bad = replace(good, "\"LIBSVMNUSVR\"", "\"RANDOMFOREST\"");
-    expect_parse_error("model_type", bad, "unknown model_type 'RANDOMFOREST'");
-    free(bad);
-    bad = replace(good, "svm_type nu_svr", "svm_type c_svc");
-    expect_parse_error("svm_type", bad, "not a regression model");
-    free(bad);
-    bad = replace(good, "kernel_type rbf", "kernel_type poly");
-    expect_parse_error("kernel", bad, "kernel_type 'poly'");
-    free(bad);
-    bad = replace(good, "total_sv 211", "total_sv 212");
-    expect_parse_error("total_sv", bad, "total_sv is 212");
-    free(bad);
-    bad = replace(good, "total_sv 211", "total_sv 210");
-    expect_parse_error("extra SV", bad, "more support vectors");
-    free(bad);
-    bad = replace(good, "1:0.65734273", "1:zero");
-    expect_parse_error("SV value", bad, "bad entry");
-    free(bad);
-    bad = replace(good, "\"linear_rescale\"", "\"log\"");
-    expect_parse_error("norm_type", bad, "unknown norm_type");
-    free(bad);
-    bad = replace(good, "0.012020766332648465,", "");
-    expect_parse_error("slopes length", bad, "\"slopes\" has 6 numbers, expected 7");
-    free(bad);
+    {
+        /* one edit of the good model each, and the message it must give */
+        static const struct { const char *from, *to, *name, *needle; } edits[] = {
+            {"VMAF_integer_feature_motion2_score", "VMAF_integer_feature_motion9_score",
+             "unknown feature", "unknown feature 'VMAF_integer_feature_motion9_score'"},
+            {"\"LIBSVMNUSVR\"", "\"RANDOMFOREST\"",
+             "model_type", "unknown model_type 'RANDOMFOREST'"},
+            {"svm_type nu_svr", "svm_type c_svc",
+             "svm_type", "not a regression model"},
+            {"kernel_type rbf", "kernel_type poly",
+             "kernel", "kernel_type 'poly'"},
+            {"total_sv 211", "total_sv 212",
+             "total_sv", "total_sv is 212"},
+            {"total_sv 211", "total_sv 210",
+             "extra SV", "more support vectors"},
+            {"1:0.65734273", "1:zero",
+             "SV value", "bad entry"},
+            {"\"linear_rescale\"", "\"log\"",
+             "norm_type", "unknown norm_type"},
+            {"0.012020766332648465,", "",
+             "slopes length", "\"slopes\" has 6 numbers, expected 7"},
+        };
+        for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+            bad = replace(good, edits[i].from, edits[i].to);
+            expect_parse_error(edits[i].name, bad, edits[i].needle);
+            free(bad);
+        }
+    }
     {
         static const struct { const char *dict, *needle; } cases[] = {
             {"\"score_clip\": [\"a\", 1]", "score_clip"},

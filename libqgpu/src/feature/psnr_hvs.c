@@ -66,7 +66,8 @@ static const QgpuOptionDef psnr_hvs_options[] = {
 /* Contrast sensitivity tables of libvmaf's psnr_hvs.c (Daala's normalised
  * inverse quantisation matrices at the point of transparency): luma, and
  * the 4:2:0 Cb and Cr tables, used by libvmaf whatever the subsampling.
- * Row = vertical frequency. */
+ * Row = vertical frequency. (Three tables of numbers: `duplicates` pairs
+ * them by their shape; they are data, not code written twice.) */
 static const float hvs_csf[3][64] = {
     {1.6193873005f, 2.2901594831f, 2.08509755623f, 1.48366094411f, 1.00227514334f,
      0.678296995242f, 0.466224900598f, 0.3265091542f, 2.2901594831f, 1.94321815382f,
