@@ -232,12 +232,6 @@ static const int pool_methods[4] = {QGPU_POOL_MIN, QGPU_POOL_MAX, QGPU_POOL_MEAN
 /* Frames a log with --subsample N lists (libvmaf: every index i % N == 0). */
 #define SKIPPED(i, sub) ((sub) > 1 && (i) % (sub))
 
-/* Pooled value over the logged frames (libvmaf pools only those). */
-static void pooled(const QgpuContext *ctx, int k, int method, unsigned sub, double *v)
-{
-    qgpu_get_pooled_subsampled(ctx, ctx->scores.names[k], method, sub, v);
-}
-
 /* ------------------------------------------------------------ formats */
 
 /* One frame's scores as JSON object members, "frameNum": N, "metrics":
@@ -285,7 +279,8 @@ static void write_json(const QgpuContext *ctx, FILE *f, double fps, unsigned sub
         fputs(": {", f);
         for (int m = 0; m < 4; m++) {
             double v = NAN;
-            pooled(ctx, k, pool_methods[m], sub, &v);
+            /* over the logged frames only, as libvmaf pools */
+            qgpu_get_pooled_subsampled(ctx, ctx->scores.names[k], pool_methods[m], sub, &v);
             fprintf(f, "%s\n      \"%s\": ", m ? "," : "", pool_names[m]);
             print_value(f, v, 1);
         }
@@ -339,7 +334,8 @@ static void write_xml(const QgpuContext *ctx, FILE *f, double fps, unsigned sub,
         fputc('"', f);
         for (int m = 0; m < 4; m++) {
             double v = NAN;
-            pooled(ctx, k, pool_methods[m], sub, &v);
+            /* over the logged frames only, as libvmaf pools */
+            qgpu_get_pooled_subsampled(ctx, ctx->scores.names[k], pool_methods[m], sub, &v);
             fprintf(f, " %s=\"", pool_names[m]);
             print_value(f, v, 0);
             fputc('"', f);
