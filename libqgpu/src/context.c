@@ -165,6 +165,9 @@ void qgpu_close(QgpuContext **pctx)
     if (!pctx || !*pctx)
         return;
     ctx = *pctx;
+    for (int i = 1; i < ctx->nb_lanes; i++)
+        if (ctx->lane_queue[i])
+            clFinish(ctx->lane_queue[i]);
     if (ctx->compute_queue)
         clFinish(ctx->compute_queue);
     if (ctx->upload_queue)
@@ -181,6 +184,9 @@ void qgpu_close(QgpuContext **pctx)
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);
     qgpu_profile_free(ctx);
+    for (int i = 1; i < QGPU_MAX_LANES; i++)
+        if (ctx->lane_queue[i])
+            clReleaseCommandQueue(ctx->lane_queue[i]);
     if (ctx->compute_queue)
         clReleaseCommandQueue(ctx->compute_queue);
     if (ctx->upload_queue)

@@ -27,9 +27,16 @@
  *               look-ahead, set aggregates.
  *   uninit()    free everything init allocated (also after a failed init).
  *
+ * Lanes: the frames of a context run on one in-order compute queue, or on
+ * several ("lanes", qgpu_lanes(); slot->lane says which) when every enabled
+ * feature sets QGPU_FEATURE_LANES. Frames on different lanes run at once,
+ * so such a feature keeps the device scratch it writes per lane (frames of
+ * one lane are still in order), and work that reads another frame's
+ * results (motion's history) goes through qgpu_launch_after().
+ *
  * Features that need earlier or later frames (motion) keep their own device
- * history; the in-order compute queue guarantees frame n's kernels finished
- * before frame n+1's start. A feature that can only score frame n after
+ * history; with one lane the in-order compute queue guarantees frame n's
+ * kernels finished before frame n+1's start. A feature that can only score frame n after
  * frame n + k sets `lookahead = k`; frame n becomes final (visible to the
  * user) once frame n + max(lookahead) has been collected, or at flush.
  */
@@ -83,6 +90,7 @@ typedef struct QgpuSlotProfile {
  * helper), results_host in collect(); the rest is the pipeline's. */
 typedef struct QgpuSlot {
     int index;              /* 0 .. slot count - 1 */
+    int lane;               /* compute queue of the slot's frames: 0 .. lanes - 1 */
     unsigned frame_index;   /* frame held by the slot */
     cl_mem ref;             /* planes as in QgpuVideoFormat */
     cl_mem dist;
@@ -102,6 +110,7 @@ typedef struct QgpuSlot {
 /* Flags of a feature class. */
 enum {
     QGPU_FEATURE_NEEDS_CHROMA = 1 << 0, /* reads planes 1 and 2 (else luma only) */
+    QGPU_FEATURE_LANES = 1 << 1,        /* scratch per lane: frames may run at once */
 };
 
 /* One score a feature can output. Every name a feature registers comes
@@ -160,6 +169,11 @@ void qgpu_log(QgpuContext *ctx, int level, const char *fmt, ...)
 cl_context qgpu_cl_context(QgpuContext *ctx);
 cl_device_id qgpu_cl_device(QgpuContext *ctx);
 cl_command_queue qgpu_compute_queue(QgpuContext *ctx);
+/* Lanes of the stream (1 .. QGPU_MAX_LANES), fixed before init(): a
+ * QGPU_FEATURE_LANES feature allocates its per-frame scratch this many
+ * times and uses copy number slot->lane in enqueue(). */
+#define QGPU_MAX_LANES 4
+int qgpu_lanes(QgpuContext *ctx);
 
 /* Builds (or loads from the cache) the program of <name>.cl (the feature's
  * kernel file, after the common.cl prelude) with build options `options`
@@ -282,6 +296,12 @@ static inline QgpuArg qgpu_arg_value(const char *name, size_t bytes, const void 
 int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
                 const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
                 const size_t *local);
+/* qgpu_launch() that first waits for *chain (when not NULL) and leaves its
+ * own event there (the caller releases the last one in uninit()): launches
+ * chained so run in submission order whatever their lanes. */
+int qgpu_launch_after(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
+                      const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
+                      const size_t *local, cl_event *chain);
 
 /* Reserves `bytes` (rounded up to 8) in every slot's results buffer;
  * returns the byte offset (a multiple of 8). Kernels get slot->results plus

@@ -45,6 +45,8 @@ struct QgpuContext {
     cl_context cl;
     cl_command_queue upload_queue;
     cl_command_queue compute_queue;
+    cl_command_queue lane_queue[QGPU_MAX_LANES]; /* [0] is compute_queue; the rest owned */
+    int nb_lanes;          /* fixed at start (pipeline.c) */
     char device_name[256];
     char platform_name[256];
     char device_cache_id[768]; /* device + driver + platform version */
@@ -122,6 +124,9 @@ int qgpu_scores_add_frame(QgpuContext *ctx, unsigned frame_index);
 
 /* pipeline.c */
 void qgpu_pipeline_release(QgpuContext *ctx);
+
+/* launch.c: the compute queue of a slot's lane. */
+cl_command_queue qgpu_slot_queue(QgpuContext *ctx, const QgpuSlot *slot);
 
 /* features.c */
 const QgpuFeatureClass *qgpu_feature_class_find(const char *name);

@@ -2,7 +2,7 @@
  * Kernels and buffers for features and the pipeline: creation, release,
  * init-time uploads, and the one launch helper (qgpu_launch) that sets a
  * kernel's arguments from an array, checks each, and enqueues the kernel
- * on the compute queue as part of a slot's frame.
+ * on the compute queue of the slot's lane as part of the slot's frame.
  */
 #include <stdio.h>
 #include <string.h>
@@ -135,21 +135,49 @@ static int set_args(QgpuContext *ctx, cl_kernel kernel, const char *what, const 
     return 0;
 }
 
+cl_command_queue qgpu_slot_queue(QgpuContext *ctx, const QgpuSlot *slot)
+{
+    return slot->lane > 0 && slot->lane < ctx->nb_lanes ? ctx->lane_queue[slot->lane]
+                                                        : ctx->compute_queue;
+}
+
+int qgpu_lanes(QgpuContext *ctx)
+{
+    return ctx->nb_lanes > 1 ? ctx->nb_lanes : 1;
+}
+
+int qgpu_launch_after(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
+                      const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
+                      const size_t *local, cl_event *chain)
+{
+    cl_event event = NULL;
+    cl_int status;
+    int wait = chain && *chain;
+    int err = set_args(ctx, kernel, what, args, nb_args);
+    if (err)
+        return err;
+    status = clEnqueueNDRangeKernel(qgpu_slot_queue(ctx, slot), kernel, dims, NULL, global,
+                                    local, wait ? 1 : 0, wait ? chain : NULL,
+                                    ctx->profiling || chain ? &event : NULL);
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, what);
+    ctx->launches++;
+    if (chain) {
+        if (*chain)
+            clReleaseEvent(*chain);
+        *chain = event;
+        if (event && ctx->profiling)
+            clRetainEvent(event); /* one reference each: the chain's, the profile's */
+    }
+    if (event && ctx->profiling)
+        return qgpu_profile_add_event(ctx, slot, what, event);
+    return 0;
+}
+
 int qgpu_launch(QgpuContext *ctx, QgpuSlot *slot, cl_kernel kernel, const char *what,
                 const QgpuArg *args, int nb_args, cl_uint dims, const size_t *global,
                 const size_t *local)
 {
-    cl_event event = NULL;
-    cl_int status;
-    int err = set_args(ctx, kernel, what, args, nb_args);
-    if (err)
-        return err;
-    status = clEnqueueNDRangeKernel(ctx->compute_queue, kernel, dims, NULL, global, local, 0,
-                                    NULL, ctx->profiling ? &event : NULL);
-    if (status != CL_SUCCESS)
-        return qgpu_cl_error(ctx, status, what);
-    ctx->launches++;
-    if (event)
-        return qgpu_profile_add_event(ctx, slot, what, event);
-    return 0;
+    return qgpu_launch_after(ctx, slot, kernel, what, args, nb_args, dims, global, local,
+                             NULL);
 }

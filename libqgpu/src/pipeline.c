@@ -3,9 +3,10 @@
  * through the device.
  *
  *   submit:  copy planes into the slot's pinned staging buffer, enqueue the
- *            upload on the upload queue, a barrier on the compute queue that
- *            waits for it, every feature's kernels, and one read of the
- *            slot's results into pinned host memory. No host wait.
+ *            upload on the upload queue, a barrier on the compute queue of
+ *            the slot's lane that waits for it, every feature's kernels,
+ *            and one read of the slot's results into pinned host memory.
+ *            No host wait. Slot i runs on lane i % lanes (lanes_create()).
  *   collect: wait for the slot's readback event (the only wait of the
  *            frame), let every feature turn its partial sums into scores,
  *            finalise frames whose look-ahead is satisfied, run the model
@@ -108,13 +109,40 @@ static int same_geometry(const QgpuPicture *a, const QgpuPicture *b)
            a->bitdepth == b->bitdepth;
 }
 
+static unsigned feature_flags(const QgpuFeature *f)
+{
+    return f->cls->dynamic_flags ? f->cls->dynamic_flags(f) : f->cls->flags;
+}
+
 static int needs_chroma(const QgpuContext *ctx)
 {
-    for (int i = 0; i < ctx->nb_features; i++) {
-        const QgpuFeature *f = ctx->features[i];
-        unsigned flags = f->cls->dynamic_flags ? f->cls->dynamic_flags(f) : f->cls->flags;
-        if (flags & QGPU_FEATURE_NEEDS_CHROMA)
+    for (int i = 0; i < ctx->nb_features; i++)
+        if (feature_flags(ctx->features[i]) & QGPU_FEATURE_NEEDS_CHROMA)
             return 1;
+    return 0;
+}
+
+/* Lanes: frames on several in-order compute queues, so that the small
+ * launches of one frame overlap another frame's kernels. Only when every
+ * feature keeps its scratch per lane; QGPU_LANES=1..4 overrides the
+ * default of 2 (measurements); never more lanes than slots. */
+static int lanes_create(QgpuContext *ctx)
+{
+    const char *env = getenv("QGPU_LANES");
+    int n = env && *env ? atoi(env) : 2;
+    n = n < 1 ? 1 : n > QGPU_MAX_LANES ? QGPU_MAX_LANES : n;
+    n = n > ctx->slot_count ? ctx->slot_count : n;
+    for (int i = 0; i < ctx->nb_features; i++)
+        if (!(feature_flags(ctx->features[i]) & QGPU_FEATURE_LANES))
+            n = 1;
+    ctx->lane_queue[0] = ctx->compute_queue;
+    for (ctx->nb_lanes = 1; ctx->nb_lanes < n; ctx->nb_lanes++) {
+        cl_int status;
+        cl_command_queue q = clCreateCommandQueue(
+            ctx->cl, ctx->device, ctx->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
+        if (status != CL_SUCCESS)
+            return qgpu_cl_error(ctx, status, "clCreateCommandQueue(lane)");
+        ctx->lane_queue[ctx->nb_lanes] = q;
     }
     return 0;
 }
@@ -149,6 +177,7 @@ static int slots_create(QgpuContext *ctx)
     for (int i = 0; i < ctx->slot_count; i++) {
         QgpuSlot *slot = &ctx->slots[i];
         slot->index = i;
+        slot->lane = i % ctx->nb_lanes;
         err = pinned_create(ctx, 2 * ctx->upload_bytes, &slot->staging, &slot->staging_host);
         if (!err)
             err = qgpu_buffer_create(ctx, ctx->device_bytes, &slot->ref);
@@ -235,6 +264,9 @@ static int start(QgpuContext *ctx, const QgpuPicture *pic)
         if (err)
             return err;
     }
+    err = lanes_create(ctx);
+    if (err)
+        return err;
     for (int i = 0; i < ctx->nb_features; i++) {
         QgpuFeature *f = ctx->features[i];
         f->fmt = &ctx->fmt;
@@ -382,12 +414,13 @@ static int shift_down(QgpuContext *ctx, QgpuSlot *slot, cl_mem buffer, int shift
 
 int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2])
 {
+    cl_command_queue queue = qgpu_slot_queue(ctx, slot);
     cl_int status;
     int err = 0;
 
     /* The upload queue runs ahead; make sure it is submitted to the device. */
     clFlush(ctx->upload_queue);
-    status = clEnqueueBarrierWithWaitList(ctx->compute_queue, 1, &uploaded, NULL);
+    status = clEnqueueBarrierWithWaitList(queue, 1, &uploaded, NULL);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueBarrierWithWaitList");
     if (ctx->split_chroma)
@@ -403,12 +436,12 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
         err = ctx->features[i]->cls->enqueue(ctx->features[i], slot);
     if (err)
         return err;
-    status = clEnqueueReadBuffer(ctx->compute_queue, slot->results, CL_FALSE, 0,
+    status = clEnqueueReadBuffer(queue, slot->results, CL_FALSE, 0,
                                  ctx->results_bytes ? ctx->results_bytes : 8,
                                  slot->results_host, 0, NULL, &slot->done);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueReadBuffer(results)");
-    clFlush(ctx->compute_queue);
+    clFlush(queue);
     ctx->submitted++;
     return 0;
 }

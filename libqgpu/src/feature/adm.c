@@ -68,7 +68,7 @@ typedef struct AdmState {
     cl_int egl_s;
     /* OpenCL */
     cl_kernel k_dwt0, k_dwt123, k_score;
-    cl_mem bands[4];
+    cl_mem bands[QGPU_MAX_LANES][4]; /* per lane */
     cl_mem params_buf;
     size_t offset;
     int ids[OUT_COUNT];
@@ -296,10 +296,12 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(ctx, program, "adm_dwt0", &s->k_dwt0);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "adm_dwt123", &s->k_dwt123);
-    for (int sc = 0; sc < 4 && !err; sc++)
+    for (int k = 0; k < qgpu_lanes(ctx) * 4 && !err; k++) {
+        int sc = k % 4;
         err = qgpu_buffer_create(ctx, (sc ? sizeof(cl_int) : sizeof(cl_short)) * 8 *
                                           (size_t)s->bw[sc] * s->bh[sc],
-                                 &s->bands[sc]);
+                                 &s->bands[k / 4][sc]);
+    }
     if (!err)
         err = qgpu_buffer_upload(ctx, sizeof(s->params), s->params, &s->params_buf,
                                  "adm: parameters");
@@ -313,6 +315,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     AdmState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
+    cl_mem *bands = s->bands[slot->lane];
     size_t local[3] = {ADM_T, ADM_T, 1};
     int err;
 
@@ -326,7 +329,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("h", s->h),
             qgpu_arg_int("pitch", fmt->plane_w[0]),
             qgpu_arg_int("bpc", fmt->bitdepth),
-            qgpu_arg_mem("bands", s->bands[0]),
+            qgpu_arg_mem("bands", bands[0]),
             qgpu_arg_int("bw", s->bw[0]),
             qgpu_arg_int("bh", s->bh[0]),
         };
@@ -341,13 +344,13 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         /* scale 1 reads the int16 planes of scale 0; the unused pointer
          * argument gets a valid buffer too */
         const QgpuArg args[] = {
-            qgpu_arg_mem("prev16", s->bands[0]),
-            qgpu_arg_mem("prev", s->bands[sc == 1 ? 1 : sc - 1]),
+            qgpu_arg_mem("prev16", bands[0]),
+            qgpu_arg_mem("prev", bands[sc == 1 ? 1 : sc - 1]),
             qgpu_arg_int("from16", sc == 1),
             qgpu_arg_int("w", s->bw[sc - 1]),
             qgpu_arg_int("h", s->bh[sc - 1]),
             qgpu_arg_int("scale", sc),
-            qgpu_arg_mem("bands", s->bands[sc]),
+            qgpu_arg_mem("bands", bands[sc]),
             qgpu_arg_int("bw", s->bw[sc]),
             qgpu_arg_int("bh", s->bh[sc]),
         };
@@ -361,10 +364,10 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     {
         size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
         const QgpuArg args[] = {
-            qgpu_arg_mem("b0", s->bands[0]),
-            qgpu_arg_mem("b1", s->bands[1]),
-            qgpu_arg_mem("b2", s->bands[2]),
-            qgpu_arg_mem("b3", s->bands[3]),
+            qgpu_arg_mem("b0", bands[0]),
+            qgpu_arg_mem("b1", bands[1]),
+            qgpu_arg_mem("b2", bands[2]),
+            qgpu_arg_mem("b3", bands[3]),
             qgpu_arg_mem("params", s->params_buf),
             qgpu_arg_ulong("cos_m", s->cos_m),
             qgpu_arg_ulong("egl_n", s->egl_n),
@@ -492,8 +495,8 @@ static void adm_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_dwt0);
     qgpu_kernel_release(&s->k_dwt123);
     qgpu_kernel_release(&s->k_score);
-    for (int i = 0; i < 4; i++)
-        qgpu_buffer_release(&s->bands[i]);
+    for (int k = 0; k < QGPU_MAX_LANES * 4; k++)
+        qgpu_buffer_release(&s->bands[k / 4][k % 4]);
     qgpu_buffer_release(&s->params_buf);
 }
 
@@ -502,7 +505,7 @@ const QgpuFeatureClass qgpu_feature_adm = {
     .outputs = adm_outputs,
     .options = adm_options,
     .priv_size = sizeof(AdmState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .dynamic_flags = NULL,
     .init = adm_init,

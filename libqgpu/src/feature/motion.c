@@ -70,6 +70,7 @@ typedef struct MotionState {
     /* state */
     cl_kernel kernel;
     cl_mem store[3];
+    cl_event chain;       /* the last launch: the next one reads its store */
     int nstore;
     unsigned gap;
     int w, h, wg, groups;
@@ -206,8 +207,10 @@ static int motion_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_mem("results", slot->results),
         qgpu_arg_int("partial_index", (cl_int)(s->offset / sizeof(uint64_t))),
     };
-    return qgpu_launch(f->ctx, slot, s->kernel, "motion: sad", args, QGPU_ARRAY_SIZE(args), 1,
-                       &global, &local);
+    /* frames on other lanes: in order, each after the one whose store it
+     * reads and the one that reads the store it overwrites */
+    return qgpu_launch_after(f->ctx, slot, s->kernel, "motion: sad", args,
+                             QGPU_ARRAY_SIZE(args), 1, &global, &local, &s->chain);
 }
 
 static double min_d(double a, double b)
@@ -298,6 +301,9 @@ static void motion_uninit(QgpuFeature *f)
 {
     MotionState *s = f->priv;
     qgpu_kernel_release(&s->kernel);
+    if (s->chain)
+        clReleaseEvent(s->chain);
+    s->chain = NULL;
     for (int i = 0; i < 3; i++)
         qgpu_buffer_release(&s->store[i]);
 }
@@ -307,7 +313,7 @@ const QgpuFeatureClass qgpu_feature_motion = {
     .outputs = motion_outputs,
     .options = motion_options,
     .priv_size = sizeof(MotionState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 1,
     .dynamic_lookahead = motion_lookahead,
     .init = motion_init,

@@ -73,7 +73,8 @@ static const QgpuOptionDef psnr_options[] = {
 static unsigned psnr_flags(const QgpuFeature *f)
 {
     const PsnrState *s = f->priv;
-    return s->enable_chroma ? QGPU_FEATURE_NEEDS_CHROMA : 0;
+    /* no device scratch: only slot buffers */
+    return (s->enable_chroma ? QGPU_FEATURE_NEEDS_CHROMA : 0) | QGPU_FEATURE_LANES;
 }
 
 static int register_names(QgpuFeature *f, PsnrState *s)
@@ -207,7 +208,7 @@ const QgpuFeatureClass qgpu_feature_psnr = {
     .outputs = psnr_outputs,
     .options = psnr_options,
     .priv_size = sizeof(PsnrState),
-    .flags = QGPU_FEATURE_NEEDS_CHROMA,
+    .flags = QGPU_FEATURE_NEEDS_CHROMA | QGPU_FEATURE_LANES,
     .lookahead = 0,
     .dynamic_flags = psnr_flags,
     .init = psnr_init,

@@ -58,7 +58,7 @@ typedef struct VifState {
     /* state */
     cl_kernel kernel[4];
     cl_mem lut;
-    cl_mem img[4][2]; /* scales 1..3: ref, dis */
+    cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane, scales 1..3: ref, dis */
     int w[4], h[4];
     int groups[4];
     int wg;
@@ -186,13 +186,11 @@ static int vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         size_t per_group = (tiles + cap - 1) / cap;
         s->groups[i] = (int)((tiles + per_group - 1) / per_group);
         total_groups += s->groups[i];
-        if (i) {
-            for (int j = 0; j < 2; j++) {
-                err = qgpu_buffer_create(ctx, (size_t)s->w[i] * s->h[i] * sizeof(uint16_t),
-                                         &s->img[i][j]);
-                if (err)
-                    return err;
-            }
+        for (int k = 0; i && k < qgpu_lanes(ctx) * 2; k++) {
+            err = qgpu_buffer_create(ctx, (size_t)s->w[i] * s->h[i] * sizeof(uint16_t),
+                                     &s->img[k / 2][i][k % 2]);
+            if (err)
+                return err;
         }
     }
     err = qgpu_results_reserve(ctx, total_groups * 4 * sizeof(int64_t), &s->offset);
@@ -218,19 +216,20 @@ static int vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
     static const char *const what[4] = {"vif: scale 0", "vif: scale 1", "vif: scale 2",
                                         "vif: scale 3"};
     VifState *s = f->priv;
+    cl_mem(*img)[2] = s->img[slot->lane];
     cl_int index = (cl_int)(s->offset / sizeof(int64_t));
     size_t local = (size_t)s->wg;
 
     for (int i = 0; i < 4; i++) {
         size_t global = local * s->groups[i];
         const QgpuArg args[] = {
-            qgpu_arg_mem("ref", i ? s->img[i][0] : slot->ref),
-            qgpu_arg_mem("dis", i ? s->img[i][1] : slot->dist),
+            qgpu_arg_mem("ref", i ? img[i][0] : slot->ref),
+            qgpu_arg_mem("dis", i ? img[i][1] : slot->dist),
             qgpu_arg_int("w", s->w[i]),
             qgpu_arg_int("h", s->h[i]),
             qgpu_arg_int("bpc", f->fmt->bitdepth),
-            qgpu_arg_mem("next_r", i < 3 ? s->img[i + 1][0] : NULL),
-            qgpu_arg_mem("next_d", i < 3 ? s->img[i + 1][1] : NULL),
+            qgpu_arg_mem("next_r", i < 3 ? img[i + 1][0] : NULL),
+            qgpu_arg_mem("next_d", i < 3 ? img[i + 1][1] : NULL),
             qgpu_arg_int("do_stat", !(i == 0 && s->skip_scale0)),
             qgpu_arg_mem("results", slot->results),
             qgpu_arg_int("partial_index", index),
@@ -294,11 +293,10 @@ static int vif_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void vif_uninit(QgpuFeature *f)
 {
     VifState *s = f->priv;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4; i++)
         qgpu_kernel_release(&s->kernel[i]);
-        qgpu_buffer_release(&s->img[i][0]);
-        qgpu_buffer_release(&s->img[i][1]);
-    }
+    for (int k = 0; k < QGPU_MAX_LANES * 4 * 2; k++)
+        qgpu_buffer_release(&s->img[k / 8][k / 2 % 4][k % 2]);
     qgpu_buffer_release(&s->lut);
 }
 
@@ -307,7 +305,7 @@ const QgpuFeatureClass qgpu_feature_vif = {
     .outputs = vif_outputs,
     .options = vif_options,
     .priv_size = sizeof(VifState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .init = vif_init,
     .enqueue = vif_enqueue,
