@@ -98,7 +98,10 @@ typedef struct CambiState {
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
     cl_kernel k_prep, k_mask, k_filter, k_cvalues, k_slide, k_select, k_hist2, k_sum;
-    cl_mem imgs, mask, cval, hist1, hist2, state, params, kvals;
+    cl_mem params, kvals;
+    struct CambiLane {        /* per lane: written by every frame */
+        cl_mem imgs, mask, cval, hist1, hist2, state;
+    } lane[QGPU_MAX_LANES];
     int score_id, source_id, fullref_id;
 } CambiState;
 
@@ -451,25 +454,36 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (err)
         return err;
 
-    /* scratch shared by all slots: the compute queue is in order, so one
-     * frame's passes finish before the next frame's start */
+    /* scratch per lane: the queue of a lane is in order, so one frame's
+     * passes finish before the next frame of that lane starts */
     size_t mask_bytes = 0;
     for (int i = 0; i < s->npics; i++)
         if ((size_t)s->pic[i].w * s->pic[i].h > mask_bytes)
             mask_bytes = (size_t)s->pic[i].w * s->pic[i].h;
     const size_t h1 = sizeof(cl_uint) * CAMBI_SCALES * CAMBI_HIST1_BINS;
     const size_t h2 = sizeof(cl_uint) * CAMBI_SCALES * CAMBI_HIST2_BINS;
-    err = qgpu_buffer_create(f->ctx, img_total * sizeof(cl_ushort), &s->imgs);
-    if (!err)
-        err = qgpu_buffer_create(f->ctx, mask_bytes, &s->mask);
-    if (!err)
-        err = qgpu_buffer_create(f->ctx, cval_total * sizeof(cl_float), &s->cval);
-    if (!err)
-        err = qgpu_buffer_create(f->ctx, h1, &s->hist1);
-    if (!err)
-        err = qgpu_buffer_create(f->ctx, h2, &s->hist2);
-    if (!err)
-        err = qgpu_buffer_create(f->ctx, sizeof(cl_uint) * 4 * CAMBI_SCALES, &s->state);
+    const size_t st = sizeof(cl_uint) * 4 * CAMBI_SCALES;
+    for (int i = 0; i < qgpu_lanes(f->ctx) && !err; i++) {
+        struct CambiLane *b = &s->lane[i];
+        err = qgpu_buffer_create(f->ctx, img_total * sizeof(cl_ushort), &b->imgs);
+        if (!err)
+            err = qgpu_buffer_create(f->ctx, mask_bytes, &b->mask);
+        if (!err)
+            err = qgpu_buffer_create(f->ctx, cval_total * sizeof(cl_float), &b->cval);
+        if (!err)
+            err = qgpu_buffer_create(f->ctx, h1, &b->hist1);
+        if (!err)
+            err = qgpu_buffer_create(f->ctx, h2, &b->hist2);
+        if (!err)
+            err = qgpu_buffer_create(f->ctx, st, &b->state);
+        /* the select passes zero the histograms after use; start from zero */
+        if (!err)
+            err = cambi_zero(f, b->hist1, h1);
+        if (!err)
+            err = cambi_zero(f, b->hist2, h2);
+        if (!err)
+            err = cambi_zero(f, b->state, st);
+    }
     if (!err)
         err = qgpu_buffer_create(f->ctx, sizeof(cl_int) * 64, &s->params);
     if (!err)
@@ -489,13 +503,6 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     err = qgpu_buffer_write(f->ctx, s->params, sizeof(params), params, "cambi: parameters");
     if (!err)
         err = qgpu_buffer_write(f->ctx, s->kvals, sizeof(kvals), kvals, "cambi: top-k counts");
-    /* the select passes zero the histograms after use; start from zero */
-    if (!err)
-        err = cambi_zero(f, s->hist1, h1);
-    if (!err)
-        err = cambi_zero(f, s->hist2, h2);
-    if (!err)
-        err = cambi_zero(f, s->state, sizeof(cl_uint) * 4 * CAMBI_SCALES);
     return err;
 }
 
@@ -504,6 +511,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     CambiState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
     CambiPic *p = &s->pic[which];
+    const struct CambiLane *b = &s->lane[slot->lane];
     QgpuArg args[16];
     int n, err;
     size_t local2[2] = {CAMBI_TILE, CAMBI_TILE};
@@ -521,7 +529,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("w", p->w),
             qgpu_arg_int("h", p->h),
             qgpu_arg_int("anti_dither", s->anti_dither),
-            qgpu_arg_mem("out", s->imgs),
+            qgpu_arg_mem("out", b->imgs),
         };
         err = qgpu_launch(f->ctx, slot, s->k_prep, "cambi: cambi_prep", prep_args,
                           QGPU_ARRAY_SIZE(prep_args), 2, global2, local2);
@@ -532,12 +540,12 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     /* 2. spatial mask at full size */
     {
         const QgpuArg mask_args[] = {
-            qgpu_arg_mem("img_base", s->imgs),
+            qgpu_arg_mem("img_base", b->imgs),
             qgpu_arg_int("img_off", 0),
             qgpu_arg_int("w", p->w),
             qgpu_arg_int("h", p->h),
             qgpu_arg_int("threshold", p->mask_threshold),
-            qgpu_arg_mem("mask", s->mask),
+            qgpu_arg_mem("mask", b->mask),
         };
         err = qgpu_launch(f->ctx, slot, s->k_mask, "cambi: cambi_mask", mask_args,
                           QGPU_ARRAY_SIZE(mask_args), 2, global2, local2);
@@ -552,11 +560,11 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
         global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
         const QgpuArg filter_args[] = {
-            qgpu_arg_mem("src_base", s->imgs),
+            qgpu_arg_mem("src_base", b->imgs),
             qgpu_arg_int("src_off", i == 0 ? 0 : p->img_off[i - 1]),
             qgpu_arg_int("src_w", i == 0 ? p->w : p->sw[i - 1]),
             qgpu_arg_int("f", (i > 0 || s->hrs) ? 2 : 1),
-            qgpu_arg_mem("dst_base", s->imgs),
+            qgpu_arg_mem("dst_base", b->imgs),
             qgpu_arg_int("dst_off", p->img_off[i]),
             qgpu_arg_int("w", p->sw[i]),
             qgpu_arg_int("h", p->sh[i]),
@@ -567,11 +575,11 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             return err;
 
         n = 0;
-        args[n++] = qgpu_arg_mem("img_base", s->imgs);
+        args[n++] = qgpu_arg_mem("img_base", b->imgs);
         args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
         args[n++] = qgpu_arg_int("w", p->sw[i]);
         args[n++] = qgpu_arg_int("h", p->sh[i]);
-        args[n++] = qgpu_arg_mem("mask", s->mask);
+        args[n++] = qgpu_arg_mem("mask", b->mask);
         args[n++] = qgpu_arg_int("mask_w", p->w);
         args[n++] = qgpu_arg_int("mask_shift", i + s->hrs);
         args[n++] = qgpu_arg_int("pad", pad);
@@ -584,9 +592,9 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         } else {
             args[n++] = qgpu_arg_local("tile", rw * rw * sizeof(cl_ushort));
         }
-        args[n++] = qgpu_arg_mem("cval_base", s->cval);
+        args[n++] = qgpu_arg_mem("cval_base", b->cval);
         args[n++] = qgpu_arg_int("cval_off", p->cval_off[i]);
-        args[n++] = qgpu_arg_mem("hist_base", s->hist1);
+        args[n++] = qgpu_arg_mem("hist_base", b->hist1);
         args[n++] = qgpu_arg_int("hist_off", i * CAMBI_HIST1_BINS);
         if (s->slide) {
             size_t lc[2] = {CAMBI_SX, 1};
@@ -611,14 +619,14 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             size_t total = (size_t)p->cval_off[CAMBI_SCALES];
             size_t hl = 256, hg = qgpu_round_up((total + CAMBI_H2_RUN - 1) / CAMBI_H2_RUN, hl);
             const QgpuArg hist2_args[] = {
-                qgpu_arg_mem("cval", s->cval),
+                qgpu_arg_mem("cval", b->cval),
                 qgpu_arg_int("total", (cl_int)total),
                 qgpu_arg_int("o1", p->cval_off[1]),
                 qgpu_arg_int("o2", p->cval_off[2]),
                 qgpu_arg_int("o3", p->cval_off[3]),
                 qgpu_arg_int("o4", p->cval_off[4]),
-                qgpu_arg_mem("state", s->state),
-                qgpu_arg_mem("hist2", s->hist2),
+                qgpu_arg_mem("state", b->state),
+                qgpu_arg_mem("hist2", b->hist2),
             };
             err = qgpu_launch(f->ctx, slot, s->k_hist2, "cambi: cambi_hist2", hist2_args,
                               QGPU_ARRAY_SIZE(hist2_args), 1, &hg, &hl);
@@ -626,12 +634,12 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
                 return err;
         }
         const QgpuArg select_args[] = {
-            qgpu_arg_mem("hist", pass == 1 ? s->hist1 : s->hist2),
+            qgpu_arg_mem("hist", pass == 1 ? b->hist1 : b->hist2),
             qgpu_arg_int("nbins", pass == 1 ? CAMBI_HIST1_BINS : CAMBI_HIST2_BINS),
             qgpu_arg_int("pass", pass),
             qgpu_arg_mem("kvals", s->kvals),
             qgpu_arg_int("k_off", which * CAMBI_SCALES),
-            qgpu_arg_mem("state", s->state),
+            qgpu_arg_mem("state", b->state),
             qgpu_arg_mem("out", slot->results),
             qgpu_arg_int("out_off", res_u32),
         };
@@ -644,11 +652,11 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     static const char *const offset_names[CAMBI_SCALES + 1] = {"o0", "o1", "o2", "o3", "o4", "o5"};
     size_t sum_local = CAMBI_SUM_WG, sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SCALES;
     n = 0;
-    args[n++] = qgpu_arg_mem("cval", s->cval);
+    args[n++] = qgpu_arg_mem("cval", b->cval);
     for (int i = 0; i <= CAMBI_SCALES; i++)
         args[n++] = qgpu_arg_int(offset_names[i], p->cval_off[i]);
     args[n++] = qgpu_arg_int("groups_per_scale", CAMBI_SUM_GROUPS);
-    args[n++] = qgpu_arg_mem("state", s->state);
+    args[n++] = qgpu_arg_mem("state", b->state);
     args[n++] = qgpu_arg_mem("out", slot->results);
     args[n++] = qgpu_arg_int("out_off", res_i64);
     return qgpu_launch(f->ctx, slot, s->k_sum, "cambi: cambi_sum", args, n, 1, &sum_global,
@@ -715,12 +723,15 @@ static void cambi_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_select);
     qgpu_kernel_release(&s->k_hist2);
     qgpu_kernel_release(&s->k_sum);
-    qgpu_buffer_release(&s->imgs);
-    qgpu_buffer_release(&s->mask);
-    qgpu_buffer_release(&s->cval);
-    qgpu_buffer_release(&s->hist1);
-    qgpu_buffer_release(&s->hist2);
-    qgpu_buffer_release(&s->state);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        struct CambiLane *b = &s->lane[i];
+        qgpu_buffer_release(&b->imgs);
+        qgpu_buffer_release(&b->mask);
+        qgpu_buffer_release(&b->cval);
+        qgpu_buffer_release(&b->hist1);
+        qgpu_buffer_release(&b->hist2);
+        qgpu_buffer_release(&b->state);
+    }
     qgpu_buffer_release(&s->params);
     qgpu_buffer_release(&s->kvals);
     for (int i = 0; i < 2; i++)
@@ -732,7 +743,7 @@ const QgpuFeatureClass qgpu_feature_cambi = {
     .outputs = cambi_outputs,
     .options = cambi_options,
     .priv_size = sizeof(CambiState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .dynamic_flags = NULL,
     .init = cambi_init,

@@ -50,9 +50,11 @@ typedef struct FloatAdmState {
     int skip_aim_scale;
     /* state */
     cl_kernel k_convert, k_dwt, k_rows;
-    cl_mem img;      /* ref, dis as float (w*h each) */
-    cl_mem lp[2];    /* band a of ref and dis, ping-pong between scales */
-    cl_mem bands;    /* 9 planes: o h/v/d, r h/v/d, a h/v/d */
+    struct FadmLane {   /* per lane: written by every frame */
+        cl_mem img;     /* ref, dis as float (w*h each) */
+        cl_mem lp[2];   /* band a of ref and dis, ping-pong between scales */
+        cl_mem bands;   /* 9 planes: o h/v/d, r h/v/d, a h/v/d */
+    } lane[QGPU_MAX_LANES];
     int ps;          /* plane stride of bands / lp (scale-0 band size) */
     int w[5], h[5];  /* [0] picture, [s+1] band of scale s */
     int left[4], top[4], right[4], bottom[4];
@@ -205,10 +207,15 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         (err = qgpu_kernel_create(ctx, prog, "fadm_rows", &s->k_rows)))
         return err;
     size_t n = (size_t)s->w[0] * s->h[0];
-    if ((err = qgpu_buffer_create(ctx, 2 * n * sizeof(float), &s->img)) ||
-        (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &s->lp[0])) ||
-        (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &s->lp[1])) ||
-        (err = qgpu_buffer_create(ctx, 9 * (size_t)s->ps * sizeof(float), &s->bands)))
+    for (int i = 0; i < qgpu_lanes(ctx) && !err; i++) {
+        struct FadmLane *b = &s->lane[i];
+        if ((err = qgpu_buffer_create(ctx, 2 * n * sizeof(float), &b->img)) ||
+            (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[0])) ||
+            (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[1])))
+            break;
+        err = qgpu_buffer_create(ctx, 9 * (size_t)s->ps * sizeof(float), &b->bands);
+    }
+    if (err)
         return err;
     return qgpu_results_reserve(ctx, (size_t)s->rows_total * 9 * sizeof(float), &s->offset);
 }
@@ -227,6 +234,7 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     static const char *const what_rows[4] = {"float_adm: rows 0", "float_adm: rows 1",
                                              "float_adm: rows 2", "float_adm: rows 3"};
     FloatAdmState *s = f->priv;
+    const struct FadmLane *b = &s->lane[slot->lane];
     int err;
 
     {
@@ -237,7 +245,7 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("dis", slot->dist),
             qgpu_arg_int("n", n),
             qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
-            qgpu_arg_mem("out", s->img),
+            qgpu_arg_mem("out", b->img),
         };
         if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_adm: convert", args,
                                QGPU_ARRAY_SIZE(args), 1, &global, &local)))
@@ -256,15 +264,15 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         size_t local[2] = {16, 8};
         size_t global[2] = {qgpu_round_up((size_t)bw, 16), qgpu_round_up((size_t)bh, 8)};
         const QgpuArg dwt_args[] = {
-            qgpu_arg_mem("src", sc ? s->lp[(sc - 1) & 1] : s->img),
+            qgpu_arg_mem("src", sc ? b->lp[(sc - 1) & 1] : b->img),
             qgpu_arg_int("w", w),
             qgpu_arg_int("h", h),
             qgpu_arg_int("n", sc ? s->ps : w * h),
-            qgpu_arg_mem("lp_out", s->lp[sc & 1]),
+            qgpu_arg_mem("lp_out", b->lp[sc & 1]),
             qgpu_arg_int("bw", bw),
             qgpu_arg_int("bh", bh),
             qgpu_arg_int("bn", s->ps),
-            qgpu_arg_mem("bands", s->bands),
+            qgpu_arg_mem("bands", b->bands),
             qgpu_arg_int("ps", s->ps),
             qgpu_arg_float("cos1sq", cos1sq),
             qgpu_arg_float("egl_hi", egl_hi),
@@ -280,7 +288,7 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         size_t rlocal[2] = {FADM_RL, 1};
         size_t rglobal[2] = {FADM_RL, (size_t)(s->bottom[sc] - s->top[sc])};
         const QgpuArg rows_args[] = {
-            qgpu_arg_mem("bands", s->bands),
+            qgpu_arg_mem("bands", b->bands),
             qgpu_arg_int("ps", s->ps),
             qgpu_arg_int("w", bw),
             qgpu_arg_int("h", bh),
@@ -384,10 +392,13 @@ static void float_adm_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_convert);
     qgpu_kernel_release(&s->k_dwt);
     qgpu_kernel_release(&s->k_rows);
-    qgpu_buffer_release(&s->img);
-    qgpu_buffer_release(&s->lp[0]);
-    qgpu_buffer_release(&s->lp[1]);
-    qgpu_buffer_release(&s->bands);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        struct FadmLane *b = &s->lane[i];
+        qgpu_buffer_release(&b->img);
+        qgpu_buffer_release(&b->lp[0]);
+        qgpu_buffer_release(&b->lp[1]);
+        qgpu_buffer_release(&b->bands);
+    }
 }
 
 const QgpuFeatureClass qgpu_feature_float_adm = {
@@ -395,7 +406,7 @@ const QgpuFeatureClass qgpu_feature_float_adm = {
     .outputs = float_adm_outputs,
     .options = float_adm_options,
     .priv_size = sizeof(FloatAdmState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .init = float_adm_init,
     .enqueue = float_adm_enqueue,

@@ -31,7 +31,7 @@ static const QgpuFeatureOutput float_ansnr_outputs[] = {
 
 typedef struct FloatAnsnrState {
     cl_kernel k_filter, k_rows;
-    cl_mem sig, noise;
+    cl_mem sig[QGPU_MAX_LANES], noise[QGPU_MAX_LANES]; /* per lane */
     int w, h;
     float inv_scale;
     double peak, psnr_max;
@@ -74,10 +74,11 @@ static int float_ansnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(ctx, program, "fansnr_filter", &s->k_filter);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "fansnr_rows", &s->k_rows);
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * sizeof(float), &s->sig);
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * sizeof(float), &s->noise);
+    for (int i = 0; i < qgpu_lanes(ctx) && !err; i++) {
+        err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * sizeof(float), &s->sig[i]);
+        if (!err)
+            err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * sizeof(float), &s->noise[i]);
+    }
     if (!err)
         err = qgpu_results_reserve(ctx, (size_t)s->h * 2 * sizeof(float), &s->offset);
     return err;
@@ -100,8 +101,8 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("w", s->w),
             qgpu_arg_int("h", s->h),
             qgpu_arg_float("inv_scale", s->inv_scale),
-            qgpu_arg_mem("sig", s->sig),
-            qgpu_arg_mem("noise", s->noise),
+            qgpu_arg_mem("sig", s->sig[slot->lane]),
+            qgpu_arg_mem("noise", s->noise[slot->lane]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_filter, "float_ansnr: filter", args,
                           QGPU_ARRAY_SIZE(args), 2, global, local);
@@ -111,8 +112,8 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
     {
         size_t local = 64, global = qgpu_round_up(s->h, 64);
         const QgpuArg args[] = {
-            qgpu_arg_mem("sig", s->sig),
-            qgpu_arg_mem("noise", s->noise),
+            qgpu_arg_mem("sig", s->sig[slot->lane]),
+            qgpu_arg_mem("noise", s->noise[slot->lane]),
             qgpu_arg_int("w", s->w),
             qgpu_arg_int("h", s->h),
             qgpu_arg_mem("results", slot->results),
@@ -148,8 +149,10 @@ static void float_ansnr_uninit(QgpuFeature *f)
     FloatAnsnrState *s = f->priv;
     qgpu_kernel_release(&s->k_filter);
     qgpu_kernel_release(&s->k_rows);
-    qgpu_buffer_release(&s->sig);
-    qgpu_buffer_release(&s->noise);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        qgpu_buffer_release(&s->sig[i]);
+        qgpu_buffer_release(&s->noise[i]);
+    }
 }
 
 const QgpuFeatureClass qgpu_feature_float_ansnr = {
@@ -157,7 +160,7 @@ const QgpuFeatureClass qgpu_feature_float_ansnr = {
     .outputs = float_ansnr_outputs,
     .options = float_ansnr_options,
     .priv_size = sizeof(FloatAnsnrState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .init = float_ansnr_init,
     .enqueue = float_ansnr_enqueue,
     .collect = float_ansnr_collect,

@@ -59,14 +59,15 @@ typedef struct FloatMotionState {
     /* state */
     cl_kernel k_blur, k_sad;
     int nb_planes;
-    cl_mem blur[3][2];
-    cl_mem diff[3];
+    cl_mem blur[3][2];    /* frames n % 2: launches that touch them are chained */
+    cl_event chain;       /* the last of those, across lanes */
+    cl_mem diff[QGPU_MAX_LANES][3]; /* per lane */
     int w[3], h[3];
     int row_index[3];     /* first row sum of each plane in the results */
     int rows;             /* h[0] + h[1] + h[2] (+ sh) */
     /* motion_add_scale1 */
     cl_kernel k_scale1;
-    cl_mem diff_s1;
+    cl_mem diff_s1[QGPU_MAX_LANES];
     int sw, sh, row_index_s1;
     float ratio_x, ratio_y;
     float inv_scale;
@@ -101,7 +102,7 @@ static const QgpuOptionDef float_motion_options[] = {
 static unsigned float_motion_flags(const QgpuFeature *f)
 {
     const FloatMotionState *s = f->priv;
-    return s->add_uv ? QGPU_FEATURE_NEEDS_CHROMA : 0;
+    return (s->add_uv ? QGPU_FEATURE_NEEDS_CHROMA : 0) | QGPU_FEATURE_LANES;
 }
 
 static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
@@ -172,13 +173,14 @@ static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_buffer_create(ctx, bytes, &s->blur[p][0]);
         if (!err)
             err = qgpu_buffer_create(ctx, bytes, &s->blur[p][1]);
-        if (!err)
-            err = qgpu_buffer_create(ctx, bytes, &s->diff[p]);
+        for (int i = 0; !err && i < qgpu_lanes(ctx); i++)
+            err = qgpu_buffer_create(ctx, bytes, &s->diff[i][p]);
     }
     if (!err && s->add_scale1) {
         err = qgpu_kernel_create(ctx, program, "fmotion_scale1", &s->k_scale1);
-        if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)s->sw * s->sh * sizeof(float), &s->diff_s1);
+        for (int i = 0; !err && i < qgpu_lanes(ctx); i++)
+            err = qgpu_buffer_create(ctx, (size_t)s->sw * s->sh * sizeof(float),
+                                     &s->diff_s1[i]);
     }
     if (!err)
         err = qgpu_results_reserve(ctx, (size_t)s->rows * sizeof(float), &s->offset);
@@ -216,13 +218,13 @@ static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_int("sh", s->sh),
         qgpu_arg_float("ratio_x", s->ratio_x),
         qgpu_arg_float("ratio_y", s->ratio_y),
-        qgpu_arg_mem("diff", s->diff_s1),
+        qgpu_arg_mem("diff", s->diff_s1[slot->lane]),
     };
-    int err = qgpu_launch(f->ctx, slot, s->k_scale1, "float_motion: scale1", args,
-                          QGPU_ARRAY_SIZE(args), 2, global, local);
+    int err = qgpu_launch_after(f->ctx, slot, s->k_scale1, "float_motion: scale1", args,
+                                QGPU_ARRAY_SIZE(args), 2, global, local, &s->chain);
     if (err)
         return err;
-    return enqueue_rows(f, slot, s->diff_s1, s->sw, s->sh, s->row_index_s1);
+    return enqueue_rows(f, slot, s->diff_s1[slot->lane], s->sw, s->sh, s->row_index_s1);
 }
 
 static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
@@ -243,16 +245,17 @@ static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
         qgpu_arg_float("inv_scale", s->inv_scale),
         qgpu_arg_mem("blur", s->blur[p][n % 2]),
         qgpu_arg_mem("prev", s->blur[p][(n + 1) % 2]),
-        qgpu_arg_mem("diff", s->diff[p]),
+        qgpu_arg_mem("diff", s->diff[slot->lane][p]),
         qgpu_arg_int("do_diff", n > 0),
     };
-    err = qgpu_launch(f->ctx, slot, s->k_blur, "float_motion: blur", args,
-                      QGPU_ARRAY_SIZE(args), 2, global, local);
+    /* after the previous frame's launches that read or write blur[][] */
+    err = qgpu_launch_after(f->ctx, slot, s->k_blur, "float_motion: blur", args,
+                            QGPU_ARRAY_SIZE(args), 2, global, local, &s->chain);
     if (err)
         return err;
     if (n == 0)
         return 0;
-    err = enqueue_rows(f, slot, s->diff[p], w, h, s->row_index[p]);
+    err = enqueue_rows(f, slot, s->diff[slot->lane][p], w, h, s->row_index[p]);
     if (!err && p == 0 && s->add_scale1)
         err = enqueue_scale1(f, slot);
     return err;
@@ -363,11 +366,17 @@ static void float_motion_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_blur);
     qgpu_kernel_release(&s->k_sad);
     qgpu_kernel_release(&s->k_scale1);
-    qgpu_buffer_release(&s->diff_s1);
+    if (s->chain)
+        clReleaseEvent(s->chain);
+    s->chain = NULL;
     for (int p = 0; p < 3; p++) {
         qgpu_buffer_release(&s->blur[p][0]);
         qgpu_buffer_release(&s->blur[p][1]);
-        qgpu_buffer_release(&s->diff[p]);
+    }
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        qgpu_buffer_release(&s->diff_s1[i]);
+        for (int p = 0; p < 3; p++)
+            qgpu_buffer_release(&s->diff[i][p]);
     }
 }
 
@@ -376,7 +385,7 @@ const QgpuFeatureClass qgpu_feature_float_motion = {
     .outputs = float_motion_outputs,
     .options = float_motion_options,
     .priv_size = sizeof(FloatMotionState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 1,
     .dynamic_flags = float_motion_flags,
     .init = float_motion_init,

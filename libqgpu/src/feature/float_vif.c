@@ -60,8 +60,8 @@ typedef struct FloatVifState {
     bool skip_scale0;
     /* state */
     cl_kernel k_convert, k_stat, k_dec, k_rowsum;
-    cl_mem img[4][2];  /* per scale: ref, dis (float) */
-    cl_mem terms;      /* num/den terms of every scale */
+    cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale: ref, dis (float) */
+    cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
     cl_mem poly;       /* log2 polynomial */
     float sigma_max_inv;
     cl_mem filt[4];
@@ -192,9 +192,9 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->toff[i] = terms;
         terms += (size_t)2 * s->w[i] * s->h[i];
         s->rows_total += s->h[i];
-        for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 2 * qgpu_lanes(ctx); k++)
             if ((err = qgpu_buffer_create(ctx, (size_t)s->w[i] * s->h[i] * sizeof(float),
-                                          &s->img[i][j])))
+                                          &s->img[k / 2][i][k % 2])))
                 return err;
         float coef[17] = {0};
         s->fw[i] = fvif_filter(coef, i, (float)s->kernelscale);
@@ -202,8 +202,10 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                       "float_vif: filter")))
             return err;
     }
-    if ((err = qgpu_buffer_create(ctx, terms * sizeof(float), &s->terms)) ||
-        (err = qgpu_buffer_upload(ctx, sizeof(fvif_log2_poly), fvif_log2_poly, &s->poly,
+    for (int i = 0; i < qgpu_lanes(ctx); i++)
+        if ((err = qgpu_buffer_create(ctx, terms * sizeof(float), &s->terms[i])))
+            return err;
+    if ((err = qgpu_buffer_upload(ctx, sizeof(fvif_log2_poly), fvif_log2_poly, &s->poly,
                                   "float_vif: log2 polynomial")))
         return err;
     /* vif_statistic_s: powf(vif_sigma_nsq, 2.0f) / (255.0 * 255.0), as float */
@@ -218,6 +220,8 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
     static const char *const what_dec[4] = {"", "float_vif: decimate 1", "float_vif: decimate 2",
                                             "float_vif: decimate 3"};
     FloatVifState *s = f->priv;
+    cl_mem(*img)[2] = s->img[slot->lane];
+    cl_mem terms = s->terms[slot->lane];
     int err;
 
     /* conversion: luma of both pictures to float */
@@ -229,8 +233,8 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("dis", slot->dist),
             qgpu_arg_int("n", n),
             qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
-            qgpu_arg_mem("out_ref", s->img[0][0]),
-            qgpu_arg_mem("out_dis", s->img[0][1]),
+            qgpu_arg_mem("out_ref", img[0][0]),
+            qgpu_arg_mem("out_dis", img[0][1]),
         };
         if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_vif: convert", args,
                                QGPU_ARRAY_SIZE(args), 1, &global, &local)))
@@ -242,14 +246,14 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             size_t local[2] = {16, 8};
             size_t global[2] = {qgpu_round_up((size_t)w, 16), qgpu_round_up((size_t)h, 8)};
             const QgpuArg args[] = {
-                qgpu_arg_mem("src_ref", s->img[i - 1][0]),
-                qgpu_arg_mem("src_dis", s->img[i - 1][1]),
+                qgpu_arg_mem("src_ref", img[i - 1][0]),
+                qgpu_arg_mem("src_dis", img[i - 1][1]),
                 qgpu_arg_int("sw", s->w[i - 1]),
                 qgpu_arg_int("sh", s->h[i - 1]),
                 qgpu_arg_mem("filt", s->filt[i]),
                 qgpu_arg_int("fw", s->fw[i]),
-                qgpu_arg_mem("dst_ref", s->img[i][0]),
-                qgpu_arg_mem("dst_dis", s->img[i][1]),
+                qgpu_arg_mem("dst_ref", img[i][0]),
+                qgpu_arg_mem("dst_dis", img[i][1]),
                 qgpu_arg_int("dw", w),
                 qgpu_arg_int("dh", h),
             };
@@ -262,8 +266,8 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
         const QgpuArg args[] = {
-            qgpu_arg_mem("src_ref", s->img[i][0]),
-            qgpu_arg_mem("src_dis", s->img[i][1]),
+            qgpu_arg_mem("src_ref", img[i][0]),
+            qgpu_arg_mem("src_dis", img[i][1]),
             qgpu_arg_int("w", w),
             qgpu_arg_int("h", h),
             qgpu_arg_mem("filt", s->filt[i]),
@@ -272,7 +276,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
             qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
             qgpu_arg_mem("poly", s->poly),
-            qgpu_arg_mem("terms", s->terms),
+            qgpu_arg_mem("terms", terms),
             qgpu_arg_int("toff", (cl_int)s->toff[i]),
         };
         if ((err = qgpu_launch(f->ctx, slot, s->k_stat, what_stat[i], args,
@@ -291,7 +295,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         }
         size_t local = 64, global = qgpu_round_up((size_t)s->rows_total, 64);
         const QgpuArg args[] = {
-            qgpu_arg_mem("terms", s->terms),
+            qgpu_arg_mem("terms", terms),
             qgpu_arg_value("rows", sizeof(rows), &rows),
             qgpu_arg_value("toff", sizeof(toff), &toff),
             qgpu_arg_value("wid", sizeof(wid), &wid),
@@ -353,12 +357,12 @@ static void float_vif_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_stat);
     qgpu_kernel_release(&s->k_dec);
     qgpu_kernel_release(&s->k_rowsum);
-    for (int i = 0; i < 4; i++) {
-        qgpu_buffer_release(&s->img[i][0]);
-        qgpu_buffer_release(&s->img[i][1]);
+    for (int i = 0; i < 4; i++)
         qgpu_buffer_release(&s->filt[i]);
-    }
-    qgpu_buffer_release(&s->terms);
+    for (int k = 0; k < QGPU_MAX_LANES * 8; k++)
+        qgpu_buffer_release(&s->img[k / 8][k / 2 % 4][k % 2]);
+    for (int i = 0; i < QGPU_MAX_LANES; i++)
+        qgpu_buffer_release(&s->terms[i]);
     qgpu_buffer_release(&s->poly);
 }
 
@@ -367,7 +371,7 @@ const QgpuFeatureClass qgpu_feature_float_vif = {
     .outputs = float_vif_outputs,
     .options = float_vif_options,
     .priv_size = sizeof(FloatVifState),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .init = float_vif_init,
     .enqueue = float_vif_enqueue,

@@ -66,7 +66,7 @@ typedef struct MsSsimPriv {
     int id_score;
     int id_lcs[3][MS_SCALES];
     cl_kernel k_ssim_raw, k_ssim_float, k_lpf_raw, k_lpf_float;
-    cl_mem pref, pdis, table;
+    cl_mem pref[QGPU_MAX_LANES], pdis[QGPU_MAX_LANES], table; /* per lane, shared */
 } MsSsimPriv;
 
 static const QgpuOptionDef ms_ssim_options[] = {
@@ -144,9 +144,10 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 
     size_t floats = (size_t)p->off[MS_SCALES - 1] + (size_t)p->sw[MS_SCALES - 1] *
                     p->sh[MS_SCALES - 1];
-    if ((err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pref)) ||
-        (err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pdis)))
-        return err;
+    for (int i = 0; i < qgpu_lanes(ctx); i++)
+        if ((err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pref[i])) ||
+            (err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pdis[i])))
+            return err;
     /* scales 1..4: offset, w, h, tiles_x, first group (numbered from scale 0) */
     cl_int table[5 * (MS_SCALES - 1)];
     for (int i = 1; i < MS_SCALES; i++) {
@@ -196,16 +197,16 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
             args[n++] = qgpu_arg_mem("dis", slot->dist);
             args[n++] = qgpu_arg_int("src_off", p->src_off);
         } else {
-            args[n++] = qgpu_arg_mem("sref", p->pref);
-            args[n++] = qgpu_arg_mem("sdis", p->pdis);
+            args[n++] = qgpu_arg_mem("sref", p->pref[slot->lane]);
+            args[n++] = qgpu_arg_mem("sdis", p->pdis[slot->lane]);
             args[n++] = qgpu_arg_int("src_off", p->off[i - 1]);
         }
         args[n++] = qgpu_arg_int("w", p->sw[i - 1]);
         args[n++] = qgpu_arg_int("h", p->sh[i - 1]);
         if (i == 1)
             args[n++] = qgpu_arg_float("unit", p->unit);
-        args[n++] = qgpu_arg_mem("dref", p->pref);
-        args[n++] = qgpu_arg_mem("ddis", p->pdis);
+        args[n++] = qgpu_arg_mem("dref", p->pref[slot->lane]);
+        args[n++] = qgpu_arg_mem("ddis", p->pdis[slot->lane]);
         args[n++] = qgpu_arg_int("dst_off", p->off[i]);
         args[n++] = qgpu_arg_int("sw", p->sw[i]);
         args[n++] = qgpu_arg_int("sh", p->sh[i]);
@@ -219,8 +220,8 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
         int groups = p->first[MS_SCALES - 1] + p->groups[MS_SCALES - 1] - p->first[1];
         size_t g[2] = { (size_t)groups * MS_TILE, MS_TILE };
         const QgpuArg args[] = {
-            qgpu_arg_mem("ref", p->pref),
-            qgpu_arg_mem("dis", p->pdis),
+            qgpu_arg_mem("ref", p->pref[slot->lane]),
+            qgpu_arg_mem("dis", p->pdis[slot->lane]),
             qgpu_arg_mem("table", p->table),
             qgpu_arg_int("count", MS_SCALES - 1),
             qgpu_arg_mem("partials", slot->results),
@@ -270,8 +271,10 @@ static void ms_uninit(QgpuFeature *f)
     qgpu_kernel_release(&p->k_ssim_float);
     qgpu_kernel_release(&p->k_lpf_raw);
     qgpu_kernel_release(&p->k_lpf_float);
-    qgpu_buffer_release(&p->pref);
-    qgpu_buffer_release(&p->pdis);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        qgpu_buffer_release(&p->pref[i]);
+        qgpu_buffer_release(&p->pdis[i]);
+    }
     qgpu_buffer_release(&p->table);
 }
 
@@ -280,7 +283,7 @@ const QgpuFeatureClass qgpu_feature_float_ms_ssim = {
     .outputs = ms_ssim_outputs,
     .options = ms_ssim_options,
     .priv_size = sizeof(MsSsimPriv),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .init = ms_init,
     .enqueue = ms_enqueue,

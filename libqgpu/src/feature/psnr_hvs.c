@@ -46,11 +46,13 @@ typedef struct PsnrHvsState {
     cl_kernel ulps;
     cl_kernel walk;
     cl_mem tables;
-    cl_mem terms;
-    cl_mem block_sums;     /* one float per block (any-order sums) */
-    cl_mem etop;           /* 3 ints: top binade of each plane's tables */
-    cl_mem ulps_buf;       /* chunks x HVS_WIN longs */
-    cl_mem flags;          /* chunks x HVS_WIN ints */
+    struct HvsLane {       /* per lane: written by every frame */
+        cl_mem terms;
+        cl_mem block_sums; /* one float per block (any-order sums) */
+        cl_mem etop;       /* 3 ints: top binade of each plane's tables */
+        cl_mem ulps_buf;   /* chunks x HVS_WIN longs */
+        cl_mem flags;      /* chunks x HVS_WIN ints */
+    } lane[QGPU_MAX_LANES];
     int nbx[3];
     int start[4];          /* first block of each plane; start[3] = total */
     int cstart[4];         /* first chunk of each plane; cstart[3] = chunks */
@@ -182,17 +184,20 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
             tables[p * 128 + 64 + k] = (float)(m * m);
         }
     err = qgpu_buffer_upload(ctx, sizeof(tables), tables, &s->tables, "psnr_hvs: tables");
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)s->start[3] * 64 * sizeof(float), &s->terms);
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)s->start[3] * sizeof(float), &s->block_sums);
-    if (!err)
-        err = qgpu_buffer_create(ctx, 3 * sizeof(cl_int), &s->etop);
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_long),
-                                 &s->ulps_buf);
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_int), &s->flags);
+    for (int i = 0; i < qgpu_lanes(ctx) && !err; i++) {
+        struct HvsLane *b = &s->lane[i];
+        err = qgpu_buffer_create(ctx, (size_t)s->start[3] * 64 * sizeof(float), &b->terms);
+        if (!err)
+            err = qgpu_buffer_create(ctx, (size_t)s->start[3] * sizeof(float), &b->block_sums);
+        if (!err)
+            err = qgpu_buffer_create(ctx, 3 * sizeof(cl_int), &b->etop);
+        if (!err)
+            err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_long),
+                                     &b->ulps_buf);
+        if (!err)
+            err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_int),
+                                     &b->flags);
+    }
     if (err)
         return err;
     return qgpu_results_reserve(ctx, 3 * sizeof(float), &s->offset);
@@ -201,18 +206,18 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 /* The first arguments of psnr_hvs_ulps and psnr_hvs_walk (the same for
  * both): the terms, the planes' block and chunk ranges, the binade tops,
  * the ulp tables and the flags. Returns the count written to args. */
-static int chunk_args(const PsnrHvsState *s, QgpuArg *args)
+static int chunk_args(const PsnrHvsState *s, const struct HvsLane *b, QgpuArg *args)
 {
     int n = 0;
-    args[n++] = qgpu_arg_mem("terms", s->terms);
+    args[n++] = qgpu_arg_mem("terms", b->terms);
     args[n++] = qgpu_arg_int("start1", s->start[1]);
     args[n++] = qgpu_arg_int("start2", s->start[2]);
     args[n++] = qgpu_arg_int("total", s->start[3]);
     args[n++] = qgpu_arg_int("cstart1", s->cstart[1]);
     args[n++] = qgpu_arg_int("cstart2", s->cstart[2]);
-    args[n++] = qgpu_arg_mem("etop", s->etop);
-    args[n++] = qgpu_arg_mem("ulps", s->ulps_buf);
-    args[n++] = qgpu_arg_mem("flags", s->flags);
+    args[n++] = qgpu_arg_mem("etop", b->etop);
+    args[n++] = qgpu_arg_mem("ulps", b->ulps_buf);
+    args[n++] = qgpu_arg_mem("flags", b->flags);
     return n;
 }
 
@@ -222,6 +227,7 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
         {"pitch0", "off0", "nbx0"}, {"pitch1", "off1", "nbx1"}, {"pitch2", "off2", "nbx2"},
     };
     PsnrHvsState *s = f->priv;
+    const struct HvsLane *b = &s->lane[slot->lane];
     const QgpuVideoFormat *fmt = f->fmt;
     size_t local = HVS_WG, global = qgpu_round_up(s->start[3], HVS_WG);
     QgpuArg args[20];
@@ -239,8 +245,8 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     args[n++] = qgpu_arg_int("start2", s->start[2]);
     args[n++] = qgpu_arg_int("total", s->start[3]);
     args[n++] = qgpu_arg_mem("tables", s->tables);
-    args[n++] = qgpu_arg_mem("terms", s->terms);
-    args[n++] = qgpu_arg_mem("block_sums", s->block_sums);
+    args[n++] = qgpu_arg_mem("terms", b->terms);
+    args[n++] = qgpu_arg_mem("block_sums", b->block_sums);
     err = qgpu_launch(f->ctx, slot, s->blocks, "psnr_hvs: psnr_hvs_blocks", args, n, 1, &global,
                       &local);
     if (err)
@@ -251,11 +257,11 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     global = 3 * WALK_WG;
     {
         const QgpuArg total_args[] = {
-            qgpu_arg_mem("block_sums", s->block_sums),
+            qgpu_arg_mem("block_sums", b->block_sums),
             qgpu_arg_int("start1", s->start[1]),
             qgpu_arg_int("start2", s->start[2]),
             qgpu_arg_int("total", s->start[3]),
-            qgpu_arg_mem("etop", s->etop),
+            qgpu_arg_mem("etop", b->etop),
         };
         err = qgpu_launch(f->ctx, slot, s->total, "psnr_hvs: psnr_hvs_total", total_args,
                           QGPU_ARRAY_SIZE(total_args), 1, &global, &local);
@@ -263,14 +269,14 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
             return err;
     }
 
-    n = chunk_args(s, args);
+    n = chunk_args(s, b, args);
     global = (size_t)s->cstart[3] * WALK_WG;
     err = qgpu_launch(f->ctx, slot, s->ulps, "psnr_hvs: psnr_hvs_ulps", args, n, 1, &global,
                       &local);
     if (err)
         return err;
 
-    n = chunk_args(s, args);
+    n = chunk_args(s, b, args);
     args[n++] = qgpu_arg_mem("results", slot->results);
     args[n++] = qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float)));
     global = 3 * WALK_WG;
@@ -313,11 +319,14 @@ static void psnr_hvs_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->ulps);
     qgpu_kernel_release(&s->walk);
     qgpu_buffer_release(&s->tables);
-    qgpu_buffer_release(&s->terms);
-    qgpu_buffer_release(&s->block_sums);
-    qgpu_buffer_release(&s->etop);
-    qgpu_buffer_release(&s->ulps_buf);
-    qgpu_buffer_release(&s->flags);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        struct HvsLane *b = &s->lane[i];
+        qgpu_buffer_release(&b->terms);
+        qgpu_buffer_release(&b->block_sums);
+        qgpu_buffer_release(&b->etop);
+        qgpu_buffer_release(&b->ulps_buf);
+        qgpu_buffer_release(&b->flags);
+    }
 }
 
 const QgpuFeatureClass qgpu_feature_psnr_hvs = {
@@ -325,7 +334,7 @@ const QgpuFeatureClass qgpu_feature_psnr_hvs = {
     .outputs = psnr_hvs_outputs,
     .options = psnr_hvs_options,
     .priv_size = sizeof(PsnrHvsState),
-    .flags = QGPU_FEATURE_NEEDS_CHROMA,
+    .flags = QGPU_FEATURE_NEEDS_CHROMA | QGPU_FEATURE_LANES,
     .lookahead = 0,
     .init = psnr_hvs_init,
     .enqueue = psnr_hvs_enqueue,

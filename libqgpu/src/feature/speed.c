@@ -70,7 +70,8 @@ typedef struct SpeedState {
     SpeedGeometry g;
     int method;
     cl_kernel k_dec, k_band;
-    cl_mem dec, taps_aa, taps_lp, rows1, rows2, rowsd, cols1, cols2, colsd;
+    cl_mem dec[QGPU_MAX_LANES]; /* per lane */
+    cl_mem taps_aa, taps_lp, rows1, rows2, rowsd, cols1, cols2, colsd;
     int fw_aa, fw_lp;
     size_t offset;
     float scale;
@@ -243,9 +244,11 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (err)
         return err;
     s->method = method;
-    err = qgpu_buffer_create(ctx, sizeof(float) * 4 * s->g.dec_w * s->g.dec_h, &s->dec);
-    if (err)
-        return err;
+    for (int i = 0; i < qgpu_lanes(ctx); i++) {
+        err = qgpu_buffer_create(ctx, sizeof(float) * 4 * s->g.dec_w * s->g.dec_h, &s->dec[i]);
+        if (err)
+            return err;
+    }
     snprintf(opts, sizeof(opts), "-DSPEED_BPS=%d", fmt->bytes_per_sample);
     err = qgpu_program_get(ctx, "speed", opts, &program);
     if (!err)
@@ -292,7 +295,7 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_mem("dx", s->colsd),
         qgpu_arg_mem("taps", s->taps_aa),
         qgpu_arg_int("fw", s->fw_aa),
-        qgpu_arg_mem("out", s->dec),
+        qgpu_arg_mem("out", s->dec[slot->lane]),
     };
     int err = qgpu_launch(f->ctx, slot, s->k_dec, "speed_chroma: speed_decimate", dec_args,
                           QGPU_ARRAY_SIZE(dec_args), 3, g1, NULL);
@@ -300,7 +303,7 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
         return err;
 
     const QgpuArg band_args[] = {
-        qgpu_arg_mem("dec", s->dec),
+        qgpu_arg_mem("dec", s->dec[slot->lane]),
         qgpu_arg_int("dec_w", s->g.dec_w),
         qgpu_arg_int("dec_h", s->g.dec_h),
         qgpu_arg_int("trunc_w", s->g.trunc_w),
@@ -379,7 +382,8 @@ static void speed_uninit(QgpuFeature *f)
     SpeedState *s = f->priv;
     qgpu_kernel_release(&s->k_dec);
     qgpu_kernel_release(&s->k_band);
-    qgpu_buffer_release(&s->dec);
+    for (int i = 0; i < QGPU_MAX_LANES; i++)
+        qgpu_buffer_release(&s->dec[i]);
     qgpu_buffer_release(&s->taps_aa);
     qgpu_buffer_release(&s->taps_lp);
     qgpu_buffer_release(&s->rows1);
@@ -398,7 +402,7 @@ const QgpuFeatureClass qgpu_feature_speed_chroma = {
     .outputs = speed_chroma_outputs,
     .options = speed_options,
     .priv_size = sizeof(SpeedState),
-    .flags = QGPU_FEATURE_NEEDS_CHROMA,
+    .flags = QGPU_FEATURE_NEEDS_CHROMA | QGPU_FEATURE_LANES,
     .lookahead = SPEED_LOOKAHEAD,
     .init = speed_init,
     .enqueue = speed_enqueue,

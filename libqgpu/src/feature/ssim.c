@@ -45,7 +45,7 @@ typedef struct SsimPriv {
     size_t results_off;
     int id[4];          /* float_ssim, _l, _c, _s */
     cl_kernel k_dec, k_ssim;
-    cl_mem dref, ddis, table;
+    cl_mem dref[QGPU_MAX_LANES], ddis[QGPU_MAX_LANES], table; /* per lane, shared */
 } SsimPriv;
 
 static const QgpuOptionDef ssim_options[] = {
@@ -137,9 +137,10 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         (err = qgpu_kernel_create(ctx, prog, "ssim_tiles_float", &p->k_ssim)))
         return err;
     size_t bytes = (size_t)p->sw * p->sh * sizeof(float);
-    if ((err = qgpu_buffer_create(ctx, bytes, &p->dref)) ||
-        (err = qgpu_buffer_create(ctx, bytes, &p->ddis)))
-        return err;
+    for (int i = 0; i < qgpu_lanes(ctx); i++)
+        if ((err = qgpu_buffer_create(ctx, bytes, &p->dref[i])) ||
+            (err = qgpu_buffer_create(ctx, bytes, &p->ddis[i])))
+            return err;
     /* one picture: offset, w, h, tiles_x, first group */
     cl_int table[5] = { 0, p->sw, p->sh, p->tiles_x, 0 };
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ssim: table");
@@ -180,8 +181,8 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
         /* libvmaf's low-pass weight: the float 1 / (f * f) */
         qgpu_arg_float("k", 1.0f / (float)(p->factor * p->factor)),
         qgpu_arg_float("unit", p->unit),
-        qgpu_arg_mem("dref", p->dref),
-        qgpu_arg_mem("ddis", p->ddis),
+        qgpu_arg_mem("dref", p->dref[slot->lane]),
+        qgpu_arg_mem("ddis", p->ddis[slot->lane]),
         qgpu_arg_int("sw", p->sw),
         qgpu_arg_int("sh", p->sh),
     };
@@ -190,8 +191,8 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
         return err;
 
     const QgpuArg args[] = {
-        qgpu_arg_mem("ref", p->dref),
-        qgpu_arg_mem("dis", p->ddis),
+        qgpu_arg_mem("ref", p->dref[slot->lane]),
+        qgpu_arg_mem("dis", p->ddis[slot->lane]),
         qgpu_arg_mem("table", p->table),
         qgpu_arg_int("count", 1),
         qgpu_arg_mem("partials", slot->results),
@@ -231,8 +232,10 @@ static void ssim_uninit(QgpuFeature *f)
     SsimPriv *p = f->priv;
     qgpu_kernel_release(&p->k_dec);
     qgpu_kernel_release(&p->k_ssim);
-    qgpu_buffer_release(&p->dref);
-    qgpu_buffer_release(&p->ddis);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        qgpu_buffer_release(&p->dref[i]);
+        qgpu_buffer_release(&p->ddis[i]);
+    }
     qgpu_buffer_release(&p->table);
 }
 
@@ -241,7 +244,7 @@ const QgpuFeatureClass qgpu_feature_float_ssim = {
     .outputs = ssim_outputs,
     .options = ssim_options,
     .priv_size = sizeof(SsimPriv),
-    .flags = 0,
+    .flags = QGPU_FEATURE_LANES,
     .lookahead = 0,
     .init = ssim_init,
     .enqueue = ssim_enqueue,

@@ -46,7 +46,10 @@ typedef struct Ss2State {
     int radius;
     /* OpenCL */
     cl_kernel k_pyramid, k_hblur, k_vblur, k_reduce;
-    cl_mem lut, geom_buf, xyb1, xyb2, hbuf, partials;
+    cl_mem lut, geom_buf;
+    struct Ss2Lane {               /* per lane: written by every frame */
+        cl_mem xyb1, xyb2, hbuf, partials;
+    } lane[QGPU_MAX_LANES];
     size_t offset;                 /* in the slot results */
     int score_id;
 } Ss2State;
@@ -232,14 +235,16 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_buffer_upload(ctx, sizeof(s->geom), s->geom, &s->geom_buf,
                                  "ssimulacra2: geometry");
     const size_t planes = 3 * (size_t)pixels * sizeof(float);
-    if (!err)
-        err = qgpu_buffer_create(ctx, planes, &s->xyb1);
-    if (!err)
-        err = qgpu_buffer_create(ctx, planes, &s->xyb2);
-    if (!err) /* horizontal pass output: 5 quantities x 3 channels, every scale */
-        err = qgpu_buffer_create(ctx, 5 * planes, &s->hbuf);
-    if (!err)
-        err = qgpu_buffer_create(ctx, (size_t)parts * 2 * sizeof(float), &s->partials);
+    for (int i = 0; i < qgpu_lanes(ctx) && !err; i++) {
+        struct Ss2Lane *b = &s->lane[i];
+        err = qgpu_buffer_create(ctx, planes, &b->xyb1);
+        if (!err)
+            err = qgpu_buffer_create(ctx, planes, &b->xyb2);
+        if (!err) /* horizontal pass output: 5 quantities x 3 channels, every scale */
+            err = qgpu_buffer_create(ctx, 5 * planes, &b->hbuf);
+        if (!err)
+            err = qgpu_buffer_create(ctx, (size_t)parts * 2 * sizeof(float), &b->partials);
+    }
     if (!err)
         err = qgpu_results_reserve(ctx, SS2_SUMS * 2 * sizeof(float), &s->offset);
     return err;
@@ -250,6 +255,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     static const char *const yuv_names[8] = {"inv_peak", "y_off", "y_scale", "c_scale",
                                              "cr_r",     "cb_g",  "cr_g",    "cb_b"};
     Ss2State *s = f->priv;
+    const struct Ss2Lane *b = &s->lane[slot->lane];
     const QgpuVideoFormat *fmt = f->fmt;
     const int bps = fmt->bytes_per_sample;
     cl_float4 n2 = {{s->n2[0], s->n2[1], s->n2[2], 0.0f}};
@@ -271,8 +277,8 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     args[n++] = qgpu_arg_mem("lut", s->lut);
     args[n++] = qgpu_arg_mem("geom", s->geom_buf);
     args[n++] = qgpu_arg_int("scales", s->scales);
-    args[n++] = qgpu_arg_mem("xyb1", s->xyb1);
-    args[n++] = qgpu_arg_mem("xyb2", s->xyb2);
+    args[n++] = qgpu_arg_mem("xyb1", b->xyb1);
+    args[n++] = qgpu_arg_mem("xyb2", b->xyb2);
     size_t lp[2] = {PY_T / 2, PY_T / 2};
     size_t gp[2] = {(size_t)(fmt->width + PY_T - 1) / PY_T * (PY_T / 2),
                     (size_t)(fmt->height + PY_T - 1) / PY_T * (PY_T / 2)};
@@ -286,14 +292,14 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
         size_t lh[3] = {HB_ROWS, 5, 1};
         size_t gh[3] = {(size_t)s->hgroups * HB_ROWS, 5, 3};
         const QgpuArg hargs[] = {
-            qgpu_arg_mem("xyb1", s->xyb1),
-            qgpu_arg_mem("xyb2", s->xyb2),
+            qgpu_arg_mem("xyb1", b->xyb1),
+            qgpu_arg_mem("xyb2", b->xyb2),
             qgpu_arg_mem("geom", s->geom_buf),
             qgpu_arg_int("scales", s->scales),
             qgpu_arg_int("radius", s->radius),
             qgpu_arg_value("n2v", sizeof(n2), &n2),
             qgpu_arg_value("d1v", sizeof(d1), &d1),
-            qgpu_arg_mem("hbuf", s->hbuf),
+            qgpu_arg_mem("hbuf", b->hbuf),
         };
         err = qgpu_launch(f->ctx, slot, s->k_hblur, "ssimulacra2: ss2_hblur", hargs,
                           QGPU_ARRAY_SIZE(hargs), 3, gh, lh);
@@ -306,15 +312,15 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
         size_t lv[3] = {VB_COLS, 5, 1};
         size_t gv[3] = {(size_t)s->vgroups * VB_COLS, 5, 3};
         const QgpuArg vargs[] = {
-            qgpu_arg_mem("hbuf", s->hbuf),
-            qgpu_arg_mem("xyb1", s->xyb1),
-            qgpu_arg_mem("xyb2", s->xyb2),
+            qgpu_arg_mem("hbuf", b->hbuf),
+            qgpu_arg_mem("xyb1", b->xyb1),
+            qgpu_arg_mem("xyb2", b->xyb2),
             qgpu_arg_mem("geom", s->geom_buf),
             qgpu_arg_int("scales", s->scales),
             qgpu_arg_int("radius", s->radius),
             qgpu_arg_value("n2v", sizeof(n2), &n2),
             qgpu_arg_value("d1v", sizeof(d1), &d1),
-            qgpu_arg_mem("partials", s->partials),
+            qgpu_arg_mem("partials", b->partials),
         };
         err = qgpu_launch(f->ctx, slot, s->k_vblur, "ssimulacra2: ss2_vblur_maps", vargs,
                           QGPU_ARRAY_SIZE(vargs), 3, gv, lv);
@@ -324,7 +330,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
 
     size_t lr = RD_WG, gr = (size_t)RD_WG * SS2_SUMS;
     const QgpuArg rargs[] = {
-        qgpu_arg_mem("partials", s->partials),
+        qgpu_arg_mem("partials", b->partials),
         qgpu_arg_mem("geom", s->geom_buf),
         qgpu_arg_int("scales", s->scales),
         qgpu_arg_mem("results", slot->results),
@@ -377,10 +383,12 @@ static void ss2_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_reduce);
     qgpu_buffer_release(&s->lut);
     qgpu_buffer_release(&s->geom_buf);
-    qgpu_buffer_release(&s->xyb1);
-    qgpu_buffer_release(&s->xyb2);
-    qgpu_buffer_release(&s->hbuf);
-    qgpu_buffer_release(&s->partials);
+    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+        qgpu_buffer_release(&s->lane[i].xyb1);
+        qgpu_buffer_release(&s->lane[i].xyb2);
+        qgpu_buffer_release(&s->lane[i].hbuf);
+        qgpu_buffer_release(&s->lane[i].partials);
+    }
 }
 
 const QgpuFeatureClass qgpu_feature_ssimulacra2 = {
@@ -388,7 +396,7 @@ const QgpuFeatureClass qgpu_feature_ssimulacra2 = {
     .outputs = ssimulacra2_outputs,
     .options = ss2_options,
     .priv_size = sizeof(Ss2State),
-    .flags = QGPU_FEATURE_NEEDS_CHROMA,
+    .flags = QGPU_FEATURE_NEEDS_CHROMA | QGPU_FEATURE_LANES,
     .lookahead = 0,
     .dynamic_flags = NULL,
     .init = ss2_init,
