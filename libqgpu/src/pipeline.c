@@ -124,12 +124,23 @@ static int needs_chroma(const QgpuContext *ctx)
 
 /* Lanes: frames on several in-order compute queues, so that the small
  * launches of one frame overlap another frame's kernels. Only when every
- * feature keeps its scratch per lane; QGPU_LANES=1..4 overrides the
- * default of 2 (measurements); never more lanes than slots. */
+ * feature keeps its scratch per lane; never more lanes than slots. The
+ * default is 4 (measured best, doc/performance.md) but at most one per
+ * 4 GiB of device memory: each lane holds its own scratch, ~1.6 GB at
+ * 2160p with every feature by the buffer sizes. QGPU_LANES=1..4 sets it
+ * (measurements). */
 static int lanes_create(QgpuContext *ctx)
 {
     const char *env = getenv("QGPU_LANES");
-    int n = env && *env ? atoi(env) : 2;
+    int n = QGPU_MAX_LANES;
+    if (env && *env) {
+        n = atoi(env);
+    } else {
+        cl_ulong mem = 0;
+        clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, NULL);
+        if ((mem >> 32) < (cl_ulong)n)
+            n = (int)(mem >> 32);
+    }
     n = n < 1 ? 1 : n > QGPU_MAX_LANES ? QGPU_MAX_LANES : n;
     n = n > ctx->slot_count ? ctx->slot_count : n;
     for (int i = 0; i < ctx->nb_features; i++)
