@@ -35,10 +35,11 @@
  * results (motion's history) goes through qgpu_launch_after().
  *
  * Features that need earlier or later frames (motion) keep their own device
- * history; with one lane the in-order compute queue guarantees frame n's
- * kernels finished before frame n+1's start. A feature that can only score frame n after
- * frame n + k sets `lookahead = k`; frame n becomes final (visible to the
- * user) once frame n + max(lookahead) has been collected, or at flush.
+ * history (with one lane the in-order compute queue runs frame n's kernels
+ * before frame n+1's; with several, qgpu_launch_after() does). A feature
+ * that can only score frame n after frame n + k sets `lookahead = k`; frame
+ * n becomes final (visible to the user) once frame n + max(lookahead) has
+ * been collected, or at flush.
  */
 #ifndef QGPU_FEATURE_H
 #define QGPU_FEATURE_H
