@@ -90,7 +90,9 @@ struct QgpuContext {
     /* statistics (qgpu-bench reads them) */
     unsigned long long launches;       /* kernels enqueued since open */
     unsigned frames_from_host;         /* qgpu_submit() */
-    unsigned frames_from_device;       /* qgpu_submit_cl() */
+    unsigned frames_from_device;       /* qgpu_submit_cl(), qgpu_submit_cl_buffer() */
+    cl_mem *imports;                   /* qgpu_import_memory_fd()'s buffers (extmem.c) */
+    int nb_imports;
     int profiling;                     /* QGPU_PROFILE=1: time every kernel */
     QgpuProfileEntry *profile;         /* accumulated per kernel label */
     int nb_profile;
@@ -122,6 +124,9 @@ int qgpu_scores_add_frame(QgpuContext *ctx, unsigned frame_index);
 
 /* pipeline.c */
 void qgpu_pipeline_release(QgpuContext *ctx);
+
+/* extmem.c: releases the imported buffers */
+void qgpu_imports_release(QgpuContext *ctx);
 
 /* features.c */
 const QgpuFeatureClass *qgpu_feature_class_find(const char *name);
