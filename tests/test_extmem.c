@@ -352,7 +352,7 @@ static void test_cuda(Env *env)
             !CHECK(cuda_alloc_exportable(cu, blob[i].size, &mem[i], err, sizeof(err)) == 0,
                    "exportable allocation: %s", err))
             goto out;
-        ret = cuda_copy_2d(cu, mem[i].ptr, blob[i].size, 0, blob[i].data, blob[i].size,
+        ret = cuda_copy_2d(cu, mem[i].ptr, NULL, blob[i].size, 0, blob[i].data, blob[i].size,
                            blob[i].size, 1, NULL);
         if (!ret)
             ret = cu->cuStreamSynchronize(NULL);

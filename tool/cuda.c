@@ -154,9 +154,9 @@ void cuda_free_exportable(const CudaApi *cu, CudaExportable *mem)
     mem->fd = -1;
 }
 
-CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, size_t dst_pitch, CUdeviceptr src,
-                      const void *src_host, size_t src_pitch, size_t row_bytes, size_t rows,
-                      CUstream stream)
+CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
+                      CUdeviceptr src, const void *src_host, size_t src_pitch, size_t row_bytes,
+                      size_t rows, CUstream stream)
 {
     CUDA_MEMCPY2D copy;
     memset(&copy, 0, sizeof(copy));
@@ -164,7 +164,8 @@ CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, size_t dst_pitch, CUde
     copy.srcHost = src_host;
     copy.srcDevice = src;
     copy.srcPitch = src_pitch;
-    copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    copy.dstMemoryType = dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+    copy.dstHost = dst_host;
     copy.dstDevice = dst;
     copy.dstPitch = dst_pitch;
     copy.WidthInBytes = row_bytes;

@@ -123,10 +123,11 @@ int cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, c
  * freed is a no-op). */
 void cuda_free_exportable(const CudaApi *cu, CudaExportable *mem);
 
-/* A 2D copy of rows between device pointers, or from host to device
- * (src_host non-NULL), enqueued on stream. */
-CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, size_t dst_pitch, CUdeviceptr src,
-                      const void *src_host, size_t src_pitch, size_t row_bytes, size_t rows,
-                      CUstream stream);
+/* A 2D copy of rows, enqueued on stream: from device memory src, or from
+ * host memory when src_host is non-NULL; to device memory dst, or to host
+ * memory when dst_host is non-NULL. */
+CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
+                      CUdeviceptr src, const void *src_host, size_t src_pitch, size_t row_bytes,
+                      size_t rows, CUstream stream);
 
 #endif

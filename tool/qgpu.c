@@ -332,10 +332,11 @@ static int check_hwdec(const Options *o, const DecoderInfo *ri, const DecoderInf
     const DecoderInfo *in[2] = {ri, di};
     for (int i = 0; i < 2; i++) {
         const char *who = i ? "distorted" : "reference";
-        if (in[i]->hw_refused && o->hwdec != HWDEC_AUTO) {
+        int mode = i ? o->hwdec_dist : o->hwdec;
+        if (in[i]->hw_refused && mode != HWDEC_AUTO) {
             fprintf(stderr, "qgpu: --hwdec %s: the %s's hardware decoder refused the stream "
                     "(%dx%d %s: its profile, size or format is beyond the hardware); use "
-                    "--hwdec auto or none\n", o->hwdec == HWDEC_CUDA ? "cuda" : "vaapi",
+                    "--hwdec auto or none\n", mode == HWDEC_CUDA ? "cuda" : "vaapi",
                     who, in[i]->width, in[i]->height, in[i]->pix_fmt);
             return EXIT_DEVICE;
         }
@@ -360,7 +361,7 @@ static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
                           : decoder_open_hw(ref, o->reference, o->hwdec, err, sizeof(err));
     if (ret == 0)
         ret = o->raw_spec ? decoder_open_raw(dis, o->distorted, o->raw_spec, err, sizeof(err))
-                          : decoder_open_hw(dis, o->distorted, o->hwdec, err, sizeof(err));
+                          : decoder_open_hw(dis, o->distorted, o->hwdec_dist, err, sizeof(err));
     if (ret == 0) {
         decoder_set_warn(*ref, "reference", on_decode_warning, NULL);
         decoder_set_warn(*dis, "distorted", on_decode_warning, NULL);
@@ -644,6 +645,40 @@ static int open_stream(Run *r)
     return 0;
 }
 
+/* One pair to the library: from NVDEC's memory on the GPU when both
+ * pictures are there (the zero-copy path, hwdec.h), else from host memory
+ * (a picture left on the GPU is copied down first). 0, a QGPU_ERR_* code,
+ * or GPU_COPY_FAILED (CUDA failed to copy a frame). */
+#define GPU_COPY_FAILED 1
+static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *pair)
+{
+    QgpuCLBuffer buf[2];
+    int on[2];
+    on[0] = decoder_device_picture(ref, pair->ref_owner, &pair->ref, ctx, &buf[0]);
+    on[1] = decoder_device_picture(dis, pair->dist_owner, &pair->dist, ctx, &buf[1]);
+    if (on[0] == 1 && on[1] == 1)
+        return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
+    if (on[0] < 0 || on[1] < 0 || (on[0] == 1 && decoder_owner_to_host(ref, pair->ref_owner,
+                                                                      &pair->ref) < 0) ||
+        (on[1] == 1 && decoder_owner_to_host(dis, pair->dist_owner, &pair->dist) < 0))
+        return GPU_COPY_FAILED;
+    return qgpu_submit(ctx, &pair->ref, &pair->dist);
+}
+
+/* With NVDEC: whether the frames stayed on the GPU, and why not. */
+static void print_zero_copy(const QgpuContext *ctx, const Decoder *ref, const Decoder *dis)
+{
+    const char *note[2] = {decoder_zero_copy_note(ref), decoder_zero_copy_note(dis)};
+    unsigned device = qgpu_frames_from_device(ctx), host = qgpu_frames_from_host(ctx);
+    if (device)
+        fprintf(stderr, "qgpu: %u pairs from NVDEC's memory on the GPU (zero-copy), %u through "
+                "host memory\n", device, host);
+    for (int i = 0; i < 2; i++)
+        if (*note[i])
+            fprintf(stderr, "qgpu: %s frames went through host memory: %s\n",
+                    i ? "distorted" : "reference", note[i]);
+}
+
 static int score(Run *r, Decoder *ref, Decoder *dis)
 {
     const Options *o = r->o;
@@ -676,6 +711,15 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         if (!r->submitted)
             r->first_submit = clock();
         if (o->decode_only) { /* the decoding speed alone */
+            if (o->hash_frames && ((ret = decoder_owner_to_host(ref, pair.ref_owner, &pair.ref)) < 0 ||
+                                   (ret = decoder_owner_to_host(dis, pair.dist_owner, &pair.dist)) < 0)) {
+                reader_release(&pair);
+                end_progress();
+                fprintf(stderr, "qgpu: frame %u: copying a frame from the GPU failed\n",
+                        r->submitted);
+                status = EXIT_INPUT;
+                goto fail;
+            }
             if (o->hash_frames) {
                 r->hash[0] = frame_hash(r->hash[0], &pair.ref);
                 r->hash[1] = frame_hash(r->hash[1], &pair.dist);
@@ -684,8 +728,15 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
             r->submitted++;
             continue;
         }
-        ret = qgpu_submit(r->ctx, &pair.ref, &pair.dist); /* copies the samples */
+        ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
+        if (ret == GPU_COPY_FAILED) {
+            end_progress();
+            fprintf(stderr, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
+                    r->submitted);
+            status = EXIT_DEVICE;
+            goto fail;
+        }
         if (ret) {
             end_progress();
             fprintf(stderr, "qgpu: frame %u: %s%s\n", r->submitted, qgpu_last_error(r->ctx),
@@ -933,6 +984,7 @@ int main(int argc, char **argv)
         print_summary(run.ctx, run.seconds, o.subsample);
         fprintf(stderr, "qgpu: decoders: reference %s, distorted %s\n", run.decoder[0],
                 run.decoder[1]);
+        print_zero_copy(run.ctx, ref, dis);
     }
     if (o.output)
         ret = write_log(&run);
