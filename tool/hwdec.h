@@ -50,6 +50,11 @@ const char *hwdec_name(const Hwdec *hw);
  * left alone. 0 or a negative AVERROR. */
 int hwdec_download(Hwdec *hw, AVFrame *frame);
 
+/* The pipeline depth to score NVDEC's frames from the GPU at (4: the
+ * zero-copy path keeps 4 frames in flight, 10-15% faster than 2 on the
+ * H200), or 0 (the library's default) when neither input may use it. */
+int hwdec_pipeline_depth(int ref_mode, int dist_mode);
+
 /* Device frames (hw may be NULL): whether frame is one; the library picture
  * of one (1; 0 when its memory could not be imported, the zero-copy path
  * then stops: copy it to the host); its copy in host memory (0 or an

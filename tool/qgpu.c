@@ -935,7 +935,8 @@ int main(int argc, char **argv)
     run.o = &o;
     qgpu_config_default(&cfg);
     cfg.device = o.device;
-    cfg.pipeline_depth = o.depth;
+    cfg.pipeline_depth = o.depth || o.raw_spec ? o.depth
+                                               : hwdec_pipeline_depth(o.hwdec, o.hwdec_dist);
     cfg.log_callback = print_library_log;
     cfg.log_level = o.quiet ? QGPU_LOG_WARNING : QGPU_LOG_INFO;
     ret = qgpu_open(&run.ctx, &cfg);
