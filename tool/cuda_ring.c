@@ -19,9 +19,10 @@
 #include "cuda_ring.h"
 
 /* Frames out at once per input: the prefetch queue (4), the frame being
- * paired and the one being submitted, with room to spare. When every slot
+ * paired and the one being submitted, the reader's queue of pairs (6),
+ * with room to spare. When every slot
  * is out, the frame goes through the host instead of waiting. */
-#define RING_SLOTS 12
+#define RING_SLOTS 16
 
 typedef struct Slot {
     CudaExportable mem;
