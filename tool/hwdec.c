@@ -134,11 +134,15 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
     }
     hw->type = type;
     hw->hw_format = format;
-    /* CUDA: both decoders in the device's primary context rather than one
-     * context each (fewer contexts for the GPU to switch between: HEVC
-     * scored 10-20% faster on the H200, doc/performance.md) */
+    if (type == AV_HWDEVICE_TYPE_CUDA)
+        hw->zero_copy = cuda_ring_available(hw->zero_copy_note, sizeof(hw->zero_copy_note));
+    /* The zero-copy path puts both decoders in the device's primary context
+     * rather than one context each: fewer contexts for the GPU to switch
+     * between (HEVC scored 10-20% faster on the H200). Copying frames to
+     * the host it is the other way round (HEVC 603-622 against 871-899 fps):
+     * own contexts there. doc/performance.md, issue #18. */
     ret = av_hwdevice_ctx_create(&hw->device, type, NULL, NULL,
-                                 type == AV_HWDEVICE_TYPE_CUDA ? AV_CUDA_PRIMARY : 0);
+                                 hw->zero_copy ? AV_CUDA_PRIMARY : 0);
     if (ret < 0) {
         av_strerror(ret, reason, sizeof(reason));
         snprintf(msg, msg_len, "no %s device (%s%s)", tname, reason,
@@ -154,8 +158,6 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
     }
     codec->opaque = hw;
     codec->get_format = get_format;
-    if (type == AV_HWDEVICE_TYPE_CUDA)
-        hw->zero_copy = cuda_ring_available(hw->zero_copy_note, sizeof(hw->zero_copy_note));
     *out = hw;
     return 0;
 }
