@@ -15,6 +15,14 @@ static const CudaApi *loaded;
 static char load_error[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+static int driver_present;
+
+/* libcuda.so.1 loads (kept loaded: FFmpeg or load() will want it). */
+static void check_driver(void)
+{
+    driver_present = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL) != NULL;
+}
+
 static void load(void)
 {
     static const struct {
@@ -64,6 +72,13 @@ static void load(void)
         return;
     }
     loaded = &api;
+}
+
+int cuda_driver_present(void)
+{
+    static pthread_once_t checked = PTHREAD_ONCE_INIT;
+    pthread_once(&checked, check_driver);
+    return driver_present;
 }
 
 const CudaApi *cuda_api(char *err, size_t err_len)

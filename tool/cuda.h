@@ -102,6 +102,9 @@ typedef struct CudaApi {
  * no libcuda.so.1 or it lacks one of them (why in err). */
 const CudaApi *cuda_api(char *err, size_t err_len);
 
+/* Whether the driver's libcuda.so.1 is there (no cuInit: cheap). */
+int cuda_driver_present(void);
+
 /* "cuMemCreate: out of memory" style text for a failed call. */
 void cuda_error(const CudaApi *cu, CUresult r, const char *what, char *err, size_t err_len);
 

@@ -54,7 +54,7 @@ int cuda_ring_available(char *why, size_t why_len)
         snprintf(why, why_len, "QGPU_HWDEC_ZERO_COPY=0");
         return 0;
     }
-    return cuda_api(why, why_len) != NULL;
+    return why ? cuda_api(why, why_len) != NULL : cuda_driver_present();
 }
 
 static void ring_destroy(CudaRing *r)

@@ -26,8 +26,9 @@
 
 typedef struct CudaRing CudaRing;
 
-/* The driver's entry points are there (libcuda.so.1 loads) and
- * $QGPU_HWDEC_ZERO_COPY is not "0": 1, else 0 with the reason in why. */
+/* The driver's entry points are there (libcuda.so.1 loads, cuInit works)
+ * and $QGPU_HWDEC_ZERO_COPY is not "0": 1, else 0 with the reason in why.
+ * why NULL: only whether libcuda.so.1 is there (no cuInit: cheap). */
 int cuda_ring_available(char *why, size_t why_len);
 
 /* frame (AV_PIX_FMT_CUDA) into a free slot, *ring made at the first call:

@@ -268,9 +268,8 @@ int hwdec_download(Hwdec *hw, AVFrame *frame)
 
 int hwdec_pipeline_depth(int ref_mode, int dist_mode)
 {
-    char why[256];
     return (ref_mode == HWDEC_AUTO || ref_mode == HWDEC_CUDA || dist_mode == HWDEC_AUTO ||
-            dist_mode == HWDEC_CUDA) && cuda_ring_available(why, sizeof(why))
+            dist_mode == HWDEC_CUDA) && cuda_ring_available(NULL, 0)
                ? 4
                : 0;
 }
