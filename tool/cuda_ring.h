@@ -41,10 +41,10 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len);
 /* Whether frame is a device frame of this ring. */
 int cuda_ring_owns(const CudaRing *ring, const AVFrame *frame);
 
-/* A device frame (samples of bitdepth bits) as a picture of the library's context (its slot imported
- * at the first use): 1 and *out set; 0 when the import failed (the reason
- * kept for cuda_ring_note; later frames go through the host); < 0 an
- * AVERROR. */
+/* A device frame (samples of bitdepth bits) as a picture of the library's
+ * context (its slot imported at the first use): 1 and *out set; 0 when the
+ * import failed (the reason kept for cuda_ring_note; later frames go
+ * through the host). */
 int cuda_ring_buffer(CudaRing *ring, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
                      QgpuCLBuffer *out);
 

@@ -645,11 +645,19 @@ static int open_stream(Run *r)
     return 0;
 }
 
-/* One pair to the library: from NVDEC's memory on the GPU when both
- * pictures are there (the zero-copy path, hwdec.h), else from host memory
- * (a picture left on the GPU is copied down first). 0, a QGPU_ERR_* code,
- * or GPU_COPY_FAILED (CUDA failed to copy a frame). */
+/* Both pictures of a pair in host memory (NVDEC's frames left on the GPU
+ * copied down): 0 or a negative AVERROR. */
+static int pair_to_host(Decoder *ref, Decoder *dis, FramePair *pair)
+{
+    int ret = decoder_owner_to_host(ref, pair->ref_owner, &pair->ref);
+    return ret < 0 ? ret : decoder_owner_to_host(dis, pair->dist_owner, &pair->dist);
+}
+
 #define GPU_COPY_FAILED 1
+
+/* One pair to the library: from NVDEC's memory on the GPU when both
+ * pictures are there (the zero-copy path, hwdec.h), else from host memory.
+ * 0, a QGPU_ERR_* code, or GPU_COPY_FAILED (CUDA failed to copy a frame). */
 static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *pair)
 {
     QgpuCLBuffer buf[2];
@@ -658,9 +666,7 @@ static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *
     on[1] = decoder_device_picture(dis, pair->dist_owner, &pair->dist, ctx, &buf[1]);
     if (on[0] == 1 && on[1] == 1)
         return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
-    if (on[0] < 0 || on[1] < 0 || (on[0] == 1 && decoder_owner_to_host(ref, pair->ref_owner,
-                                                                      &pair->ref) < 0) ||
-        (on[1] == 1 && decoder_owner_to_host(dis, pair->dist_owner, &pair->dist) < 0))
+    if (on[0] < 0 || on[1] < 0 || pair_to_host(ref, dis, pair) < 0)
         return GPU_COPY_FAILED;
     return qgpu_submit(ctx, &pair->ref, &pair->dist);
 }
@@ -711,13 +717,12 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         if (!r->submitted)
             r->first_submit = clock();
         if (o->decode_only) { /* the decoding speed alone */
-            if (o->hash_frames && ((ret = decoder_owner_to_host(ref, pair.ref_owner, &pair.ref)) < 0 ||
-                                   (ret = decoder_owner_to_host(dis, pair.dist_owner, &pair.dist)) < 0)) {
+            if (o->hash_frames && pair_to_host(ref, dis, &pair) < 0) {
                 reader_release(&pair);
                 end_progress();
-                fprintf(stderr, "qgpu: frame %u: copying a frame from the GPU failed\n",
+                fprintf(stderr, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
                         r->submitted);
-                status = EXIT_INPUT;
+                status = EXIT_DEVICE;
                 goto fail;
             }
             if (o->hash_frames) {
