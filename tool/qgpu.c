@@ -818,12 +818,14 @@ static int write_log(const Run *r)
     const Options *o = r->o;
     char name[256];
     double cpu = (double)(r->last_score - r->first_submit) / CLOCKS_PER_SEC;
-    QgpuLogField fields[4] = {{"decode_errors", NULL, r->decode_errors},
+    unsigned zero_copy = qgpu_frames_from_device(r->ctx); /* NVDEC frames left on the GPU */
+    QgpuLogField fields[5] = {{"decode_errors", NULL, r->decode_errors},
                               {"skipped_frames", NULL, r->skipped_frames},
                               {"decoder_reference", r->decoder[0], 0},
-                              {"decoder_distorted", r->decoder[1], 0}};
+                              {"decoder_distorted", r->decoder[1], 0},
+                              {"pairs_zero_copy", NULL, zero_copy}};
     QgpuLogOptions lo = {o->format, r->submitted && cpu > 0 ? r->submitted / cpu : 0.0,
-                         o->subsample, fields, 4};
+                         o->subsample, fields, zero_copy ? 5 : 4};
     if (qgpu_write_log_ex(r->ctx, o->output, &lo)) {
         fprintf(stderr, "qgpu: -o %s: %s\n",
                 strcmp(o->output, "-") ? short_path(o->output, name, sizeof(name)) : "-",
