@@ -1,5 +1,9 @@
 #!/bin/sh
 # hwdec-run.sh DIR: --hwdec cuda against --hwdec none on a GPU machine.
+# Modes ($HWS, default all): cuda (NVDEC, frames kept on the GPU: the
+# zero-copy path), cudahost (NVDEC with QGPU_HWDEC_ZERO_COPY=0: each frame
+# through host memory), none (the CPU), mixed (--hwdec cuda,none: NVDEC
+# decodes the reference while the CPU decodes the distorted).
 # DIR holds the static qgpu from `make static-tools-nvdec` (FFmpeg with the
 # h264/hevc NVDEC hwaccels), Debian's libdav1d.so.6 and the pairs
 # NAME_ref.mp4 / NAME_dist.mp4 and seg_NAME_*.ts (bench/hwdec-clips.sh makes
@@ -52,16 +56,20 @@ for pair in ${PAIRS:-noisy h264 hevc hevc10}; do
     d=$(ls "$clips/${pair}_dist".* 2>/dev/null | head -n 1)
     [ -n "$r" ] && [ -n "$d" ] || continue
     for rep in 1 2; do
-        for hw in cuda none; do
+        for hw in ${HWS:-cuda cudahost none mixed}; do
             tag=${pair}_${hw}_$rep
-            QGPU_FFMPEG_LOG=1 timeout -k 5 120 "$q" -r "$r" -d "$d" --hwdec $hw --decode-only >"$work/$tag.decode.txt" 2>&1
+            zc=1 arg=$hw
+            [ $hw = cudahost ] && zc=0 arg=cuda
+            [ $hw = mixed ] && arg=cuda,none
+            QGPU_HWDEC_ZERO_COPY=$zc QGPU_FFMPEG_LOG=1 timeout -k 5 120 "$q" -r "$r" -d "$d" --hwdec $arg --decode-only >"$work/$tag.decode.txt" 2>&1
             echo "$tag decode-only rc=$?: $(tail -n 1 "$work/$tag.decode.txt")"
-            timeout -k 5 180 "$q" -r "$r" -d "$d" --hwdec $hw --feature psnr --feature ciede --json -o "$work/$tag.json" \
+            QGPU_HWDEC_ZERO_COPY=$zc timeout -k 5 180 "$q" -r "$r" -d "$d" --hwdec $arg --feature psnr --feature ciede --json -o "$work/$tag.json" \
                 >"$work/$tag.score.txt" 2>&1
             rc=$?
             if [ $rc = 0 ]; then
                 echo "$tag score rc=0: $(grep -h 'frames in' "$work/$tag.score.txt") |" \
-                     "$(grep -h 'decoders:' "$work/$tag.score.txt")"
+                     "$(grep -h 'decoders:' "$work/$tag.score.txt") |" \
+                     "$(grep -h 'zero-copy\|host memory' "$work/$tag.score.txt" | tr '\n' ' ')"
             else
                 echo "$tag score rc=$rc: $(tail -n 1 "$work/$tag.score.txt")"
             fi
@@ -74,17 +82,18 @@ for pair in ${PAIRS:-noisy h264 hevc hevc10}; do
     done
     # identical scores? (the logs differ in their decoder and fps fields only)
     for rep in 1 2; do
-        a=$work/${pair}_cuda_$rep.json
-        b=$work/${pair}_none_$rep.json
-        if [ -f "$a" ] && [ -f "$b" ]; then
+        for hw in cuda cudahost mixed; do
+            a=$work/${pair}_${hw}_$rep.json
+            b=$work/${pair}_none_$rep.json
+            [ -f "$a" ] && [ -f "$b" ] || continue
             sed -n '/"frames"/,$p' "$a" >"$work/a.frames"
             sed -n '/"frames"/,$p' "$b" >"$work/b.frames"
             if cmp -s "$work/a.frames" "$work/b.frames"; then
-                echo "$pair rep $rep: cuda and none logs identical from \"frames\" on"
+                echo "$pair rep $rep: $hw and none logs identical from \"frames\" on"
             else
-                echo "$pair rep $rep: LOGS DIFFER: $(diff "$work/a.frames" "$work/b.frames" | head -n 6 | tr '\n' ' ')"
+                echo "$pair rep $rep: $hw LOGS DIFFER: $(diff "$work/a.frames" "$work/b.frames" | head -n 6 | tr '\n' ' ')"
             fi
-        fi
+        done
     done
 done
 # auto picks the GPU's decoder?

@@ -13,6 +13,9 @@
  * the frames' own OpenCL context and device (qgpu_open_cl) and copies each
  * plane image on the device into its buffers (qgpu_submit_cl); no sample
  * goes through host memory. Software frames go to libqgpu's own device.
+ * CUDA frames (-hwaccel cuda -hwaccel_output_format cuda) and VAAPI frames
+ * are copied to host memory (av_hwframe_transfer_data; NV12/P010 as the
+ * decoder wrote them, QGPU_LAYOUT_NV12) and go the software frames' way.
  *
  * libqgpu is asynchronous and temporal features (motion) only finalise frame
  * n once frame n+1 has been processed, so the filter holds the main frames
@@ -117,6 +120,8 @@ typedef struct QgpuFilterContext {
     int layout, bitdepth;
     int shift;                /* OpenCL frames: sample = 16-bit word >> shift */
     int zero_copy;            /* OpenCL frames, scored in FFmpeg's OpenCL context */
+    int transfer;             /* CUDA/VAAPI frames: copied to host memory first */
+    AVFrame *host[2];         /* their copies (distorted, reference) */
 
     /* main frames waiting for their scores, in output order (a ring) */
     HeldFrame *held;
@@ -503,8 +508,25 @@ static const enum AVPixelFormat pix_fmts[] = {
 #if CONFIG_OPENCL
     AV_PIX_FMT_OPENCL,
 #endif
+    AV_PIX_FMT_CUDA, AV_PIX_FMT_VAAPI, /* copied to host memory */
     AV_PIX_FMT_NONE
 };
+
+/* Hardware frames the filter copies to host memory. */
+static int is_transfer_format(enum AVPixelFormat fmt)
+{
+    return fmt == AV_PIX_FMT_CUDA || fmt == AV_PIX_FMT_VAAPI;
+}
+
+/* Semi-planar software formats of CUDA/VAAPI frames: the library's
+ * QGPU_LAYOUT_NV12 (16-bit words MSB-aligned above 8 bits); 0 or -1. */
+static int describe_semiplanar(enum AVPixelFormat fmt, int *layout, int *bitdepth)
+{
+    *layout = QGPU_LAYOUT_NV12;
+    *bitdepth = fmt == AV_PIX_FMT_NV12 ? 8 : fmt == AV_PIX_FMT_P010LE ? 10 :
+                fmt == AV_PIX_FMT_P016LE ? 16 : 0;
+    return *bitdepth ? 0 : -1;
+}
 
 /* Layout and bit depth of a software format; negative when libqgpu can't
  * take it. With msb (OpenCL frames), samples in the top bits of 16-bit
@@ -542,7 +564,7 @@ static int describe_format(enum AVPixelFormat fmt, int msb, int *layout, int *bi
 
 static enum AVPixelFormat link_sw_format(AVFilterLink *l)
 {
-    if (l->format == AV_PIX_FMT_OPENCL) {
+    if (l->format == AV_PIX_FMT_OPENCL || is_transfer_format(l->format)) {
         AVBufferRef *ref = QF_LINK_HWFC(l);
         if (!ref)
             return AV_PIX_FMT_NONE;
@@ -569,13 +591,18 @@ static int config_input_ref(AVFilterLink *inlink)
                inlink->w, inlink->h);
         return AVERROR(EINVAL);
     }
-    if ((mainlink->format == AV_PIX_FMT_OPENCL) != (inlink->format == AV_PIX_FMT_OPENCL)) {
+    if ((mainlink->format == AV_PIX_FMT_OPENCL) != (inlink->format == AV_PIX_FMT_OPENCL) ||
+        is_transfer_format(mainlink->format) != is_transfer_format(inlink->format)) {
         av_log(ctx, AV_LOG_ERROR, "main and reference must both be OpenCL frames (hwupload on "
-               "both inputs) or both software frames\n");
+               "both inputs), both CUDA/VAAPI frames or both software frames\n");
         return AVERROR(EINVAL);
     }
-    if (describe_format(rfmt, inlink->format == AV_PIX_FMT_OPENCL, &s->layout, &s->bitdepth,
-                        &s->shift) < 0) {
+    s->transfer = is_transfer_format(inlink->format);
+    s->shift = 0;
+    if (s->transfer && describe_semiplanar(rfmt, &s->layout, &s->bitdepth) == 0) {
+        /* NV12/P010 as the decoder wrote them */
+    } else if (describe_format(rfmt, inlink->format == AV_PIX_FMT_OPENCL, &s->layout,
+                               &s->bitdepth, &s->shift) < 0) {
         av_log(ctx, AV_LOG_ERROR, "pixel format %s is not supported (planar YUV or gray, 8 to 16 bit%s)\n",
                av_get_pix_fmt_name(rfmt) ? av_get_pix_fmt_name(rfmt) : "?",
                inlink->format == AV_PIX_FMT_OPENCL ?
@@ -619,6 +646,10 @@ static int config_input_ref(AVFilterLink *inlink)
         return open_library(ctx, rref);
 #endif
     }
+    if (s->transfer)
+        av_log(ctx, AV_LOG_VERBOSE, "%s frames (%s): each pair copied to host memory, then "
+               "to libqgpu's device\n", av_get_pix_fmt_name(inlink->format),
+               av_get_pix_fmt_name(rfmt));
     return open_library(ctx, NULL);
 }
 
@@ -744,7 +775,7 @@ static int drain(AVFilterContext *ctx, int wait)
 /* Planes the library reads: luma only for gray formats. */
 static int nb_planes(const QgpuFilterContext *s)
 {
-    return s->layout == QGPU_LAYOUT_400 ? 1 : 3;
+    return s->layout == QGPU_LAYOUT_400 ? 1 : s->layout == QGPU_LAYOUT_NV12 ? 2 : 3;
 }
 
 #if CONFIG_OPENCL
@@ -776,7 +807,7 @@ static void fill_picture(QgpuFilterContext *s, QgpuPicture *p, const AVFrame *f)
 static int is_full_range(const AVFrame *f)
 {
     enum AVPixelFormat fmt = f->format;
-    if (fmt == AV_PIX_FMT_OPENCL && f->hw_frames_ctx)
+    if ((fmt == AV_PIX_FMT_OPENCL || is_transfer_format(fmt)) && f->hw_frames_ctx)
         fmt = ((AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format;
     return f->color_range == AVCOL_RANGE_JPEG || fmt == AV_PIX_FMT_YUVJ420P ||
            fmt == AV_PIX_FMT_YUVJ422P || fmt == AV_PIX_FMT_YUVJ444P;
@@ -830,7 +861,24 @@ static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *
         err = qgpu_submit_cl(s->q, &pr, &pd);
     } else
 #endif
-    {
+    if (s->transfer) {
+        /* CUDA/VAAPI frames: to host memory, as they are (NV12, P010...) */
+        QgpuPicture pr, pd;
+        int i;
+        for (i = 0; i < 2; i++) {
+            if (!s->host[i] && !(s->host[i] = av_frame_alloc()))
+                return AVERROR(ENOMEM);
+            av_frame_unref(s->host[i]);
+            if ((err = av_hwframe_transfer_data(s->host[i], i ? ref : dist, 0)) < 0) {
+                av_log(ctx, AV_LOG_ERROR, "cannot copy a %s frame to host memory\n",
+                       av_get_pix_fmt_name(ref->format));
+                return err;
+            }
+        }
+        fill_picture(s, &pr, s->host[1]);
+        fill_picture(s, &pd, s->host[0]);
+        err = qgpu_submit(s->q, &pr, &pd);
+    } else {
         QgpuPicture pr, pd;
         fill_picture(s, &pr, ref);
         fill_picture(s, &pd, dist);
@@ -1010,6 +1058,8 @@ static av_cold void qgpu_uninit(AVFilterContext *ctx)
     av_freep(&s->model_names);
     s->nb_models = 0;
     qgpu_close(&s->q);
+    av_frame_free(&s->host[0]);
+    av_frame_free(&s->host[1]);
     ff_framesync_uninit(&s->fs);
 }
 

@@ -1036,6 +1036,19 @@ static void test_hwdec(void)
     rc = run_tool("-r ref.nut -d hw.nut --hwdec gpu");
     CHECK(rc == 2 && strstr(out_err, "--hwdec gpu: expected auto, none, cuda or vaapi"),
           "--hwdec gpu: a usage error (rc %d): %s", rc, out_err);
+    /* REF,DIST: one decoder per input */
+    rc = run_tool("-r hw.nut -d hw.nut --hwdec none,gpu");
+    CHECK(rc == 2 && strstr(out_err, "--hwdec none,gpu: expected"),
+          "--hwdec none,gpu: a usage error (rc %d): %s", rc, out_err);
+    rc = run_tool("-r hw.nut -d hw.nut --hwdec none,none --decode-only");
+    CHECK(rc == 0 && strstr(out_err, "decoders: reference cpu, distorted cpu"),
+          "--hwdec none,none: the CPU for both (rc %d): %s", rc, out_err);
+    rc = run_tool("-r hw.nut -d hw.nut --hwdec none,cuda --decode-only");
+    CHECK((rc == 0 && strstr(out_err, "decoders: reference cpu, distorted cuda")) ||
+              (rc == 4 && strstr(out_err, "--hwdec cuda: ") &&
+               !strstr(out_err, "reference decoded")),
+          "--hwdec none,cuda: the CPU for the reference, NVDEC or exit 4 for the distorted "
+          "(rc %d): %s", rc, out_err);
     /* --decode-only: pairs counted, nothing scored, no log */
     rc = run_tool("-r hw.nut -d hw.nut --hwdec none --decode-only");
     CHECK(rc == 0 && strstr(out_err, "decoded 12 pairs in ") &&

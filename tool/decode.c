@@ -762,6 +762,14 @@ static int check_frame(Decoder *d, const AVFrame *f, char *err, size_t err_len)
     return AVERROR_INPUT_CHANGED;
 }
 
+/* A semi-planar frame goes out as it is (QGPU_LAYOUT_NV12). */
+static int passes_as_is(const Decoder *d, const AVFrame *f, int depth)
+{
+    return semi_depth(d, f->format) == depth && f->width == d->out_w && f->height == d->out_h &&
+           d->out_layout == QGPU_LAYOUT_420 && d->pass_semiplanar &&
+           !(d->to_limited && d->full_range) && d->out_bitdepth == depth;
+}
+
 /* d->frame (a good frame) as the next picture. */
 static int deliver(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
 {
@@ -780,12 +788,18 @@ static int deliver(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
                           ? NAN
                           : ts * av_q2d(d->fmt->streams[d->stream]->time_base);
     }
+    /* a frame kept on the GPU (NVDEC, hwdec.h) that is not scored as it
+     * is: to host memory first */
+    if (hwdec_on_device(d->hw, d->frame) && !passes_as_is(d, d->frame, depth) &&
+        (ret = hwdec_device_to_host(d->hw, d->frame)) < 0) {
+        set_error(err, err_len, "copying a frame from the GPU failed", d->name, ret);
+        return ret;
+    }
     if (semi_depth(d, d->frame->format) == depth && d->frame->width == d->out_w &&
         d->frame->height == d->out_h && d->out_layout == QGPU_LAYOUT_420) {
         /* NV12/P010 (hardware decoders): as they are when both inputs are,
          * else split into planes here, exactly */
-        if (d->pass_semiplanar && !(d->to_limited && d->full_range) &&
-            d->out_bitdepth == depth) {
+        if (passes_as_is(d, d->frame, depth)) {
             d->delivered = d->frame;
             fill_picture(d, d->frame, pic);
             d->frames++;
@@ -997,6 +1011,33 @@ void *decoder_ref_frame(void *owner)
 void decoder_owner_picture(const Decoder *d, void *owner, QgpuPicture *pic)
 {
     fill_picture(d, owner, pic);
+}
+
+int decoder_device_picture(Decoder *d, void *owner, QgpuPicture *pic, QgpuContext *ctx,
+                           QgpuCLBuffer *out)
+{
+    int ret;
+    if (!hwdec_on_device(d->hw, owner))
+        return 0;
+    if ((ret = hwdec_device_buffer(d->hw, owner, pic->bitdepth, ctx, out)) != 0)
+        return ret;
+    return decoder_owner_to_host(d, owner, pic);
+}
+
+int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
+{
+    int ret;
+    if (!hwdec_on_device(d->hw, owner))
+        return 0;
+    if ((ret = hwdec_device_to_host(d->hw, owner)) < 0)
+        return ret;
+    fill_picture(d, owner, pic);
+    return 0;
+}
+
+const char *decoder_zero_copy_note(const Decoder *d)
+{
+    return hwdec_zero_copy_note(d->hw);
 }
 
 unsigned decoder_count_rest(Decoder *d)

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "qgpu/qgpu.h"
+#include "qgpu/qgpu_opencl.h" /* also qgpu.h */
 
 typedef struct Decoder Decoder;
 
@@ -123,6 +123,20 @@ void *decoder_ref_frame(void *owner);
 
 /* The picture of an owned frame. */
 void decoder_owner_picture(const Decoder *dec, void *owner, QgpuPicture *pic);
+
+/* Owned frames that NVDEC's zero-copy path kept on the GPU (hwdec.h): their
+ * picture has no host data. decoder_device_picture: 1 with *out, the
+ * picture in the library's OpenCL memory; 0 when the frame is in host
+ * memory (pic valid: it was, or it has just been copied there because its
+ * memory could not be imported); < 0 an AVERROR. decoder_owner_to_host: a
+ * device frame copied to host memory, pic refilled (0 or an AVERROR). */
+int decoder_device_picture(Decoder *dec, void *owner, QgpuPicture *pic, QgpuContext *ctx,
+                           QgpuCLBuffer *out);
+int decoder_owner_to_host(Decoder *dec, void *owner, QgpuPicture *pic);
+
+/* Why NVDEC's frames went through host memory ("" when they did not, or
+ * no NVDEC). */
+const char *decoder_zero_copy_note(const Decoder *dec);
 
 /* Frames left in the input, counted from its packets without decoding
  * them (reads to the end of the file; no frame can be read afterwards). */

@@ -10,17 +10,21 @@
  * size), FFmpeg calls get_format again without it and the CPU decodes:
  * hwdec_active() says which happened.
  *
- * Frames: each decoded frame in GPU memory is copied to host memory in the
- * device's native layout (NV12 for 8-bit 4:2:0, P010/P016 deeper), which
- * the library takes directly (QGPU_LAYOUT_NV12); hwdec_to_planar() makes
+ * Frames: with NVDEC, each decoded frame stays on the GPU when it can
+ * (cuda_ring.h: copied on the device into memory the library imports);
+ * otherwise, and with VAAPI, it is copied to host memory in the device's
+ * native layout (NV12 for 8-bit 4:2:0, P010/P016 deeper), which the
+ * library takes directly (QGPU_LAYOUT_NV12); hwdec_to_planar() makes
  * planar frames of them when the other input is planar.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 
+#include "cuda_ring.h"
 #include "hwdec.h"
 
 struct Hwdec {
@@ -33,7 +37,15 @@ struct Hwdec {
      * would cost its page faults at every copy */
     AVBufferPool *pool;
     size_t pool_size;
+    /* NVDEC's zero-copy path: frames kept on the GPU (cuda_ring.h) */
+    int zero_copy;
+    CudaRing *ring;
+    char zero_copy_note[256]; /* why not, when it was not tried */
 };
+
+/* AV_CUDA_USE_PRIMARY_CONTEXT (libavutil/hwcontext_cuda.h, which needs
+ * the CUDA SDK's cuda.h here): FFmpeg 4.3 and later */
+#define AV_CUDA_PRIMARY (1 << 0)
 
 static const struct {
     const char *name;
@@ -54,6 +66,19 @@ int hwdec_parse(const char *name, int *mode)
             return 0;
         }
     return -1;
+}
+
+int hwdec_parse_pair(const char *arg, int *ref, int *dist)
+{
+    const char *comma = strchr(arg, ',');
+    char first[16];
+    if (!comma)
+        return hwdec_parse(arg, ref) || hwdec_parse(arg, dist);
+    if ((size_t)(comma - arg) >= sizeof(first))
+        return -1;
+    memcpy(first, arg, (size_t)(comma - arg));
+    first[comma - arg] = 0;
+    return hwdec_parse(first, ref) || hwdec_parse(comma + 1, dist);
 }
 
 /* The codec's pixel format for frames of a device type, or NONE. */
@@ -109,7 +134,15 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
     }
     hw->type = type;
     hw->hw_format = format;
-    ret = av_hwdevice_ctx_create(&hw->device, type, NULL, NULL, 0);
+    if (type == AV_HWDEVICE_TYPE_CUDA)
+        hw->zero_copy = cuda_ring_available(hw->zero_copy_note, sizeof(hw->zero_copy_note));
+    /* The zero-copy path puts both decoders in the device's primary context
+     * rather than one context each: fewer contexts for the GPU to switch
+     * between (HEVC scored 10-20% faster on the H200). Copying frames to
+     * the host it is the other way round (HEVC 603-622 against 871-899 fps):
+     * own contexts there. doc/performance.md, issue #18. */
+    ret = av_hwdevice_ctx_create(&hw->device, type, NULL, NULL,
+                                 hw->zero_copy ? AV_CUDA_PRIMARY : 0);
     if (ret < 0) {
         av_strerror(ret, reason, sizeof(reason));
         snprintf(msg, msg_len, "no %s device (%s%s)", tname, reason,
@@ -209,9 +242,15 @@ static int host_frame(Hwdec *hw, const AVFrame *src)
 
 int hwdec_download(Hwdec *hw, AVFrame *frame)
 {
+    char msg[256];
     int ret;
     if (!hw || frame->format != hw->hw_format)
         return 0;
+    if (hw->zero_copy) {
+        ret = cuda_ring_take(&hw->ring, frame, msg, sizeof(msg));
+        if (ret)
+            return ret < 0 ? ret : 0;
+    }
     av_frame_unref(hw->host);
     ret = host_frame(hw, frame);
     if (ret >= 0)
@@ -225,6 +264,40 @@ int hwdec_download(Hwdec *hw, AVFrame *frame)
     av_frame_unref(frame);
     av_frame_move_ref(frame, hw->host);
     return 0;
+}
+
+int hwdec_pipeline_depth(int ref_mode, int dist_mode)
+{
+    return (ref_mode == HWDEC_AUTO || ref_mode == HWDEC_CUDA || dist_mode == HWDEC_AUTO ||
+            dist_mode == HWDEC_CUDA) && cuda_ring_available(NULL, 0)
+               ? 4
+               : 0;
+}
+
+int hwdec_on_device(const Hwdec *hw, const AVFrame *frame)
+{
+    return hw && cuda_ring_owns(hw->ring, frame);
+}
+
+int hwdec_device_buffer(Hwdec *hw, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
+                        QgpuCLBuffer *out)
+{
+    return cuda_ring_buffer(hw->ring, frame, bitdepth, ctx, out);
+}
+
+int hwdec_device_to_host(Hwdec *hw, AVFrame *frame)
+{
+    char msg[256];
+    return cuda_ring_to_host(hw->ring, frame, msg, sizeof(msg));
+}
+
+const char *hwdec_zero_copy_note(const Hwdec *hw)
+{
+    if (!hwdec_active(hw) || hw->type != AV_HWDEVICE_TYPE_CUDA)
+        return "";
+    if (!hw->zero_copy)
+        return hw->zero_copy_note;
+    return *cuda_ring_note(hw->ring) ? cuda_ring_note(hw->ring) : "";
 }
 
 int hwdec_semiplanar_depth(enum AVPixelFormat format)
@@ -300,6 +373,7 @@ void hwdec_free(Hwdec **phw)
     Hwdec *hw = *phw;
     if (!hw)
         return;
+    cuda_ring_free(&hw->ring); /* its memory goes with the last frame out */
     av_buffer_unref(&hw->device);
     av_frame_free(&hw->host);
     av_buffer_pool_uninit(&hw->pool);

@@ -1,14 +1,17 @@
 /* Hardware decoding through FFmpeg's hwaccel API (--hwdec): NVDEC through
- * CUDA, VAAPI. The decoder writes frames into GPU memory; they are copied
- * to host memory (av_hwframe_transfer_data) as NV12/P010, which the
- * library takes as they are (QGPU_LAYOUT_NV12). No link-time dependency on
- * any GPU library: FFmpeg loads the driver's libraries at run time. */
+ * CUDA, VAAPI. The decoder writes frames into GPU memory; NVDEC's stay
+ * there when they can (cuda_ring.h), the others are copied to host memory
+ * (av_hwframe_transfer_data) as NV12/P010, which the library takes as they
+ * are (QGPU_LAYOUT_NV12). No link-time dependency on any GPU library:
+ * FFmpeg and cuda.c load the driver's libraries at run time. */
 #ifndef QGPU_TOOL_HWDEC_H
 #define QGPU_TOOL_HWDEC_H
 
 #include <stddef.h>
 
 #include <libavcodec/avcodec.h>
+
+#include "qgpu/qgpu_opencl.h"
 
 enum HwdecMode {
     HWDEC_AUTO = 0, /* a hardware decoder when one takes the stream, else the CPU */
@@ -21,6 +24,8 @@ typedef struct Hwdec Hwdec;
 
 /* "auto", "none", "cuda", "vaapi": 0 and *mode set, or -1. */
 int hwdec_parse(const char *name, int *mode);
+/* "MODE" (both inputs) or "REF,DIST": 0 and both set, or -1. */
+int hwdec_parse_pair(const char *arg, int *ref, int *dist);
 
 /* Before avcodec_open2(): nothing for raw video. For HWDEC_AUTO, the first device type (cuda,
  * then vaapi) that FFmpeg has a hwaccel for with this codec and whose
@@ -39,10 +44,29 @@ int hwdec_active(const Hwdec *hw);
 /* "cuda", "vaapi" (the hardware decodes) or "cpu" (hw may be NULL). */
 const char *hwdec_name(const Hwdec *hw);
 
-/* A frame in GPU memory is replaced by its copy in host memory (NV12,
- * P010... with the frame's properties); a host frame is left alone.
- * 0 or a negative AVERROR. */
+/* A frame in GPU memory is replaced by a device frame (NVDEC's zero-copy
+ * path, cuda_ring.h: NV12/P010 on the GPU, no host data) or by its copy in
+ * host memory (NV12, P010... with the frame's properties); a host frame is
+ * left alone. 0 or a negative AVERROR. */
 int hwdec_download(Hwdec *hw, AVFrame *frame);
+
+/* The pipeline depth to score NVDEC's frames from the GPU at (4: the
+ * zero-copy path keeps 4 frames in flight, 10-15% faster than 2 on the
+ * H200), or 0 (the library's default) when neither input may use it. */
+int hwdec_pipeline_depth(int ref_mode, int dist_mode);
+
+/* Device frames (hw may be NULL): whether frame is one; the library picture
+ * of one (1; 0 when its memory could not be imported, the zero-copy path
+ * then stops: copy it to the host); its copy in host memory (0 or an
+ * AVERROR). */
+int hwdec_on_device(const Hwdec *hw, const AVFrame *frame);
+int hwdec_device_buffer(Hwdec *hw, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
+                        QgpuCLBuffer *out);
+int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
+
+/* With NVDEC: why frames went through host memory ("" when they stayed on
+ * the GPU, or no NVDEC). */
+const char *hwdec_zero_copy_note(const Hwdec *hw);
 
 /* Semi-planar 4:2:0 (NV12, P010, P016: Cb Cr interleaved in plane 1, 16-bit
  * words MSB-aligned): its depth (8, 10, 12, 16), else 0. */

@@ -52,10 +52,13 @@ static void usage(FILE *f)
             "                           flushed (\"-\" = stdout)\n"
             "      --device SPEC        auto (default), gpu, cpu, P:D or a name substring;\n"
             "                           also $QGPU_DEVICE\n"
-            "      --pipeline-depth N   frames in flight on the device (default 2)\n"
+            "      --pipeline-depth N   frames in flight on the device (default 2; 4 when\n"
+            "                           NVDEC may decode: its frames stay on the GPU)\n"
             "      --hwdec MODE         decoder: auto (default: the GPU's, NVDEC or VAAPI,\n"
             "                           when it takes the stream, else the CPU), none (the\n"
-            "                           CPU), cuda or vaapi (that one, or an error)\n"
+            "                           CPU), cuda or vaapi (that one, or an error);\n"
+            "                           REF,DIST: one for each input (e.g. cuda,none: NVDEC\n"
+            "                           and the CPU decode at once)\n"
             "      --decode-only        decode and pair the inputs, score nothing: the\n"
             "                           decoding speed (pairs/s) on stderr\n"
             "      --hash-frames        with --decode-only: a checksum of each input's\n"
@@ -516,9 +519,9 @@ int options_parse(int argc, char **argv, Options *o)
             break;
         case OPT_DEVICE: o->device = optarg; break;
         case OPT_HWDEC:
-            if (hwdec_parse(optarg, &o->hwdec)) {
-                fprintf(stderr, "qgpu: --hwdec %s: expected auto, none, cuda or vaapi\n",
-                        optarg);
+            if (hwdec_parse_pair(optarg, &o->hwdec, &o->hwdec_dist)) {
+                fprintf(stderr, "qgpu: --hwdec %s: expected auto, none, cuda or vaapi, or "
+                        "two of them (reference,distorted)\n", optarg);
                 return EXIT_USAGE;
             }
             break;

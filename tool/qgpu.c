@@ -332,10 +332,11 @@ static int check_hwdec(const Options *o, const DecoderInfo *ri, const DecoderInf
     const DecoderInfo *in[2] = {ri, di};
     for (int i = 0; i < 2; i++) {
         const char *who = i ? "distorted" : "reference";
-        if (in[i]->hw_refused && o->hwdec != HWDEC_AUTO) {
+        int mode = i ? o->hwdec_dist : o->hwdec;
+        if (in[i]->hw_refused && mode != HWDEC_AUTO) {
             fprintf(stderr, "qgpu: --hwdec %s: the %s's hardware decoder refused the stream "
                     "(%dx%d %s: its profile, size or format is beyond the hardware); use "
-                    "--hwdec auto or none\n", o->hwdec == HWDEC_CUDA ? "cuda" : "vaapi",
+                    "--hwdec auto or none\n", mode == HWDEC_CUDA ? "cuda" : "vaapi",
                     who, in[i]->width, in[i]->height, in[i]->pix_fmt);
             return EXIT_DEVICE;
         }
@@ -360,7 +361,7 @@ static int open_inputs(const Options *o, Decoder **ref, Decoder **dis)
                           : decoder_open_hw(ref, o->reference, o->hwdec, err, sizeof(err));
     if (ret == 0)
         ret = o->raw_spec ? decoder_open_raw(dis, o->distorted, o->raw_spec, err, sizeof(err))
-                          : decoder_open_hw(dis, o->distorted, o->hwdec, err, sizeof(err));
+                          : decoder_open_hw(dis, o->distorted, o->hwdec_dist, err, sizeof(err));
     if (ret == 0) {
         decoder_set_warn(*ref, "reference", on_decode_warning, NULL);
         decoder_set_warn(*dis, "distorted", on_decode_warning, NULL);
@@ -644,6 +645,46 @@ static int open_stream(Run *r)
     return 0;
 }
 
+/* Both pictures of a pair in host memory (NVDEC's frames left on the GPU
+ * copied down): 0 or a negative AVERROR. */
+static int pair_to_host(Decoder *ref, Decoder *dis, FramePair *pair)
+{
+    int ret = decoder_owner_to_host(ref, pair->ref_owner, &pair->ref);
+    return ret < 0 ? ret : decoder_owner_to_host(dis, pair->dist_owner, &pair->dist);
+}
+
+#define GPU_COPY_FAILED 1
+
+/* One pair to the library: from NVDEC's memory on the GPU when both
+ * pictures are there (the zero-copy path, hwdec.h), else from host memory.
+ * 0, a QGPU_ERR_* code, or GPU_COPY_FAILED (CUDA failed to copy a frame). */
+static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *pair)
+{
+    QgpuCLBuffer buf[2];
+    int on[2];
+    on[0] = decoder_device_picture(ref, pair->ref_owner, &pair->ref, ctx, &buf[0]);
+    on[1] = decoder_device_picture(dis, pair->dist_owner, &pair->dist, ctx, &buf[1]);
+    if (on[0] == 1 && on[1] == 1)
+        return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
+    if (on[0] < 0 || on[1] < 0 || pair_to_host(ref, dis, pair) < 0)
+        return GPU_COPY_FAILED;
+    return qgpu_submit(ctx, &pair->ref, &pair->dist);
+}
+
+/* With NVDEC: whether the frames stayed on the GPU, and why not. */
+static void print_zero_copy(const QgpuContext *ctx, const Decoder *ref, const Decoder *dis)
+{
+    const char *note[2] = {decoder_zero_copy_note(ref), decoder_zero_copy_note(dis)};
+    unsigned device = qgpu_frames_from_device(ctx), host = qgpu_frames_from_host(ctx);
+    if (device)
+        fprintf(stderr, "qgpu: %u pairs from NVDEC's memory on the GPU (zero-copy), %u through "
+                "host memory\n", device, host);
+    for (int i = 0; i < 2; i++)
+        if (*note[i])
+            fprintf(stderr, "qgpu: %s frames went through host memory: %s\n",
+                    i ? "distorted" : "reference", note[i]);
+}
+
 static int score(Run *r, Decoder *ref, Decoder *dis)
 {
     const Options *o = r->o;
@@ -676,6 +717,14 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         if (!r->submitted)
             r->first_submit = clock();
         if (o->decode_only) { /* the decoding speed alone */
+            if (o->hash_frames && pair_to_host(ref, dis, &pair) < 0) {
+                reader_release(&pair);
+                end_progress();
+                fprintf(stderr, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
+                        r->submitted);
+                status = EXIT_DEVICE;
+                goto fail;
+            }
             if (o->hash_frames) {
                 r->hash[0] = frame_hash(r->hash[0], &pair.ref);
                 r->hash[1] = frame_hash(r->hash[1], &pair.dist);
@@ -684,8 +733,15 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
             r->submitted++;
             continue;
         }
-        ret = qgpu_submit(r->ctx, &pair.ref, &pair.dist); /* copies the samples */
+        ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
+        if (ret == GPU_COPY_FAILED) {
+            end_progress();
+            fprintf(stderr, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
+                    r->submitted);
+            status = EXIT_DEVICE;
+            goto fail;
+        }
         if (ret) {
             end_progress();
             fprintf(stderr, "qgpu: frame %u: %s%s\n", r->submitted, qgpu_last_error(r->ctx),
@@ -762,12 +818,14 @@ static int write_log(const Run *r)
     const Options *o = r->o;
     char name[256];
     double cpu = (double)(r->last_score - r->first_submit) / CLOCKS_PER_SEC;
-    QgpuLogField fields[4] = {{"decode_errors", NULL, r->decode_errors},
+    unsigned zero_copy = qgpu_frames_from_device(r->ctx); /* NVDEC frames left on the GPU */
+    QgpuLogField fields[5] = {{"decode_errors", NULL, r->decode_errors},
                               {"skipped_frames", NULL, r->skipped_frames},
                               {"decoder_reference", r->decoder[0], 0},
-                              {"decoder_distorted", r->decoder[1], 0}};
+                              {"decoder_distorted", r->decoder[1], 0},
+                              {"pairs_zero_copy", NULL, zero_copy}};
     QgpuLogOptions lo = {o->format, r->submitted && cpu > 0 ? r->submitted / cpu : 0.0,
-                         o->subsample, fields, 4};
+                         o->subsample, fields, zero_copy ? 5 : 4};
     if (qgpu_write_log_ex(r->ctx, o->output, &lo)) {
         fprintf(stderr, "qgpu: -o %s: %s\n",
                 strcmp(o->output, "-") ? short_path(o->output, name, sizeof(name)) : "-",
@@ -884,7 +942,8 @@ int main(int argc, char **argv)
     run.o = &o;
     qgpu_config_default(&cfg);
     cfg.device = o.device;
-    cfg.pipeline_depth = o.depth;
+    cfg.pipeline_depth = o.depth || o.raw_spec ? o.depth
+                                               : hwdec_pipeline_depth(o.hwdec, o.hwdec_dist);
     cfg.log_callback = print_library_log;
     cfg.log_level = o.quiet ? QGPU_LOG_WARNING : QGPU_LOG_INFO;
     ret = qgpu_open(&run.ctx, &cfg);
@@ -933,6 +992,7 @@ int main(int argc, char **argv)
         print_summary(run.ctx, run.seconds, o.subsample);
         fprintf(stderr, "qgpu: decoders: reference %s, distorted %s\n", run.decoder[0],
                 run.decoder[1]);
+        print_zero_copy(run.ctx, ref, dis);
     }
     if (o.output)
         ret = write_log(&run);

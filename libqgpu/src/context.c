@@ -180,6 +180,7 @@ void qgpu_close(QgpuContext **pctx)
             ctx->hooks[i].free(ctx->hooks[i].opaque);
     free(ctx->hooks);
     qgpu_pipeline_release(ctx);
+    qgpu_imports_release(ctx);
     qgpu_copy_pool_destroy(&ctx->copy_pool);
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);

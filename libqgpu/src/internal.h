@@ -92,7 +92,9 @@ struct QgpuContext {
     /* statistics (qgpu-bench reads them) */
     unsigned long long launches;       /* kernels enqueued since open */
     unsigned frames_from_host;         /* qgpu_submit() */
-    unsigned frames_from_device;       /* qgpu_submit_cl() */
+    unsigned frames_from_device;       /* qgpu_submit_cl(), qgpu_submit_cl_buffer() */
+    cl_mem *imports;                   /* qgpu_import_memory_fd()'s buffers (extmem.c) */
+    int nb_imports;
     int profiling;                     /* QGPU_PROFILE=1: time every kernel */
     QgpuProfileEntry *profile;         /* accumulated per kernel label */
     int nb_profile;
@@ -127,6 +129,9 @@ void qgpu_pipeline_release(QgpuContext *ctx);
 
 /* launch.c: the compute queue of a slot's lane. */
 cl_command_queue qgpu_slot_queue(QgpuContext *ctx, const QgpuSlot *slot);
+
+/* extmem.c: releases the imported buffers */
+void qgpu_imports_release(QgpuContext *ctx);
 
 /* features.c */
 const QgpuFeatureClass *qgpu_feature_class_find(const char *name);

@@ -89,6 +89,49 @@ typedef struct QgpuCLPicture {
  *    once, as qgpu_submit()'s host buffers may. */
 QGPU_API int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPicture *dist);
 
+/* One picture in an OpenCL buffer of the library's context: each plane at
+ * a byte offset, rows `pitch` bytes apart, as CUDA and hardware decoders
+ * lay pictures out. layout QGPU_LAYOUT_NV12: plane 0 luma, plane 1 the
+ * interleaved Cb Cr pairs; bitdepth > 8 means MSB-aligned 16-bit words
+ * (P010: 10-bit values << 6; P016), as qgpu_submit() takes NV12. Other
+ * layouts: planar, 16-bit words holding their samples in the low bits,
+ * as qgpu_submit() takes them. offset[] and pitch[] of unused planes are
+ * ignored. */
+typedef struct QgpuCLBuffer {
+    int width;
+    int height;
+    int layout;      /* enum QgpuLayout */
+    int bitdepth;    /* 8..16 */
+    cl_mem buffer;
+    size_t offset[3];
+    size_t pitch[3];
+} QgpuCLBuffer;
+
+/* As qgpu_submit_cl(), pictures in buffers of the library's cl_context
+ * (from qgpu_import_memory_fd(), or the caller's own buffers on a
+ * qgpu_open_cl() context): the planes a feature needs are copied on the device
+ * (clEnqueueCopyBufferRect on the upload queue); NV12 chroma is split
+ * on the device. Buffers from qgpu_import_memory_fd() are acquired and
+ * released around the copies. Synchronisation as for qgpu_submit_cl():
+ * writes must be complete before the call (for imported memory: finished
+ * on the other API's side, e.g. cuStreamSynchronize), and the buffers may
+ * be rewritten when it returns. Counted in qgpu_frames_from_device(). */
+QGPU_API int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref,
+                                   const QgpuCLBuffer *dist);
+
+/* Imports `size` bytes of another API's memory, exported as an opaque file
+ * descriptor (CUDA: cuMemExportToShareableHandle of a cuMemCreate
+ * allocation with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), as a buffer of
+ * the library's context (cl_khr_external_memory_opaque_fd). The buffer
+ * belongs to the context: valid until qgpu_close(), which releases it;
+ * the caller must not release it, and keeps the memory itself allocated
+ * until then. The caller keeps ownership of fd (close it after
+ * qgpu_close()). Errors: QGPU_ERR_UNSUPPORTED when the device lacks the
+ * extension or the loader its entry points (PoCL, older drivers; the
+ * message says which), QGPU_ERR_OPENCL when the driver refuses the handle
+ * (e.g. memory of another GPU). */
+QGPU_API int qgpu_import_memory_fd(QgpuContext *ctx, int fd, size_t size, cl_mem *buffer);
+
 /* Frames submitted so far with qgpu_submit_cl() (device copies) and with
  * qgpu_submit() (host uploads): a program can check that its frames never
  * went through the host. */

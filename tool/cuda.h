@@ -1,0 +1,136 @@
+/*
+ * The few CUDA driver API calls the zero-copy decode path needs, from the
+ * driver's libcuda.so.1 loaded at run time (dlopen): no CUDA SDK at build
+ * time, no link-time dependency, as FFmpeg loads it.
+ *
+ * The declarations are our own, written from NVIDIA's CUDA Driver API
+ * reference (types and values of CUDA 11+, unchanged since; the _v2 entry
+ * points are the ones the 64-bit API uses): only what cuda_alloc_exportable,
+ * the copies and the tests call.
+ */
+#ifndef QGPU_TOOL_CUDA_H
+#define QGPU_TOOL_CUDA_H
+
+#include <stddef.h>
+
+typedef int CUresult;                     /* CUDA_SUCCESS == 0 */
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;   /* 64-bit builds */
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+enum {
+    CU_MEMORYTYPE_HOST = 1,
+    CU_MEMORYTYPE_DEVICE = 2,
+    CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
+    CU_MEM_LOCATION_TYPE_DEVICE = 1,
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
+    CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+};
+
+typedef struct CUmemLocation {
+    int type;
+    int id;
+} CUmemLocation;
+
+typedef struct CUmemAllocationProp {
+    int type;
+    int requestedHandleTypes;
+    CUmemLocation location;
+    void *win32HandleMetaData;
+    struct {
+        unsigned char compressionType;
+        unsigned char gpuDirectRDMACapable;
+        unsigned short usage;
+        unsigned char reserved[4];
+    } allocFlags;
+} CUmemAllocationProp;
+
+typedef struct CUmemAccessDesc {
+    CUmemLocation location;
+    int flags;
+} CUmemAccessDesc;
+
+typedef struct CUDA_MEMCPY2D {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes;
+    size_t Height;
+} CUDA_MEMCPY2D;
+
+typedef struct CudaApi {
+    CUresult (*cuInit)(unsigned flags);
+    CUresult (*cuDeviceGet)(CUdevice *device, int ordinal);
+    CUresult (*cuCtxCreate)(CUcontext *ctx, unsigned flags, CUdevice device);
+    CUresult (*cuCtxDestroy)(CUcontext ctx);
+    CUresult (*cuCtxPushCurrent)(CUcontext ctx);
+    CUresult (*cuCtxPopCurrent)(CUcontext *ctx);
+    CUresult (*cuCtxGetDevice)(CUdevice *device);
+    CUresult (*cuMemGetAllocationGranularity)(size_t *granularity,
+                                              const CUmemAllocationProp *prop, int option);
+    CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *handle, size_t size,
+                            const CUmemAllocationProp *prop, unsigned long long flags);
+    CUresult (*cuMemRelease)(CUmemGenericAllocationHandle handle);
+    CUresult (*cuMemAddressReserve)(CUdeviceptr *ptr, size_t size, size_t alignment,
+                                    CUdeviceptr addr, unsigned long long flags);
+    CUresult (*cuMemAddressFree)(CUdeviceptr ptr, size_t size);
+    CUresult (*cuMemMap)(CUdeviceptr ptr, size_t size, size_t offset,
+                         CUmemGenericAllocationHandle handle, unsigned long long flags);
+    CUresult (*cuMemUnmap)(CUdeviceptr ptr, size_t size);
+    CUresult (*cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                               size_t count);
+    CUresult (*cuMemExportToShareableHandle)(void *handle, CUmemGenericAllocationHandle mem,
+                                             int type, unsigned long long flags);
+    CUresult (*cuMemcpy2DAsync)(const CUDA_MEMCPY2D *copy, CUstream stream);
+    CUresult (*cuStreamSynchronize)(CUstream stream);
+    CUresult (*cuGetErrorString)(CUresult error, const char **text);
+} CudaApi;
+
+/* The driver's entry points, loaded once (thread-safe): NULL when there is
+ * no libcuda.so.1 or it lacks one of them (why in err). */
+const CudaApi *cuda_api(char *err, size_t err_len);
+
+/* Whether the driver's libcuda.so.1 is there (no cuInit: cheap). */
+int cuda_driver_present(void);
+
+/* "cuMemCreate: out of memory" style text for a failed call. */
+void cuda_error(const CudaApi *cu, CUresult r, const char *what, char *err, size_t err_len);
+
+/* One allocation of device memory that other APIs can import: cuMemCreate
+ * with a POSIX file descriptor handle type, mapped read-write for `device`
+ * in the current context, exported as *fd. size is rounded up to the
+ * allocation granularity (in *size). */
+typedef struct CudaExportable {
+    CUdeviceptr ptr;
+    size_t size;
+    int fd;
+    CUmemGenericAllocationHandle handle;
+} CudaExportable;
+
+/* Current context's device. 0, or a CUresult (message in err). */
+int cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, char *err,
+                          size_t err_len);
+/* Unmaps, releases and closes the descriptor (one that failed or was
+ * freed is a no-op). */
+void cuda_free_exportable(const CudaApi *cu, CudaExportable *mem);
+
+/* A 2D copy of rows, enqueued on stream: from device memory src, or from
+ * host memory when src_host is non-NULL; to device memory dst, or to host
+ * memory when dst_host is non-NULL. */
+CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
+                      CUdeviceptr src, const void *src_host, size_t src_pitch, size_t row_bytes,
+                      size_t rows, CUstream stream);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * The zero-copy path of --hwdec cuda: NVDEC's frames stay in GPU memory.
+ *
+ * Each decoded frame (AV_PIX_FMT_CUDA: NV12/P010 surfaces) is copied on the
+ * GPU (cuMemcpy2DAsync on FFmpeg's CUDA stream, then cuStreamSynchronize)
+ * into a slot of a ring of exportable CUDA allocations (tool/cuda.c); the
+ * frame handed on is a "device frame": the software format (NV12, P010),
+ * no host data (data[] NULL), its buf[0] holding the slot until the frame
+ * is freed. The scoring thread imports each slot once into the library's
+ * OpenCL context (qgpu_import_memory_fd) and submits the picture with
+ * qgpu_submit_cl_buffer. A frame that must be converted on the host, or
+ * whose slot cannot be imported, is copied to host memory instead
+ * (cuda_ring_to_host): the host path's result, exactly.
+ *
+ * Threads: cuda_ring_take on the decoding thread; cuda_ring_buffer and
+ * cuda_ring_to_host on the scoring thread; frames may be freed on either.
+ */
+#ifndef QGPU_TOOL_CUDA_RING_H
+#define QGPU_TOOL_CUDA_RING_H
+
+#include <stddef.h>
+
+#include <libavutil/frame.h>
+
+#include "qgpu/qgpu_opencl.h"
+
+typedef struct CudaRing CudaRing;
+
+/* The driver's entry points are there (libcuda.so.1 loads, cuInit works)
+ * and $QGPU_HWDEC_ZERO_COPY is not "0": 1, else 0 with the reason in why.
+ * why NULL: only whether libcuda.so.1 is there (no cuInit: cheap). */
+int cuda_ring_available(char *why, size_t why_len);
+
+/* frame (AV_PIX_FMT_CUDA) into a free slot, *ring made at the first call:
+ * 1 with frame replaced by the device frame; 0 when no slot is free, the
+ * format is not semi-planar or the ring could not be made (frame left as
+ * it is: the caller copies it to the host); < 0 an AVERROR (CUDA failed;
+ * message in err). */
+int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len);
+
+/* Whether frame is a device frame of this ring. */
+int cuda_ring_owns(const CudaRing *ring, const AVFrame *frame);
+
+/* A device frame (samples of bitdepth bits) as a picture of the library's
+ * context (its slot imported at the first use): 1 and *out set; 0 when the
+ * import failed (the reason kept for cuda_ring_note; later frames go
+ * through the host). */
+int cuda_ring_buffer(CudaRing *ring, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
+                     QgpuCLBuffer *out);
+
+/* A device frame replaced by a copy in host memory, same format and
+ * properties. 0 or a negative AVERROR (message in err). */
+int cuda_ring_to_host(CudaRing *ring, AVFrame *frame, char *err, size_t err_len);
+
+/* Frames that went through the ring, and why the zero-copy path stopped
+ * (empty when it did not). */
+unsigned cuda_ring_frames(const CudaRing *ring);
+const char *cuda_ring_note(const CudaRing *ring);
+
+/* Drops the ring's own reference; the memory goes with the last frame. */
+void cuda_ring_free(CudaRing **ring);
+
+#endif
