@@ -15,6 +15,7 @@
  * the library takes directly (QGPU_LAYOUT_NV12); hwdec_to_planar() makes
  * planar frames of them when the other input is planar.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include <libavutil/hwcontext.h>
@@ -86,6 +87,34 @@ static enum AVPixelFormat get_format(AVCodecContext *codec, const enum AVPixelFo
     return AV_PIX_FMT_NONE;
 }
 
+/* One device of each type for the whole process (hwdec_release_devices
+ * drops them): every decoder of a run, and of the jobs of qgpu batch
+ * running in one process, shares it. A CUDA device is a CUDA context,
+ * whose creation costs ~0.1 s; NVDEC sessions on one context run side by
+ * side. A type whose device failed to open is tried again next time. */
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static AVBufferRef *devices[2]; /* CUDA, VAAPI */
+
+static int device_ref(enum AVHWDeviceType type, AVBufferRef **out)
+{
+    int i = type == AV_HWDEVICE_TYPE_CUDA ? 0 : 1, ret = 0;
+    pthread_mutex_lock(&devices_lock);
+    if (!devices[i])
+        ret = av_hwdevice_ctx_create(&devices[i], type, NULL, NULL, 0);
+    if (ret >= 0 && !(*out = av_buffer_ref(devices[i])))
+        ret = AVERROR(ENOMEM);
+    pthread_mutex_unlock(&devices_lock);
+    return ret;
+}
+
+void hwdec_release_devices(void)
+{
+    pthread_mutex_lock(&devices_lock);
+    for (int i = 0; i < 2; i++)
+        av_buffer_unref(&devices[i]);
+    pthread_mutex_unlock(&devices_lock);
+}
+
 /* One device type: 0 and *out set, or a negative AVERROR (why in msg). */
 static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type, char *msg,
                     size_t msg_len)
@@ -109,7 +138,7 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
     }
     hw->type = type;
     hw->hw_format = format;
-    ret = av_hwdevice_ctx_create(&hw->device, type, NULL, NULL, 0);
+    ret = device_ref(type, &hw->device);
     if (ret < 0) {
         av_strerror(ret, reason, sizeof(reason));
         snprintf(msg, msg_len, "no %s device (%s%s)", tname, reason,

@@ -55,4 +55,8 @@ int hwdec_to_planar(const AVFrame *src, int depth, AVFrame *dst);
 
 void hwdec_free(Hwdec **hw);
 
+/* The hardware devices the decoders shared (one per type for the process),
+ * released: at the end, once no decoder is open. */
+void hwdec_release_devices(void);
+
 #endif
