@@ -34,6 +34,7 @@
 #include "batch_options.h"
 #include "batch_report.h"
 #include "done_marker.h"
+#include "hwdec.h"
 #include "input.h"
 #include "job_args.h"
 #include "jobs.h"
@@ -55,7 +56,7 @@ typedef struct Running {
     Options opts;
     FILE *msg;
     QgpuDevice *shared;
-    int done, status;
+    int done, status, slot;
     json_object *result;
     pthread_mutex_t *lock;
     pthread_cond_t *finished;
@@ -192,6 +193,7 @@ static void *job_thread(void *arg)
     Running *r = arg;
     RunSetup s = {r->shared, r->msg, &batch_signal, &batch_signal, &r->result};
     int ret = run_check_paths(r->msg, &r->opts);
+    hwdec_use_slot(r->slot);
     if (!ret)
         ret = run_pair(&r->opts, &s);
     if (fclose(r->msg) && !ret)
@@ -480,6 +482,7 @@ static void run_queue(Batch *b)
                 break;
             while (b->slots[s].busy)
                 s++;
+            b->slots[s].slot = s;
             if (start_job(b, &b->slots[s], b->queue[b->next], d, err, sizeof(err))) {
                 json_object *line = report_job_line("finish", &b->list.jobs[b->queue[b->next]]);
                 job_failed(b, &b->list.jobs[b->queue[b->next]], 0, EXIT_INTERNAL, err, NULL,

@@ -16,6 +16,7 @@
  * planar frames of them when the other input is planar.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libavutil/hwcontext.h>
@@ -87,31 +88,51 @@ static enum AVPixelFormat get_format(AVCodecContext *codec, const enum AVPixelFo
     return AV_PIX_FMT_NONE;
 }
 
-/* One device of each type for the whole process (hwdec_release_devices
- * drops them): every decoder of a run, and of the jobs of qgpu batch
- * running in one process, shares it. A CUDA device is a CUDA context,
- * whose creation costs ~0.1 s; NVDEC sessions on one context run side by
- * side. A type whose device failed to open is tried again next time. */
+/* The devices, kept for the whole process (hwdec_release_devices drops
+ * them) and reused by the decoders of later runs: a CUDA device is a CUDA
+ * context, whose creation costs ~0.1 s or more. Each decoder of a slot
+ * (hwdec_use_slot: a batch's job slot; 0 for the tool's single run) has
+ * its own, the reference's and the distorted's: decoders that share a
+ * CUDA context serialise their copies on its default stream (measured on
+ * an H200: 32 jobs, 4 at a time, 481 pairs/s on one shared context;
+ * doc/performance.md). A device that failed to open is tried again next
+ * time. */
+#define MAX_DEVICES 512
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
-static AVBufferRef *devices[2]; /* CUDA, VAAPI */
+static AVBufferRef *devices[2][MAX_DEVICES]; /* CUDA, VAAPI */
+static _Thread_local int thread_slot;
+static _Thread_local int thread_decoders; /* opened by this thread since its slot was set */
+
+void hwdec_use_slot(int slot)
+{
+    thread_slot = slot;
+    thread_decoders = 0;
+}
 
 static int device_ref(enum AVHWDeviceType type, AVBufferRef **out)
 {
-    int i = type == AV_HWDEVICE_TYPE_CUDA ? 0 : 1, ret = 0;
+    int t = type == AV_HWDEVICE_TYPE_CUDA ? 0 : 1, ret = 0;
+    int i = (2 * thread_slot + (thread_decoders & 1)) % MAX_DEVICES;
+    const char *share = getenv("QGPU_HWDEC_SHARE"); /* bench: one device for all */
+    if (share && !strcmp(share, "1"))
+        i = 0;
     pthread_mutex_lock(&devices_lock);
-    if (!devices[i])
-        ret = av_hwdevice_ctx_create(&devices[i], type, NULL, NULL, 0);
-    if (ret >= 0 && !(*out = av_buffer_ref(devices[i])))
+    if (!devices[t][i])
+        ret = av_hwdevice_ctx_create(&devices[t][i], type, NULL, NULL, 0);
+    if (ret >= 0 && !(*out = av_buffer_ref(devices[t][i])))
         ret = AVERROR(ENOMEM);
     pthread_mutex_unlock(&devices_lock);
+    if (ret >= 0)
+        thread_decoders++;
     return ret;
 }
 
 void hwdec_release_devices(void)
 {
     pthread_mutex_lock(&devices_lock);
-    for (int i = 0; i < 2; i++)
-        av_buffer_unref(&devices[i]);
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < MAX_DEVICES; i++)
+            av_buffer_unref(&devices[t][i]);
     pthread_mutex_unlock(&devices_lock);
 }
 

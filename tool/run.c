@@ -449,6 +449,7 @@ typedef struct Run {
     unsigned decode_errors;   /* both inputs */
     unsigned skipped_frames;  /* frames not scored because of them */
     double seconds;           /* wall time of the scoring */
+    double begun, setup;      /* the run's start; its time before the scoring */
     /* the log's fps, as libvmaf computes it: frames read / processor time
      * (clock(), all threads) of the scoring, here from the first frame
      * handed to the device to the last score */
@@ -543,6 +544,7 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     char err[1024] = "";
     double start = now_seconds(), last_report = 0.0;
     Reader *reader = NULL;
+    r->setup = start - r->begun;
     ReaderOptions ro = {o->frame_cnt, o->ref_offset, o->dist_offset, o->pairing, r->stop};
     /* no progress lines in logs and pipes */
     int progress = !o->quiet && msg == stderr && isatty(STDERR_FILENO);
@@ -682,6 +684,7 @@ static json_object *run_summary(const Run *r)
     json_object_object_add(s, "seconds", json_object_new_double(r->seconds));
     json_object_object_add(s, "fps", json_object_new_double(r->seconds > 0 ? frames /
                                                                     r->seconds : 0.0));
+    json_object_object_add(s, "setup_seconds", json_object_new_double(r->setup));
     json_object_object_add(s, "device", json_object_new_string(qgpu_device_name(r->ctx)));
     json_object_object_add(s, "platform", json_object_new_string(qgpu_platform_name(r->ctx)));
     if (qgpu_get_device_time(r->ctx, &ms) == 0)
@@ -812,6 +815,7 @@ int run_pair(const Options *o, const RunSetup *s)
     int ret;
 
     memset(&run, 0, sizeof(run));
+    run.begun = now_seconds();
     run.o = o;
     run.msg = msg;
     run.stop = s->stop;
