@@ -16,7 +16,6 @@
  * planar frames of them when the other input is planar.
  */
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <libavutil/hwcontext.h>
@@ -113,9 +112,6 @@ static int device_ref(enum AVHWDeviceType type, AVBufferRef **out)
 {
     int t = type == AV_HWDEVICE_TYPE_CUDA ? 0 : 1, ret = 0;
     int i = (2 * thread_slot + (thread_decoders & 1)) % MAX_DEVICES;
-    const char *share = getenv("QGPU_HWDEC_SHARE"); /* bench: one device for all */
-    if (share && !strcmp(share, "1"))
-        i = 0;
     pthread_mutex_lock(&devices_lock);
     if (!devices[t][i])
         ret = av_hwdevice_ctx_create(&devices[t][i], type, NULL, NULL, 0);
