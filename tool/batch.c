@@ -4,8 +4,9 @@
  * Each job is one run of the tool (run_pair, the code path of `qgpu -r -d
  * -o`), several at a time on each device. By default (--isolate thread)
  * the jobs run in threads of this process, and the jobs of a device share
- * one OpenCL context and its compiled kernels (QgpuDevice), and the
- * decoders one CUDA device: a job's start-up is its decoders and buffers.
+ * one OpenCL context and its compiled kernels (QgpuDevice); the hardware
+ * decoders of a job slot keep their CUDA devices for its next job (hwdec.c):
+ * a job's start-up is its decoders and buffers.
  * Each job's messages go to OUTPUT.stderr (the failure's cause is its last
  * line). --isolate process runs each job as a child qgpu process (this
  * binary, with -r -d -o and --job-summary) instead: a job that crashes
