@@ -23,6 +23,9 @@
 #define REF "refs/nf_src01_160x90_48f.y4m"
 #define DIS "pairs/nf_src01_160x90_nfdis/dis.y4m"
 #define PSNR "-n --feature psnr"
+/* slow enough (VMAF too, ~0.5 s a job on PoCL) for a signal to land
+ * between two jobs in one process */
+#define SLOW "--feature float_ssim --feature psnr"
 
 static char tool[1024], fate[1024], ref[1200], dis[1200];
 static char dir[] = "/tmp/qgpu_test_batch.XXXXXX";
@@ -229,6 +232,19 @@ static void test_devices(void)
         snprintf(b, sizeof(b), "first/j%d.json", i);
         CHECK(same_frames(a, b), "job %d: same scores whichever queue ran it", i);
     }
+    /* a process per job: the same scores as the threads of one process */
+    clean_out();
+    rc = run(NULL, "batch dev.csv --isolate process -- " PSNR);
+    CHECK(rc == 0, "--isolate process: exit 0 (%d): %s", rc, err);
+    for (int i = 0; i < 3; i++) {
+        char a[64], b[64];
+        snprintf(a, sizeof(a), "out/j%d.json", i);
+        snprintf(b, sizeof(b), "first/j%d.json", i);
+        CHECK(same_frames(a, b), "job %d: same scores in a process of its own", i);
+    }
+    rc = run(NULL, "batch dev.csv --isolate fork");
+    CHECK(rc == 2 && strstr(err, "--isolate fork: expected thread or process"),
+          "--isolate fork: status 2 (%d): %s", rc, err);
     rc = run(NULL, "batch dev.csv --device nosuchdevice");
     CHECK(rc == 4 && strstr(err, "--device nosuchdevice: ") && !strstr(err, "job 0"),
           "a selector that matches no device: status 4 before any job (%d): %s", rc, err);
@@ -239,19 +255,20 @@ static void test_devices(void)
 
 /* ------------------------------------------------------------- resume */
 
-static void test_resume(void)
+static void test_resume(const char *isolate)
 {
-    char cmd[4096];
+    char cmd[4096], args[300];
     int st, done_before = 0, rc;
     long long t0;
+    printf("resume, --isolate %s\n", isolate);
     clean_out();
     write_psnr_list("resume.csv", 5);
     /* one job at a time; SIGTERM once the first job is marked done */
     snprintf(cmd, sizeof(cmd),
-             "cd %s && { %s batch resume.csv --jobs 1 -- " PSNR " 2>kill_stderr.txt & "
+             "cd %s && { %s batch resume.csv --isolate %s --jobs 1 -- " SLOW " 2>kill_stderr.txt & "
              "pid=$!; i=0; while [ ! -e out/j0.json.done ] && [ $i -lt 1200 ]; do "
              "sleep 0.05; i=$((i+1)); done; kill -TERM $pid; wait $pid; echo $? > kill_rc.txt; }",
-             dir, tool);
+             dir, tool, isolate);
     st = system(cmd);
     {
         json_object *rc_json = read_json("kill_rc.txt");
@@ -267,7 +284,9 @@ static void test_resume(void)
     CHECK(exists("out/j0.json.done") && done_before < 5,
           "after the kill: job 0 marked done, not all (%d of 5)", done_before);
     t0 = mtime_ns("out/j0.json");
-    rc = run(NULL, "batch resume.csv --jobs 2 --log-stream resume.jsonl -- " PSNR);
+    snprintf(args, sizeof(args), "batch resume.csv --isolate %s --jobs 2 --log-stream "
+             "resume.jsonl -- " SLOW, isolate);
+    rc = run(NULL, args);
     CHECK(rc == 0, "the re-run completes (%d): %s", rc, err);
     {
         char want[64];
@@ -287,11 +306,11 @@ static void test_resume(void)
     }
     /* a log changed after its job: the job runs again */
     write_text("out/j1.json", "{}");
-    rc = run(NULL, "batch resume.csv -- " PSNR);
+    rc = run(NULL, "batch resume.csv -- " SLOW);
     CHECK(rc == 0 && strstr(err, "(4 already complete)"),
           "a log changed since its job is not complete: re-run (%d): %s", rc, err);
     /* other options: every job runs again */
-    rc = run(NULL, "batch resume.csv -q -- " PSNR " --feature float_ssim");
+    rc = run(NULL, "batch resume.csv -q -- " PSNR);
     CHECK(rc == 0 && !strstr(err, "already complete"), "other options: no job is complete "
           "(%d): %s", rc, err);
 }
@@ -348,7 +367,7 @@ static void test_killed_job(void)
     /* job 0's pid: the batch's first child (/proc), killed as soon as it
      * shows, long before its VMAF is done */
     snprintf(cmd, sizeof(cmd),
-             "cd %s && { %s batch killed.csv --jobs 1 -- --feature float_ssim --feature psnr "
+             "cd %s && { %s batch killed.csv --isolate process --jobs 1 -- " SLOW " "
              "2>killed_stderr.txt & pid=$!; i=0; child=; "
              "while [ -z \"$child\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); "
              "child=$(cat /proc/$pid/task/$pid/children 2>/dev/null | cut -d' ' -f1); done; "
@@ -527,7 +546,8 @@ int main(int argc, char **argv)
     test_bad_lists();
     test_formats();
     test_devices();
-    test_resume();
+    test_resume("thread");
+    test_resume("process");
     test_corrupt();
     test_killed_job();
     test_shards();

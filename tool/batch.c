@@ -1,18 +1,22 @@
 /*
  * qgpu batch: see batch.h and doc/batch.md.
  *
- * Each job runs as a child qgpu process (this same binary, with -r -d -o
- * and --job-summary), several at a time on each device. A library context
- * scores one stream (its first submit fixes the geometry, flush ends it),
- * so concurrent jobs need a context each whether they share a process or
- * not; separate processes add crash isolation (a job that dies takes no
- * other job with it), a stderr of their own (the failure's cause is its
- * last line) and the tool's single-run behaviour unchanged, for the cost
- * of one OpenCL start-up per job (doc/batch.md, "Devices").
+ * Each job is one run of the tool (run_pair, the code path of `qgpu -r -d
+ * -o`), several at a time on each device. By default (--isolate thread)
+ * the jobs run in threads of this process, and the jobs of a device share
+ * one OpenCL context and its compiled kernels (QgpuDevice); the hardware
+ * decoders of a job slot keep their CUDA devices for its next job (hwdec.c):
+ * a job's start-up is its decoders and buffers.
+ * Each job's messages go to OUTPUT.stderr (the failure's cause is its last
+ * line). --isolate process runs each job as a child qgpu process (this
+ * binary, with -r -d -o and --job-summary) instead: a job that crashes
+ * takes no other job with it, for one OpenCL start-up per job
+ * (doc/batch.md, "Isolation").
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -31,18 +35,32 @@
 #include "batch_options.h"
 #include "batch_report.h"
 #include "done_marker.h"
+#include "hwdec.h"
+#include "input.h"
 #include "job_args.h"
 #include "jobs.h"
 #include "options.h"
 #include "output.h"
+#include "run.h"
 
 extern char **environ;
 
 typedef struct Running {
-    pid_t pid;            /* 0: free */
+    int busy;             /* 0: free */
+    pid_t pid;            /* --isolate process: the child */
     int job, device;
     double start;
     char *summary, *errfile;
+    /* --isolate thread: the job's thread, its options and messages; status
+     * and result once done (set under Batch.lock) */
+    pthread_t thread;
+    Options opts;
+    FILE *msg;
+    QgpuDevice *shared;
+    int done, status, slot;
+    json_object *result;
+    pthread_mutex_t *lock;
+    pthread_cond_t *finished;
 } Running;
 
 typedef struct Batch {
@@ -61,6 +79,8 @@ typedef struct Batch {
     char exe[4096], shard[32];
     int tty, progress_shown;
     double last_progress;
+    pthread_mutex_t lock;     /* --isolate thread: the slots' done flags */
+    pthread_cond_t finished;
 } Batch;
 
 static volatile sig_atomic_t batch_signal;
@@ -163,7 +183,56 @@ static void free_slot(Running *r)
 {
     free(r->summary);
     free(r->errfile);
+    json_object_put(r->result);
     memset(r, 0, sizeof(*r));
+}
+
+/* A job's thread (--isolate thread): the tool's run, its messages to the
+ * job's stderr file. */
+static void *job_thread(void *arg)
+{
+    Running *r = arg;
+    RunSetup s = {r->shared, r->msg, &batch_signal, &batch_signal, &r->result};
+    int ret = run_check_paths(r->msg, &r->opts);
+    hwdec_use_slot(r->slot);
+    if (!ret)
+        ret = run_pair(&r->opts, &s);
+    if (fclose(r->msg) && !ret)
+        ret = EXIT_OUTPUT;
+    r->msg = NULL;
+    pthread_mutex_lock(r->lock);
+    r->status = ret;
+    r->done = 1;
+    pthread_cond_signal(r->finished);
+    pthread_mutex_unlock(r->lock);
+    return NULL;
+}
+
+/* The job's options, parsed here (the parser is not thread-safe), and its
+ * thread started. */
+static int start_thread(Batch *b, Running *r, char **argv, char *err, size_t len)
+{
+    int argc = 0, ret;
+    while (argv[argc])
+        argc++;
+    if (options_parse(argc, argv, &r->opts)) { /* checked before: not expected */
+        snprintf(err, len, "the job's options are not valid");
+        return -1;
+    }
+    if (!(r->msg = fopen(r->errfile, "w"))) {
+        snprintf(err, len, "%s: %s", r->errfile, strerror(errno));
+        return -1;
+    }
+    r->shared = b->devs.list[r->device].shared;
+    r->lock = &b->lock;
+    r->finished = &b->finished;
+    if ((ret = pthread_create(&r->thread, NULL, job_thread, r))) {
+        fclose(r->msg);
+        r->msg = NULL;
+        snprintf(err, len, "cannot start a thread: %s", strerror(ret));
+        return -1;
+    }
+    return 0;
 }
 
 /* mkdir -p of the directory part of path (a catalogue's logs often go to
@@ -204,10 +273,18 @@ static int start_job(Batch *b, Running *r, int j, int d, char *err, size_t len)
     unlink(marker); /* a stale one says nothing of the run about to start */
     make_parent_dirs(job->output);
     free(marker);
-    argv = job_argv(b->exe, job, b->args[j], b->devs.list[d].spec, r->summary);
+    argv = job_argv(b->exe, job, b->args[j], b->devs.list[d].spec,
+                    b->o.isolate ? r->summary : NULL);
     if (!argv) {
         snprintf(err, len, "out of memory");
         return -1;
+    }
+    if (!b->o.isolate) {
+        ret = start_thread(b, r, argv, err, len);
+        free(argv);
+        if (ret)
+            return -1;
+        goto started;
     }
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -227,6 +304,8 @@ static int start_job(Batch *b, Running *r, int j, int d, char *err, size_t len)
         snprintf(err, len, "cannot start qgpu (stderr to %s): %s", r->errfile, strerror(ret));
         return -1;
     }
+started:
+    r->busy = 1;
     r->start = now_s();
     b->devs.list[d].running++;
     if (b->stream) {
@@ -255,14 +334,14 @@ static void job_failed(Batch *b, const Job *j, int interrupted, int exit_code,
     stream_line(b, line);
 }
 
-/* A child ended with wait status st. */
-static void finish_job(Batch *b, Running *r, int st)
+/* A job ended with exit status code (killed: by that signal, when not 0)
+ * and its result res (taken; NULL when none). */
+static void finish_job(Batch *b, Running *r, int code, int killed, json_object *res)
 {
     const Job *j = &b->list.jobs[r->job];
     Device *dev = &b->devs.list[r->device];
-    json_object *line = report_job_line("finish", j), *res = NULL;
+    json_object *line = report_job_line("finish", j);
     char cause[2300], err[1200];
-    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     double seconds = now_s() - r->start;
     dev->running--;
     b->finished_runs++;
@@ -271,18 +350,16 @@ static void finish_job(Batch *b, Running *r, int st)
     if (code) {
         char msg[2048];
         last_line(r->errfile, msg, sizeof(msg));
-        if (WIFSIGNALED(st))
-            snprintf(cause, sizeof(cause), "killed by signal %d (%s)", WTERMSIG(st),
-                     strsignal(WTERMSIG(st)));
+        if (killed)
+            snprintf(cause, sizeof(cause), "killed by signal %d (%s)", killed,
+                     strsignal(killed));
         else
             snprintf(cause, sizeof(cause), "exit %d: %s", code, msg);
-        unlink(r->summary);
+        json_object_put(res);
         job_failed(b, j, batch_signal && code > 128, code, cause, r->errfile, line);
         free_slot(r);
         return;
     }
-    res = json_object_from_file(r->summary);
-    unlink(r->summary);
     if (!res || !json_object_is_type(res, json_type_object)) {
         job_failed(b, j, 0, EXIT_JOBS, "qgpu exited 0 without its job summary", r->errfile,
                    line);
@@ -316,6 +393,63 @@ static void finish_job(Batch *b, Running *r, int st)
     free_slot(r);
 }
 
+/* A child ended with wait status st: its result from its summary file. */
+static void finish_child(Batch *b, Running *r, int st)
+{
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    json_object *res = code ? NULL : json_object_from_file(r->summary);
+    unlink(r->summary);
+    finish_job(b, r, code, WIFSIGNALED(st) ? WTERMSIG(st) : 0, res);
+}
+
+/* The jobs that ended since the last call: the children reaped
+ * (--isolate process), the threads joined; waits up to 50 ms for one. */
+static void reap_jobs(Batch *b)
+{
+    pid_t pid;
+    int st, any = 0;
+    if (b->o.isolate) {
+        while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+            for (int i = 0; i < b->nb_slots; i++)
+                if (b->slots[i].busy && b->slots[i].pid == pid) {
+                    finish_child(b, &b->slots[i], st);
+                    show_progress(b, 0);
+                    break;
+                }
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+        return;
+    }
+    pthread_mutex_lock(&b->lock);
+    for (int i = 0; i < b->nb_slots; i++)
+        any |= b->slots[i].busy && b->slots[i].done;
+    if (!any) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&b->finished, &b->lock, &until);
+    }
+    pthread_mutex_unlock(&b->lock);
+    for (int i = 0; i < b->nb_slots; i++) {
+        Running *r = &b->slots[i];
+        json_object *res;
+        int done;
+        pthread_mutex_lock(&b->lock);
+        done = r->busy && r->done;
+        pthread_mutex_unlock(&b->lock);
+        if (!done)
+            continue;
+        pthread_join(r->thread, NULL);
+        res = r->result; /* finish_job takes it */
+        r->result = NULL;
+        finish_job(b, r, r->status, 0, res);
+        show_progress(b, 0);
+    }
+}
+
 /* A device with room: the one running fewest jobs. -1 when all are full. */
 static int free_device(const Batch *b)
 {
@@ -331,7 +465,7 @@ static int running_count(const Batch *b)
 {
     int n = 0;
     for (int i = 0; i < b->nb_slots; i++)
-        n += b->slots[i].pid != 0;
+        n += b->slots[i].busy;
     return n;
 }
 
@@ -342,15 +476,14 @@ static void run_queue(Batch *b)
 {
     int forwarded = 0;
     while (b->next < b->nb_queue || running_count(b)) {
-        pid_t pid;
-        int st;
         while (!batch_signal && b->next < b->nb_queue) {
             int d = free_device(b), s = 0;
             char err[1200];
             if (d < 0)
                 break;
-            while (b->slots[s].pid)
+            while (b->slots[s].busy)
                 s++;
+            b->slots[s].slot = s;
             if (start_job(b, &b->slots[s], b->queue[b->next], d, err, sizeof(err))) {
                 json_object *line = report_job_line("finish", &b->list.jobs[b->queue[b->next]]);
                 job_failed(b, &b->list.jobs[b->queue[b->next]], 0, EXIT_INTERNAL, err, NULL,
@@ -365,22 +498,16 @@ static void run_queue(Batch *b)
                     "finished, not marked done); %d not started\n", strsignal(batch_signal),
                     running_count(b), running_count(b) == 1 ? "" : "s",
                     b->nb_queue - b->next);
-            for (int i = 0; i < b->nb_slots; i++)
-                if (b->slots[i].pid)
+            /* threads see the flag themselves */
+            for (int i = 0; b->o.isolate && i < b->nb_slots; i++)
+                if (b->slots[i].busy)
                     kill(b->slots[i].pid, batch_signal);
             forwarded = 1;
         }
-        while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-            for (int i = 0; i < b->nb_slots; i++)
-                if (b->slots[i].pid == pid) {
-                    finish_job(b, &b->slots[i], st);
-                    show_progress(b, 0);
-                    break;
-                }
         if (batch_signal && b->next < b->nb_queue && !running_count(b))
             break;
+        reap_jobs(b);
         show_progress(b, 0);
-        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
     }
 }
 
@@ -536,7 +663,7 @@ static int run_batch(Batch *b)
     char err[1200];
     double wall;
     int ret;
-    if ((ret = devices_resolve(&b->devs, b->o.device, err, sizeof(err)))) {
+    if ((ret = devices_resolve(&b->devs, b->o.device, !b->o.isolate, err, sizeof(err)))) {
         fprintf(stderr, "qgpu batch: %s\n", err);
         return ret;
     }
@@ -547,6 +674,8 @@ static int run_batch(Batch *b)
             return EXIT_OUTPUT;
         }
     }
+    if (!b->o.isolate)
+        input_set_interrupt(&batch_signal);
     b->nb_slots = b->devs.count * b->o.per_device;
     if (!(b->slots = calloc(b->nb_slots, sizeof(*b->slots)))) {
         fprintf(stderr, "qgpu batch: out of memory\n");
@@ -580,6 +709,8 @@ int batch_main(int argc, char **argv, int merge)
     Batch b;
     int ret;
     memset(&b, 0, sizeof(b));
+    pthread_mutex_init(&b.lock, NULL);
+    pthread_cond_init(&b.finished, NULL);
     b.o.merge = merge;
     ret = batch_options_parse(argc, argv, &b.o);
     if (ret)
@@ -587,5 +718,7 @@ int batch_main(int argc, char **argv, int merge)
     if (!(ret = prepare(&b)))
         ret = merge ? batch_merge(&b.list, b.args, b.o.output, b.o.quiet) : run_batch(&b);
     cleanup(&b);
+    pthread_cond_destroy(&b.finished);
+    pthread_mutex_destroy(&b.lock);
     return ret;
 }

@@ -36,25 +36,26 @@ static void on_device(void *opaque, int platform, int device, const char *type,
     add_device(l->d, spec, name);
 }
 
-/* A selector of the list: a context is opened on it once, so that a
- * selector that matches no device stops the batch before any job (rather
- * than failing every job), and the device's name is known. */
-static int check_selector(Device *dev, char *err, size_t len)
+/* A device of the list, opened once, so that a selector that matches no
+ * device stops the batch before any job (rather than failing every job),
+ * and the device's name is known; kept open (keep) for the jobs. */
+static int open_device(Device *dev, int keep, char *err, size_t len)
 {
-    QgpuConfig cfg;
     QgpuContext *ctx = NULL;
-    qgpu_config_default(&cfg);
-    cfg.device = dev->spec;
-    if (qgpu_open(&ctx, &cfg)) {
+    if (qgpu_device_open(&dev->shared, dev->spec) ||
+        qgpu_open_shared(&ctx, dev->shared, NULL)) {
         snprintf(err, len, "--device %s: %s", dev->spec, qgpu_open_error());
+        qgpu_device_close(&dev->shared);
         return -1;
     }
     snprintf(dev->name, sizeof(dev->name), "%s", qgpu_device_name(ctx));
     qgpu_close(&ctx);
+    if (!keep)
+        qgpu_device_close(&dev->shared);
     return 0;
 }
 
-int devices_resolve(Devices *d, const char *spec, char *err, size_t len)
+int devices_resolve(Devices *d, const char *spec, int keep_open, char *err, size_t len)
 {
     memset(d, 0, sizeof(*d));
     if (!spec) {
@@ -72,6 +73,11 @@ int devices_resolve(Devices *d, const char *spec, char *err, size_t len)
             snprintf(err, len, "--device all: no OpenCL device (qgpu --list-devices)");
             return EXIT_DEVICE;
         }
+        for (int i = 0; keep_open && i < d->count; i++)
+            if (open_device(&d->list[i], 1, err, len)) {
+                devices_free(d);
+                return EXIT_DEVICE;
+            }
         return 0;
     }
     for (const char *p = spec;;) {
@@ -90,7 +96,7 @@ int devices_resolve(Devices *d, const char *spec, char *err, size_t len)
             devices_free(d);
             return EXIT_INTERNAL;
         }
-        if (check_selector(dev, err, len)) {
+        if (open_device(dev, keep_open, err, len)) {
             devices_free(d);
             return EXIT_DEVICE;
         }
@@ -103,6 +109,8 @@ int devices_resolve(Devices *d, const char *spec, char *err, size_t len)
 
 void devices_free(Devices *d)
 {
+    for (int i = 0; i < d->count; i++)
+        qgpu_device_close(&d->list[i].shared);
     free(d->list);
     memset(d, 0, sizeof(*d));
 }

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "qgpu/qgpu.h"
+
 typedef struct Device {
     char spec[128];          /* passed to each job's --device */
     char name[256];          /* the device's name when known, else the spec */
@@ -18,6 +20,7 @@ typedef struct Device {
     double seconds;          /* wall time of its jobs, summed */
     double device_ms;        /* kernel time its jobs reported (QGPU_PROFILE=1) */
     int timed;               /* device_ms is known */
+    QgpuDevice *shared;      /* opened (devices_resolve's keep_open): the jobs' device */
 } Device;
 
 typedef struct Devices {
@@ -25,10 +28,11 @@ typedef struct Devices {
     int count;
 } Devices;
 
-/* 0, or an exit status with a message in err (a usage error for a bad
+/* keep_open: each device stays open (shared) for the jobs of this process.
+ * 0, or an exit status with a message in err (a usage error for a bad
  * list; the device status when "all" finds none, or when a selector opens
  * no device). */
-int devices_resolve(Devices *d, const char *spec, char *err, size_t err_len);
+int devices_resolve(Devices *d, const char *spec, int keep_open, char *err, size_t err_len);
 
 void devices_free(Devices *d);
 

@@ -13,7 +13,8 @@ static void batch_usage(FILE *f)
 {
     fprintf(f,
             "Usage: qgpu batch JOBS [--device all|SPEC[,SPEC...]] [--jobs N] [--shard I/N|slurm]\n"
-            "                  [--log-stream FILE|-] [--force] [-q] [-- TOOL OPTIONS...]\n"
+            "                  [--isolate thread|process] [--log-stream FILE|-] [--force] [-q]\n"
+            "                  [-- TOOL OPTIONS...]\n"
             "       qgpu batch-merge JOBS [-o FILE|-] [-q] [-- TOOL OPTIONS...]\n"
             "Scores every pair of the job list JOBS (CSV with a header ref,dis,output\n"
             "[,model][,features][,options], or JSON lines with those keys), each into its\n"
@@ -21,7 +22,10 @@ static void batch_usage(FILE *f)
             "complete. TOOL OPTIONS after -- apply to every job (e.g. -- --feature psnr).\n\n"
             "      --device SPEC    all (every GPU, else every device), one device or a\n"
             "                       comma list (0:0,0:1); default auto\n"
-            "      --jobs N         jobs at a time on each device (default 2)\n"
+            "      --jobs N         jobs at a time on each device (default 4)\n"
+            "      --isolate MODE   thread: the jobs in threads of this process, sharing\n"
+            "                       each device (default); process: a process per job\n"
+            "                       (a job that crashes takes no other with it; slower)\n"
             "      --shard I/N      only the jobs whose position in the list, mod N, is I;\n"
             "                       slurm: I and N from the Slurm job array\n"
             "      --log-stream F   JSON lines: each job's start and end, then the batch's\n"
@@ -36,13 +40,15 @@ static void batch_usage(FILE *f)
 
 int batch_options_parse(int argc, char **argv, BatchOptions *o)
 {
-    enum { OPT_DEVICE = 256, OPT_JOBS, OPT_SHARD, OPT_LOG_STREAM, OPT_FORCE, OPT_HELP };
+    enum { OPT_DEVICE = 256, OPT_JOBS, OPT_SHARD, OPT_LOG_STREAM, OPT_FORCE, OPT_ISOLATE,
+           OPT_HELP };
     static const struct option long_options[] = {
         {"device", required_argument, NULL, OPT_DEVICE},
         {"jobs", required_argument, NULL, OPT_JOBS},
         {"shard", required_argument, NULL, OPT_SHARD},
         {"log-stream", required_argument, NULL, OPT_LOG_STREAM},
         {"force", no_argument, NULL, OPT_FORCE},
+        {"isolate", required_argument, NULL, OPT_ISOLATE},
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, OPT_HELP},
@@ -57,7 +63,7 @@ int batch_options_parse(int argc, char **argv, BatchOptions *o)
             o->nb_tool_args = argc - i - 1;
             break;
         }
-    o->per_device = 2;
+    o->per_device = 4;
     o->shard_count = 1;
     opterr = 0;
     optind = 0; /* a fresh scan (glibc) */
@@ -82,6 +88,14 @@ int batch_options_parse(int argc, char **argv, BatchOptions *o)
             break;
         case OPT_LOG_STREAM: o->log_stream = optarg; break;
         case OPT_FORCE: o->force = 1; break;
+        case OPT_ISOLATE:
+            if (strcmp(optarg, "thread") && strcmp(optarg, "process")) {
+                fprintf(stderr, "qgpu batch: --isolate %s: expected thread or process\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            o->isolate = !strcmp(optarg, "process");
+            break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = 1; break;
         case OPT_HELP: batch_usage(stdout); return -1;
@@ -100,7 +114,7 @@ int batch_options_parse(int argc, char **argv, BatchOptions *o)
         return EXIT_USAGE;
     }
     o->jobs_path = argv[optind];
-    if (o->merge ? o->log_stream || o->force || o->shard_spec || o->device
+    if (o->merge ? o->log_stream || o->force || o->shard_spec || o->device || o->isolate
                  : o->output != NULL) {
         fprintf(stderr, "qgpu batch: %s\n", o->merge ? "batch-merge takes -o, -q and the "
                 "job list (with the batch's -- options)" : "-o is batch-merge's; the logs "

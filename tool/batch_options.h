@@ -14,6 +14,7 @@ typedef struct BatchOptions {
     const char *log_stream;
     const char *output;   /* merge: -o */
     int force, quiet, merge;
+    int isolate;          /* --isolate process: a child process per job */
     char **tool_args;     /* after --: options for every job */
     int nb_tool_args;
 } BatchOptions;

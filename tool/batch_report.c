@@ -19,10 +19,10 @@ void report_add_result(json_object *line, json_object *res)
 {
     /* the result's "device" is the device's name: the line's "device" is
      * the selector the batch gave the job */
-    static const char *const keys[] = {"frames", "seconds", "fps", "device", "device_ms",
-                                       "decode_errors", "pooled"};
-    static const char *const names[] = {"frames", "seconds", "fps", "device_name", "device_ms",
-                                        "decode_errors", "pooled"};
+    static const char *const keys[] = {"frames", "seconds", "fps", "setup_seconds", "device",
+                                       "device_ms", "decode_errors", "pooled"};
+    static const char *const names[] = {"frames", "seconds", "fps", "setup_seconds",
+                                        "device_name", "device_ms", "decode_errors", "pooled"};
     json_object *v;
     if (!res)
         return;

@@ -17,6 +17,7 @@
  * library takes directly (QGPU_LAYOUT_NV12); hwdec_to_planar() makes
  * planar frames of them when the other input is planar.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,53 @@ static enum AVPixelFormat get_format(AVCodecContext *codec, const enum AVPixelFo
     return AV_PIX_FMT_NONE;
 }
 
+/* The devices, kept for the whole process (hwdec_release_devices drops
+ * them) and reused by the decoders of later runs: a CUDA device is a CUDA
+ * context, whose creation costs ~0.1 s or more. Each decoder of a slot
+ * (hwdec_use_slot: a batch's job slot; 0 for the tool's single run) has
+ * its own, the reference's and the distorted's: decoders that share a
+ * CUDA context serialise their copies on its default stream (measured on
+ * an H200: 32 jobs, 4 at a time, 481 pairs/s on one shared context;
+ * doc/performance.md). Decoders whose frames stay on the GPU (cuda_ring.h)
+ * take the CUDA device's primary context instead (AV_CUDA_PRIMARY), from a
+ * table of their own. A device that failed to open is tried again next
+ * time. */
+#define MAX_DEVICES 512
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static AVBufferRef *devices[3][MAX_DEVICES]; /* CUDA, CUDA primary context, VAAPI */
+static _Thread_local int thread_slot;
+static _Thread_local int thread_decoders; /* opened by this thread since its slot was set */
+
+void hwdec_use_slot(int slot)
+{
+    thread_slot = slot;
+    thread_decoders = 0;
+}
+
+static int device_ref(enum AVHWDeviceType type, int flags, AVBufferRef **out)
+{
+    int t = type != AV_HWDEVICE_TYPE_CUDA ? 2 : flags ? 1 : 0, ret = 0;
+    int i = (2 * thread_slot + (thread_decoders & 1)) % MAX_DEVICES;
+    pthread_mutex_lock(&devices_lock);
+    if (!devices[t][i])
+        ret = av_hwdevice_ctx_create(&devices[t][i], type, NULL, NULL, flags);
+    if (ret >= 0 && !(*out = av_buffer_ref(devices[t][i])))
+        ret = AVERROR(ENOMEM);
+    pthread_mutex_unlock(&devices_lock);
+    if (ret >= 0)
+        thread_decoders++;
+    return ret;
+}
+
+void hwdec_release_devices(void)
+{
+    pthread_mutex_lock(&devices_lock);
+    for (int t = 0; t < 3; t++)
+        for (int i = 0; i < MAX_DEVICES; i++)
+            av_buffer_unref(&devices[t][i]);
+    pthread_mutex_unlock(&devices_lock);
+}
+
 /* One device type: 0 and *out set, or a negative AVERROR (why in msg). */
 static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type, char *msg,
                     size_t msg_len)
@@ -141,8 +189,7 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
      * between (HEVC scored 10-20% faster on the H200). Copying frames to
      * the host it is the other way round (HEVC 603-622 against 871-899 fps):
      * own contexts there. doc/performance.md, issue #18. */
-    ret = av_hwdevice_ctx_create(&hw->device, type, NULL, NULL,
-                                 hw->zero_copy ? AV_CUDA_PRIMARY : 0);
+    ret = device_ref(type, hw->zero_copy ? AV_CUDA_PRIMARY : 0, &hw->device);
     if (ret < 0) {
         av_strerror(ret, reason, sizeof(reason));
         snprintf(msg, msg_len, "no %s device (%s%s)", tname, reason,

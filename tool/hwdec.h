@@ -79,4 +79,14 @@ int hwdec_to_planar(const AVFrame *src, int depth, AVFrame *dst);
 
 void hwdec_free(Hwdec **hw);
 
+/* The decoders that the calling thread opens next use the devices of job
+ * slot `slot` (two: the reference's, the distorted's), created at their
+ * first use and kept for later runs in that slot; a thread that never
+ * calls it uses slot 0. */
+void hwdec_use_slot(int slot);
+
+/* The hardware devices kept for later runs, released: at the end, once no
+ * decoder is open. */
+void hwdec_release_devices(void);
+
 #endif

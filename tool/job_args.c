@@ -65,8 +65,10 @@ char **job_argv(const char *exe, const Job *j, json_object *args, const char *de
         argv[k++] = "--device";
         argv[k++] = (char *)device;
     }
-    argv[k++] = "--job-summary";
-    argv[k++] = (char *)summary;
+    if (summary) {
+        argv[k++] = "--job-summary";
+        argv[k++] = (char *)summary;
+    }
     for (size_t i = 0; i < n; i++)
         argv[k++] = (char *)json_object_get_string(json_object_array_get_idx(args, i));
     argv[k] = NULL;

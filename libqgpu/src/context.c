@@ -87,12 +87,13 @@ static int adopt_external(QgpuContext *ctx, cl_context context, cl_device_id dev
     return 0;
 }
 
-/* qgpu_open() (external == 0: the device from the selector) and
- * qgpu_open_cl() (the caller's context and device). */
+/* qgpu_open() (external == 0: the device from the selector), qgpu_open_cl()
+ * (the caller's context and device) and qgpu_open_shared() (a shared
+ * device's context and device, and its programs). */
 static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
-                        cl_context context, cl_device_id device)
+                        cl_context context, cl_device_id device, QgpuDevice *shared)
 {
-    const char *who = external ? "qgpu_open_cl" : "qgpu_open";
+    const char *who = shared ? "qgpu_open_shared" : external ? "qgpu_open_cl" : "qgpu_open";
     QgpuContext *ctx;
     int err;
 
@@ -127,6 +128,10 @@ static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
         const char *profile = getenv("QGPU_PROFILE");
         ctx->profiling = profile && *profile && strcmp(profile, "0");
     }
+    if (shared) {
+        ctx->shared = shared;
+        qgpu_shared_ref(shared);
+    }
     if (external) {
         err = adopt_external(ctx, context, device);
     } else {
@@ -143,20 +148,27 @@ static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
         return err;
     }
     qgpu_log(ctx, QGPU_LOG_INFO, "using %s (%s)%s", ctx->device_name, ctx->platform_name,
-             external ? " in the caller's OpenCL context" : "");
+             shared ? " (shared device)" : external ? " in the caller's OpenCL context" : "");
     *out = ctx;
     return 0;
 }
 
 int qgpu_open(QgpuContext **out, const QgpuConfig *cfg)
 {
-    return open_context(out, cfg, 0, NULL, NULL);
+    return open_context(out, cfg, 0, NULL, NULL, NULL);
 }
 
 int qgpu_open_cl(QgpuContext **out, cl_context context, cl_device_id device,
                  const QgpuConfig *cfg)
 {
-    return open_context(out, cfg, 1, context, device);
+    return open_context(out, cfg, 1, context, device, NULL);
+}
+
+int qgpu_open_on(QgpuContext **out, const QgpuConfig *cfg, QgpuDevice *dev)
+{
+    cl_device_id device;
+    cl_context context = qgpu_shared_cl(dev, &device);
+    return open_context(out, cfg, 1, context, device, dev);
 }
 
 void qgpu_close(QgpuContext **pctx)
@@ -196,6 +208,7 @@ void qgpu_close(QgpuContext **pctx)
         clReleaseContext(ctx->cl);
     if (ctx->external)
         clReleaseDevice(ctx->device);
+    qgpu_shared_unref(ctx->shared);
     free(ctx);
     *pctx = NULL;
 }

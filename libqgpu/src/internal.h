@@ -53,6 +53,7 @@ struct QgpuContext {
 
     QgpuProgram *programs;
     int nb_programs;
+    QgpuDevice *shared;    /* qgpu_open_shared: programs come from its cache */
     bool compile_noted;    /* "compiling kernels" was logged */
 
     /* features and hooks, in enabling order */
@@ -114,6 +115,18 @@ void qgpu_profile_free(QgpuContext *ctx);
 int qgpu_program_build(QgpuContext *ctx, const char *name, const char *source,
                        const char *extra_options, cl_program *out);
 void qgpu_programs_release(QgpuContext *ctx);
+
+/* shared_device.c */
+/* The shared device's program list, locked while a context looks a
+ * program up and builds it; qgpu_shared_programs returns it locked. */
+QgpuProgram **qgpu_shared_programs(QgpuDevice *dev, int **count);
+void qgpu_shared_unlock(QgpuDevice *dev);
+/* A context's reference (qgpu_open_shared takes it, qgpu_close drops it). */
+void qgpu_shared_ref(QgpuDevice *dev);
+void qgpu_shared_unref(QgpuDevice *dev);
+cl_context qgpu_shared_cl(const QgpuDevice *dev, cl_device_id *device);
+/* context.c: qgpu_open_shared's work */
+int qgpu_open_on(QgpuContext **out, const QgpuConfig *cfg, QgpuDevice *dev);
 
 /* device.c */
 int qgpu_device_select(QgpuContext *ctx, const char *selector);

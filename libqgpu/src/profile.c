@@ -54,11 +54,21 @@ void qgpu_profile_collect(QgpuContext *ctx, QgpuSlot *slot)
     for (int i = 0; i < p->count; i++) {
         cl_ulong start = 0, end = 0;
         QgpuProfileEntry *e = entry_for(ctx, p->names[i]);
-        clGetEventProfilingInfo(p->events[i], CL_PROFILING_COMMAND_START, sizeof(start), &start,
-                                NULL);
-        clGetEventProfilingInfo(p->events[i], CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+        cl_int st = CL_SUCCESS;
+        /* a time not available yet (seen on NVIDIA with several contexts
+         * busy: START failed, END set, a launch of weeks) is waited for
+         * once; one still missing is not counted */
+        for (int tries = 0; tries < 2; tries++) {
+            st = clGetEventProfilingInfo(p->events[i], CL_PROFILING_COMMAND_START,
+                                         sizeof(start), &start, NULL);
+            if (st == CL_SUCCESS)
+                st = clGetEventProfilingInfo(p->events[i], CL_PROFILING_COMMAND_END,
+                                             sizeof(end), &end, NULL);
+            if (st == CL_SUCCESS || clWaitForEvents(1, &p->events[i]) != CL_SUCCESS)
+                break;
+        }
         clReleaseEvent(p->events[i]);
-        if (e && end >= start) {
+        if (e && st == CL_SUCCESS && start && end >= start) {
             e->total_ms += (end - start) * 1e-6;
             e->count++;
         }

@@ -242,32 +242,44 @@ int qgpu_program_build(QgpuContext *ctx, const char *name, const char *source,
     return err;
 }
 
-int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
-                     cl_program *program)
+/* Appends (key, program) to a list; the list takes the program's
+ * reference. */
+static int list_add(QgpuContext *ctx, QgpuProgram **list, int *count, const char *key,
+                    cl_program program)
 {
-    char key[512];
-    const char *source, *prelude = qgpu_kernel_source("common");
-    char *full;
-    QgpuProgram *programs;
-    int err;
-
-    snprintf(key, sizeof(key), "%s|%s", name, options ? options : "");
-    for (int i = 0; i < ctx->nb_programs; i++) {
-        if (!strcmp(ctx->programs[i].key, key)) {
-            *program = ctx->programs[i].program;
-            return 0;
-        }
+    QgpuProgram *grown = realloc(*list, (*count + 1) * sizeof(*grown));
+    char *copy = strdup(key);
+    if (grown)
+        *list = grown;
+    if (!grown || !copy) {
+        free(copy);
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
     }
-    source = qgpu_kernel_source(name);
+    grown[*count].key = copy;
+    grown[*count].program = program;
+    (*count)++;
+    return 0;
+}
+
+static cl_program list_find(const QgpuProgram *list, int count, const char *key)
+{
+    for (int i = 0; i < count; i++)
+        if (!strcmp(list[i].key, key))
+            return list[i].program;
+    return NULL;
+}
+
+/* common.cl, then the program's file from its line 1 (build logs then give
+ * the file's own line numbers). */
+static int build_named(QgpuContext *ctx, const char *name, const char *options,
+                       cl_program *program)
+{
+    const char *source = qgpu_kernel_source(name), *prelude = qgpu_kernel_source("common");
+    char *full;
+    int err;
     if (!source || !prelude)
         return qgpu_error(ctx, QGPU_ERR_BUILD, "no embedded kernel source %s.cl",
                           source ? "common" : name);
-    programs = realloc(ctx->programs, (ctx->nb_programs + 1) * sizeof(*programs));
-    if (!programs)
-        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
-    ctx->programs = programs;
-    /* common.cl, then the program's file from its line 1 (build logs then
-     * give the file's own line numbers) */
     full = malloc(strlen(prelude) + strlen(source) + sizeof("#line 1\n"));
     if (!full)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
@@ -276,16 +288,37 @@ int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
     strcat(full, source);
     err = qgpu_program_build(ctx, name, full, options, program);
     free(full);
-    if (err)
-        return err;
-    programs[ctx->nb_programs].key = strdup(key);
-    if (!programs[ctx->nb_programs].key) {
-        clReleaseProgram(*program);
-        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
+    return err;
+}
+
+/* A context's program: from its own list, else (qgpu_open_shared) from the
+ * shared device's, else built; a program built on a shared device goes to
+ * its list too (built once per device, under its lock). */
+int qgpu_program_get(QgpuContext *ctx, const char *name, const char *options,
+                     cl_program *program)
+{
+    char key[512];
+    QgpuProgram **shared = NULL;
+    int *nb_shared = NULL, err = 0;
+
+    snprintf(key, sizeof(key), "%s|%s", name, options ? options : "");
+    if ((*program = list_find(ctx->programs, ctx->nb_programs, key)))
+        return 0;
+    if (ctx->shared)
+        shared = qgpu_shared_programs(ctx->shared, &nb_shared);
+    if (shared && (*program = list_find(*shared, *nb_shared, key)))
+        clRetainProgram(*program);
+    else if (!(err = build_named(ctx, name, options, program)) && shared) {
+        if ((err = list_add(ctx, shared, nb_shared, key, *program)))
+            clReleaseProgram(*program);
+        else
+            clRetainProgram(*program); /* one for the device, one for the context */
     }
-    programs[ctx->nb_programs].program = *program;
-    ctx->nb_programs++;
-    return 0;
+    if (shared)
+        qgpu_shared_unlock(ctx->shared);
+    if (!err && (err = list_add(ctx, &ctx->programs, &ctx->nb_programs, key, *program)))
+        clReleaseProgram(*program);
+    return err;
 }
 
 void qgpu_programs_release(QgpuContext *ctx)

@@ -116,6 +116,23 @@ QGPU_API const char *qgpu_open_error(void);
  * are discarded. Safe on NULL and on *ctx == NULL. */
 QGPU_API void qgpu_close(QgpuContext **ctx);
 
+/* A device shared by several contexts, e.g. the concurrent streams of a
+ * batch: one OpenCL context on the selected device, and the kernel programs
+ * built (or loaded from the binary cache) once, by the first context that
+ * needs each, then reused by every context opened on it, so that opening
+ * one more context costs its command queues and buffers only. Contexts
+ * opened on it may run in parallel threads (doc/api.md, "Threading").
+ * qgpu_device_open: 0, or a negative code with the message in
+ * qgpu_open_error(). qgpu_device_close drops the caller's reference; the
+ * device lives on until the last context opened on it is closed. */
+typedef struct QgpuDevice QgpuDevice;
+QGPU_API int qgpu_device_open(QgpuDevice **dev, const char *selector);
+QGPU_API void qgpu_device_close(QgpuDevice **dev);
+
+/* Opens a context on a shared device (cfg->device is ignored; the rest of
+ * cfg applies as for qgpu_open()). Errors as qgpu_open(). */
+QGPU_API int qgpu_open_shared(QgpuContext **ctx, QgpuDevice *dev, const QgpuConfig *cfg);
+
 /* Detailed message of the last error on this context ("" when none). */
 QGPU_API const char *qgpu_last_error(const QgpuContext *ctx);
 
