@@ -247,9 +247,11 @@ static int spec_parse(QgpuContext *ctx, const char *spec, ModelSpec *s)
                 return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                                   "model: bitdepth=%s: expected 8..16", val ? val : "");
             s->bitdepth = (int)v;
-        } else if (!strcmp(item, "enable_transform") || !strcmp(item, "disable_clip")) {
-            unsigned flag = item[0] == 'e' ? QGPU_MODEL_ENABLE_TRANSFORM
-                                           : QGPU_MODEL_DISABLE_CLIP;
+        } else if (!strcmp(item, "enable_transform") || !strcmp(item, "disable_clip") ||
+                   !strcmp(item, "disable_transform")) {
+            unsigned flag = item[0] == 'e'                 ? QGPU_MODEL_ENABLE_TRANSFORM
+                            : !strcmp(item, "disable_clip") ? QGPU_MODEL_DISABLE_CLIP
+                                                            : QGPU_MODEL_DISABLE_TRANSFORM;
             if (parse_bool(val, &on))
                 return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                                   "model: %s: '%s' is not true/false", item, val);
@@ -270,7 +272,7 @@ static int spec_parse(QgpuContext *ctx, const char *spec, ModelSpec *s)
         } else {
             return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                               "model: unknown option '%s' (version=, path=, name=, "
-                              "bitdepth=, enable_transform, disable_clip, "
+                              "bitdepth=, enable_transform, disable_transform, disable_clip, "
                               "<feature>.<option>=value)",
                               item);
         }
