@@ -238,6 +238,11 @@ static void test_scores(void)
     VmafModelCollection *coll = NULL;
     VmafModelConfig mcfg = { .name = "vmaf", .flags = VMAF_MODEL_FLAGS_DEFAULT };
     VmafModelConfig bcfg = { .name = "vmaf_b" };
+    VmafModelConfig tcfg = { .name = "vmaf_phone", .flags = VMAF_MODEL_FLAG_ENABLE_TRANSFORM };
+    VmafModelConfig ncfg = { .name = "vmaf_plain", .flags = VMAF_MODEL_FLAG_ENABLE_TRANSFORM |
+                                                             VMAF_MODEL_FLAG_DISABLE_TRANSFORM };
+    VmafModel *phone = NULL, *plain = NULL;
+    double t;
     VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_WARNING, .n_subsample = 1 };
     VmafFeatureDictionary *d = NULL;
     VmafModelCollectionScore cs;
@@ -254,6 +259,11 @@ static void test_scores(void)
     CHECK(vmaf_use_features_from_model(vmaf, model) == 0);
     CHECK(vmaf_model_collection_load(&lead, &coll, &bcfg, "vmaf_b_v0.6.3") == 0 && lead);
     CHECK(vmaf_use_features_from_model_collection(vmaf, coll) == 0);
+    /* the phone transform of vmaf_v0.6.1, and DISABLE_TRANSFORM winning over it */
+    CHECK(vmaf_model_load(&phone, &tcfg, "vmaf_v0.6.1") == 0);
+    CHECK(vmaf_use_features_from_model(vmaf, phone) == 0);
+    CHECK(vmaf_model_load(&plain, &ncfg, "vmaf_v0.6.1") == 0);
+    CHECK(vmaf_use_features_from_model(vmaf, plain) == 0);
     CHECK(vmaf_use_feature(vmaf, "no_such_feature", NULL) == -EINVAL);
     CHECK(vmaf_feature_dictionary_set(&d, "enable_chroma", "true") == 0);
     CHECK(vmaf_use_feature(vmaf, "psnr", d) == 0); /* takes d */
@@ -288,6 +298,9 @@ static void test_scores(void)
     CHECK(vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_UNKNOWN, &s, 0, 1) == -EINVAL);
     CHECK(vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_MEAN, &s, 3, 2) == -EINVAL);
     CHECK(vmaf_score_pooled(vmaf, model, VMAF_POOL_METHOD_MEAN, &s, 0, (unsigned)n) == -EINVAL);
+    CHECK(vmaf_score_at_index(vmaf, model, &s, 1) == 0 &&
+          vmaf_score_at_index(vmaf, phone, &t, 1) == 0 && t > s + 1);
+    CHECK(vmaf_score_at_index(vmaf, plain, &t, 1) == 0 && t == s);
     CHECK(vmaf_score_at_index_model_collection(vmaf, coll, &cs, 0) == 0 &&
           cs.type == VMAF_MODEL_COLLECTION_SCORE_BOOTSTRAP &&
           cs.bootstrap.ci.p95.lo <= cs.bootstrap.bagging_score &&
@@ -314,6 +327,8 @@ static void test_scores(void)
     }
     CHECK(vmaf_close(vmaf) == 0);
     vmaf_model_destroy(model);
+    vmaf_model_destroy(phone);
+    vmaf_model_destroy(plain);
     vmaf_model_collection_destroy(coll);
 }
 
