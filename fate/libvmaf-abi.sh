@@ -70,10 +70,17 @@ run_ffmpeg() {
 
 METRICS="vmaf integer_adm2 integer_adm_scale0 integer_adm_scale3 integer_vif_scale0 integer_vif_scale3 integer_motion2 integer_motion3 psnr_y psnr_cb psnr_cr"
 
+# FFmpeg 5.1's vf_libvmaf copies w bytes of each row of a > 8-bit frame
+# (half the row: copy_picture_data's memcpy of sizeof(uint8_t) * w), so
+# its scores of 10-bit video are wrong with libvmaf too; 8.1 copies the
+# whole row. Those pairs are left out on 5.x.
+major=$("$FFMPEG" -hide_banner -version | sed -n 's/^ffmpeg version n\{0,1\}\([0-9]*\)\..*/\1/p')
+
 # ---- every pair: VMAF v0.6.1 (the filter's default model) and psnr ----
 grep -v '^#' "$FATE/pairs.txt" | while read -r pair ref dis w h fmt frames; do
     [ -n "$pair" ] || continue
     case $fmt in yuvj*) continue ;; esac # vf_libvmaf takes no yuvj: FFmpeg would convert the range
+    case $major/$fmt in 5/*p1[0-6]*) echo "SKIP vmaf/$pair: $fmt on FFmpeg 5.x (its filter's row copy)"; continue ;; esac
     pre="[0:v]null[d]"
     dw=$(run_ffmpeg "$WORK/probe.log" -i "$FATE/$dis" -frames:v 1 -f null - ; \
          sed -n 's/.*Video: .*, \([0-9]*\)x\([0-9]*\)[, ].*/\1x\2/p' "$WORK/probe.log" | head -n 1)

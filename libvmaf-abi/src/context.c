@@ -17,6 +17,10 @@
 
 #include "abi.h"
 
+/* Frames in flight on the device: libvmaf's callers have no setting for
+ * it; 4, qgpu-bench's default (the library's is 2). */
+#define PIPELINE_DEPTH 4
+
 int vmaf_abi_errno(int qgpu_err)
 {
     switch (qgpu_err) {
@@ -83,6 +87,7 @@ VMAF_API int vmaf_init(VmafContext **vmaf, VmafConfiguration cfg)
     v->cfg = cfg;
     qgpu_config_default(&qcfg);
     qcfg.device = NULL; /* QGPU_DEVICE, else the fastest GPU */
+    qcfg.pipeline_depth = PIPELINE_DEPTH;
     if (cfg.log_level != VMAF_LOG_LEVEL_NONE) {
         qcfg.log_callback = log_callback;
         qcfg.log_opaque = v;
