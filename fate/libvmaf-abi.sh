@@ -118,6 +118,18 @@ else
     fail n_subsample "ffmpeg failed: $(tail -n 3 "$WORK/sub.log" | tr '\n' ' ')"
 fi
 
+# ---- FFmpeg 5.x's deprecated options: model_path= (a second model named
+# vmaf beside the default one) and psnr=1 ----
+if [ "$major" = 5 ]; then
+    if run_ffmpeg "$WORK/dep.log" -i "$DIS" -i "$REF" -lavfi \
+        "[0:v][1:v]libvmaf=model_path=$SRC/models/vmaf_v0.6.1.json:psnr=1:log_path=$WORK/dep.json:log_fmt=json" \
+        -f null -; then
+        check "5.x model_path psnr=1" "$WORK/dep.json" "$GOLD" 1 vmaf integer_adm2 psnr_y
+    else
+        fail "5.x model_path psnr=1" "ffmpeg failed: $(tail -n 3 "$WORK/dep.log" | tr '\n' ' ')"
+    fi
+fi
+
 # ---- the XML log (FFmpeg's default log_fmt): one frame element per frame ----
 if run_ffmpeg "$WORK/xml.log" -i "$DIS" -i "$REF" -lavfi "[0:v][1:v]libvmaf=log_path=$WORK/x.xml" \
     -f null - && [ "$(grep -c '<frame frameNum=' "$WORK/x.xml")" = 48 ] &&

@@ -241,7 +241,7 @@ static void test_scores(void)
     VmafModelConfig tcfg = { .name = "vmaf_phone", .flags = VMAF_MODEL_FLAG_ENABLE_TRANSFORM };
     VmafModelConfig ncfg = { .name = "vmaf_plain", .flags = VMAF_MODEL_FLAG_ENABLE_TRANSFORM |
                                                              VMAF_MODEL_FLAG_DISABLE_TRANSFORM };
-    VmafModel *phone = NULL, *plain = NULL;
+    VmafModel *phone = NULL, *plain = NULL, *same_name = NULL;
     double t;
     VmafConfiguration cfg = { .log_level = VMAF_LOG_LEVEL_WARNING, .n_subsample = 1 };
     VmafFeatureDictionary *d = NULL;
@@ -264,6 +264,10 @@ static void test_scores(void)
     CHECK(vmaf_use_features_from_model(vmaf, phone) == 0);
     CHECK(vmaf_model_load(&plain, &ncfg, "vmaf_v0.6.1") == 0);
     CHECK(vmaf_use_features_from_model(vmaf, plain) == 0);
+    /* a second model named "vmaf" (FFmpeg 5.1's model_path= beside its
+     * default model): its features only, the score stays the first one's */
+    CHECK(vmaf_model_load(&same_name, &mcfg, "vmaf_4k_v0.6.1") == 0);
+    CHECK(vmaf_use_features_from_model(vmaf, same_name) == 0);
     CHECK(vmaf_use_feature(vmaf, "no_such_feature", NULL) == -EINVAL);
     CHECK(vmaf_feature_dictionary_set(&d, "enable_chroma", "true") == 0);
     CHECK(vmaf_use_feature(vmaf, "psnr", d) == 0); /* takes d */
@@ -301,6 +305,7 @@ static void test_scores(void)
     CHECK(vmaf_score_at_index(vmaf, model, &s, 1) == 0 &&
           vmaf_score_at_index(vmaf, phone, &t, 1) == 0 && t > s + 1);
     CHECK(vmaf_score_at_index(vmaf, plain, &t, 1) == 0 && t == s);
+    CHECK(vmaf_score_at_index(vmaf, same_name, &t, 1) == 0 && t == s);
     CHECK(vmaf_score_at_index_model_collection(vmaf, coll, &cs, 0) == 0 &&
           cs.type == VMAF_MODEL_COLLECTION_SCORE_BOOTSTRAP &&
           cs.bootstrap.ci.p95.lo <= cs.bootstrap.bagging_score &&
@@ -329,6 +334,7 @@ static void test_scores(void)
     vmaf_model_destroy(model);
     vmaf_model_destroy(phone);
     vmaf_model_destroy(plain);
+    vmaf_model_destroy(same_name);
     vmaf_model_collection_destroy(coll);
 }
 

@@ -115,24 +115,35 @@ VMAF_API int vmaf_close(VmafContext *vmaf)
     return 0;
 }
 
-/* Gives a model's spec to libqgpu and remembers its score name. */
+/* Gives a model's spec to libqgpu and remembers its score name. A second
+ * model under a name already in use adds its features only: libvmaf keeps
+ * the first score written under a name (FFmpeg 5.1's model_path= plus its
+ * default model are two models named "vmaf"). */
 static int use_model(VmafContext *vmaf, const void *handle, const VmafModel *model)
 {
     VmafAbiModel *models;
-    char *name;
-    int err;
+    char *name, *spec;
+    int err, taken = 0;
     if (!vmaf || !model)
         return -EINVAL;
-    for (int i = 0; i < vmaf->nb_models; i++)
+    for (int i = 0; i < vmaf->nb_models; i++) {
         if (vmaf->models[i].handle == handle)
             return 0; /* used already: its features are there */
+        taken |= !strcmp(vmaf->models[i].name, model->name);
+    }
     models = realloc(vmaf->models, (size_t)(vmaf->nb_models + 1) * sizeof(*models));
     if (!models)
         return -ENOMEM;
     vmaf->models = models;
-    if (!(name = vmaf_abi_concat(model->name, NULL)))
-        return -ENOMEM;
-    if ((err = qgpu_use_model(vmaf->q, model->spec))) {
+    if (taken)
+        vmaf_abi_log(vmaf, VMAF_LOG_LEVEL_WARNING, "a model named '%s' is in use already: "
+                     "this one adds its features, the score stays the first model's",
+                     model->name);
+    name = vmaf_abi_concat(model->name, NULL);
+    spec = vmaf_abi_concat(model->spec, taken ? ":features_only" : "", NULL);
+    err = name && spec ? qgpu_use_model(vmaf->q, spec) : QGPU_ERR_NO_MEMORY;
+    free(spec);
+    if (err) {
         free(name);
         return vmaf_abi_fail(vmaf, err);
     }

@@ -330,6 +330,8 @@ QGPU_API const char *qgpu_feature_name(int index);
  *   disable_transform[=true|false]  never apply the score_transform, even
  *                         when the file enables it (libvmaf's
  *                         VMAF_MODEL_FLAG_DISABLE_TRANSFORM)
+ *   features_only[=true|false]      enable the model's features but add no
+ *                         score (the name need not be unique then)
  *   FEATURE.OPTION=VALUE  set an option of every model feature computed by
  *                         extractor FEATURE, e.g. "adm.adm_enhn_gain_limit=1.0"
  *                         (renames those inputs as the option suffix rule says)
