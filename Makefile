@@ -53,6 +53,7 @@ STATIC_LIB_LIBS := $(OPENCL_LIBS) -Wl,-Bstatic $(JSON_LIBS) -Wl,-Bdynamic -lm -l
 -include $(S)/models/models.mak
 -include $(S)/ffmpeg/ffmpeg.mak
 -include $(S)/tests/reliability.mak
+-include $(S)/libvmaf-abi/abi.mak
 
 TOOL_SRCS := $(sort $(wildcard $(S)/tool/*.c))
 TOOL_LIB_SRCS := $(filter-out $(S)/tool/qgpu.c,$(TOOL_SRCS))
@@ -189,9 +190,10 @@ $(BUILD)/tests/check_install: $(S)/tests/check_install.sh $(BUILD)/$(SHLIB)
 	chmod +x $@
 
 # Every test binary; the last line sums them up: "N passed, N failed".
-check: all $(TEST_BINS) $(BUILD)/tests/check_exports $(BUILD)/tests/check_install $(FATE_FILTER)
+check: all $(TEST_BINS) $(BUILD)/tests/check_exports $(BUILD)/tests/check_libvmaf_exports \
+       $(BUILD)/tests/check_install $(FATE_FILTER)
 	@QGPU_SRC=$(abspath $(S)) $(S)/build-aux/run-tests.sh $(TEST_BINS) $(BUILD)/tests/check_exports \
-	    $(BUILD)/tests/check_install $(FATE_FILTER)
+	    $(BUILD)/tests/check_libvmaf_exports $(BUILD)/tests/check_install $(FATE_FILTER)
 
 BENCH_OBJS := $(BUILD)/bench/qgpu_bench.o $(BUILD)/bench/y4m.o
 
@@ -233,11 +235,11 @@ uninstall:
 clean:
 	rm -rf $(BUILD)/libqgpu $(BUILD)/tool $(BUILD)/tests $(BUILD)/gen $(BUILD)/bench \
 	       $(BUILD)/libqgpu.a $(BUILD)/libqgpu.so* $(BUILD)/qgpu \
-	       $(BUILD)/qgpu-bench
+	       $(BUILD)/qgpu-bench $(BUILD)/libvmaf-abi $(BUILD)/libvmaf-qgpu
 
 # Header dependencies found by the compiler at the last build.
 -include $(wildcard $(BUILD)/libqgpu/src/*.d $(BUILD)/libqgpu/src/feature/*.d $(BUILD)/gen/*.d \
-                    $(BUILD)/tool/*.d $(BUILD)/tests/*.d $(BUILD)/tests/ref/*.d $(BUILD)/bench/*.d)
+                    $(BUILD)/tool/*.d $(BUILD)/libvmaf-abi/src/*.d $(BUILD)/tests/*.d $(BUILD)/tests/ref/*.d $(BUILD)/bench/*.d)
 
 .PHONY: all bench check tests install uninstall clean
 .SECONDARY:

@@ -5,6 +5,7 @@
 #   ffmpeg/build-ffmpeg.sh --build-root=DIR --qgpu-lib=DIR/libqgpu.a
 #       [--qgpu-src=SRC] [--version=5.1.9] [--ffmpeg-source=TREE]
 #       [--without-filter] [--as-libvmaf] [--jobs=N] [--fetch-only] [--with-nvdec]
+#       [--libvmaf-abi=PKGCONFIG_DIR]
 #
 # 1. Source: --ffmpeg-source=TREE uses that tree (a checkout or an unpacked
 #    release; it is modified by ffmpeg/register-filter.sh). Otherwise Debian's
@@ -23,6 +24,13 @@
 #    libqgpu: register-filter.sh --as-libvmaf), for tools that look for
 #    libvmaf in `ffmpeg -filters` or `-buildconf`. Its own build directory:
 #    BUILD_ROOT/ffmpeg-VERSION-libvmaf/.
+# --libvmaf-abi=DIR: an UNMODIFIED FFmpeg (no qgpu filter; its own
+#    vf_libvmaf.c) configured with --enable-libvmaf against the libvmaf.pc
+#    in DIR: libvmaf-qgpu (libvmaf-abi/, make libvmaf). The source is the
+#    pristine upstream tarball (BUILD_ROOT/ffmpeg-src/ffmpeg_VERSION.orig.tar.xz,
+#    which apt-get source fetches) unpacked in BUILD_ROOT/ffmpeg-pristine/, as
+#    the Debian tree may carry the qgpu filter; or --ffmpeg-source=TREE, used
+#    as it is. Build directory: BUILD_ROOT/ffmpeg-VERSION-vmafabi/.
 set -e
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +43,7 @@ with_filter=yes
 as_libvmaf=no
 fetch_only=no
 with_nvdec=no
+libvmaf_abi=
 jobs=$(nproc 2>/dev/null || echo 2)
 
 for opt in "$@"; do
@@ -48,6 +57,7 @@ for opt in "$@"; do
     --as-libvmaf) as_libvmaf=yes ;;
     --fetch-only) fetch_only=yes ;;
     --with-nvdec) with_nvdec=yes ;;
+    --libvmaf-abi=*) libvmaf_abi=${opt#*=}; with_filter=no ;;
     --jobs=*) jobs=${opt#*=} ;;
     *) echo "build-ffmpeg.sh: unknown option $opt" >&2; exit 1 ;;
     esac
@@ -128,6 +138,16 @@ if [ -n "$ffsrc" ]; then
 else
     ffsrc=$build_root/ffmpeg-src/ffmpeg-$version
     [ -f "$ffsrc/configure" ] || fetch_debian_source "$version"
+    if [ -n "$libvmaf_abi" ]; then
+        tarball=$build_root/ffmpeg-src/ffmpeg_$version.orig.tar.xz
+        ffsrc=$build_root/ffmpeg-pristine/ffmpeg-$version
+        if [ ! -f "$ffsrc/configure" ]; then
+            [ -f "$tarball" ] || die "no $tarball (apt-get source keeps it; or use --ffmpeg-source=DIR)"
+            mkdir -p "$build_root/ffmpeg-pristine"
+            tar xJf "$tarball" -C "$build_root/ffmpeg-pristine" || die "cannot unpack $tarball"
+            [ -f "$ffsrc/configure" ] || die "$tarball did not unpack into $ffsrc"
+        fi
+    fi
 fi
 if [ "$fetch_only" = yes ]; then
     say "FFmpeg $version source in $ffsrc"
@@ -143,6 +163,7 @@ bdir=$build_root/ffmpeg-$version
 # libnvcuvid at run time, so the binaries link nothing more.
 [ "$with_nvdec" = no ] || bdir=$bdir-nvdec
 [ "$as_libvmaf" = no ] || bdir=$bdir-libvmaf
+[ -z "$libvmaf_abi" ] || bdir=$bdir-vmafabi
 mkdir -p "$bdir"
 say "FFmpeg $version: source $ffsrc, build $bdir"
 
@@ -180,6 +201,19 @@ EOF
     [ "$as_libvmaf" = no ] || extra="$extra --enable-libvmaf --enable-filter=libvmaf"
 elif [ "$as_libvmaf" = yes ]; then
     die "--as-libvmaf needs the filter (drop --without-filter)"
+fi
+if [ -n "$libvmaf_abi" ]; then
+    [ "$as_libvmaf" = no ] || die "--libvmaf-abi and --as-libvmaf exclude each other"
+    [ -f "$libvmaf_abi/libvmaf.pc" ] || die "no libvmaf.pc in $libvmaf_abi (make libvmaf)"
+    grep -q 'qgpu' "$ffsrc/libavfilter/allfilters.c" &&
+        die "$ffsrc carries the qgpu filter: --libvmaf-abi needs an unmodified FFmpeg tree"
+    libvmaf_abi=$(cd "$libvmaf_abi" && pwd)
+    # relink when the library changed
+    for f in "$libvmaf_abi"/../static/libvmaf.a "$libvmaf_abi"/../libvmaf.so.3; do
+        [ -f "$f" ] && [ -f "$bdir/ffmpeg" ] && [ "$f" -nt "$bdir/ffmpeg" ] &&
+            rm -f "$bdir/ffmpeg" "$bdir/ffmpeg_g" "$bdir/ffprobe" "$bdir/ffprobe_g"
+    done
+    extra="--enable-libvmaf --enable-filter=libvmaf"
 fi
 
 # ---------------------------------------------------------------- tools
@@ -237,7 +271,9 @@ confline="$*"
 if [ ! -f "$bdir/ffbuild/config.mak" ] || [ "$(cat "$bdir/.qgpu-configure-line" 2>/dev/null)" != "$ffsrc $confline" ]; then
     say "configuring FFmpeg (a full build follows: 3 to 5 minutes on 2 cores)"
     rm -f "$bdir/.qgpu-configure-line"
-    (cd "$bdir" && PKG_CONFIG_PATH="$bdir/qgpu${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
+    pcpath=$bdir/qgpu
+    [ -z "$libvmaf_abi" ] || pcpath=$libvmaf_abi
+    (cd "$bdir" && PKG_CONFIG_PATH="$pcpath${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" \
         "$ffsrc/configure" "$@" >"$bdir/configure.log" 2>&1) ||
         { tail -n 20 "$bdir/configure.log" >&2; [ -f "$bdir/ffbuild/config.log" ] && tail -n 30 "$bdir/ffbuild/config.log" >&2; die "FFmpeg configure failed (log: $bdir/configure.log, $bdir/ffbuild/config.log)"; }
     echo "$ffsrc $confline" >"$bdir/.qgpu-configure-line"
@@ -260,6 +296,13 @@ say "built $bdir/ffmpeg ($("$bdir/ffmpeg" -hide_banner -version | head -n 1))"
 if [ "$with_filter" = yes ]; then
     "$bdir/ffmpeg" -hide_banner -h filter=qgpu >/dev/null 2>&1 || die "the qgpu filter is not in $bdir/ffmpeg"
     say "the qgpu filter is in (ffmpeg -h filter=qgpu)"
+fi
+if [ -n "$libvmaf_abi" ]; then
+    "$bdir/ffmpeg" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q 'Filter libvmaf' ||
+        die "no libvmaf filter in $bdir/ffmpeg"
+    "$bdir/ffmpeg" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q sample_depth &&
+        die "the libvmaf filter in $bdir/ffmpeg is libqgpu's, not FFmpeg's own"
+    say "FFmpeg's own libvmaf filter, linked with libvmaf-qgpu ($libvmaf_abi/libvmaf.pc)"
 fi
 if [ "$as_libvmaf" = yes ]; then
     "$bdir/ffmpeg" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q sample_depth ||

@@ -13,6 +13,11 @@
 #                                --enable-libvmaf served by libqgpu), in
 #                                $(BUILD)/ffmpeg-VERSION-libvmaf/; fate, fate-smoke and
 #                                fate-clients take the same variable
+#   make ffmpeg FFMPEG_WITH_LIBVMAF_ABI=1   an UNMODIFIED FFmpeg (the pristine upstream
+#                                tarball) with --enable-libvmaf, linked with libvmaf-qgpu
+#                                (make libvmaf; its static libvmaf.a), in
+#                                $(BUILD)/ffmpeg-VERSION-vmafabi/; `make fate-libvmaf-abi`
+#                                checks its -lavfi libvmaf logs against the goldens
 #   make static-tools            $(BUILD)/static/qgpu and $(BUILD)/static/test_parity
 #                                linked against those static libraries: they need
 #                                only libc, libm, libz, libOpenCL and libdav1d
@@ -36,15 +41,17 @@ ifneq ($(FFMPEG_SOURCE),)
 FFMPEG_VERSION := $(shell cat $(FFMPEG_SOURCE)/RELEASE 2>/dev/null || echo custom)
 endif
 FFMPEG_LIBVMAF_NAME ?=
-FFMPEG_BUILD := $(BUILD)/ffmpeg-$(FFMPEG_VERSION)$(if $(FFMPEG_LIBVMAF_NAME),-libvmaf)
+FFMPEG_WITH_LIBVMAF_ABI ?=
+FFMPEG_BUILD := $(BUILD)/ffmpeg-$(FFMPEG_VERSION)$(if $(FFMPEG_LIBVMAF_NAME),-libvmaf)$(if $(FFMPEG_WITH_LIBVMAF_ABI),-vmafabi)
 FFMPEG_PREFIX := $(FFMPEG_BUILD)/install
 FFMPEG_BIN := $(FFMPEG_BUILD)/ffmpeg
 
-ffmpeg: $(BUILD)/libqgpu.a
+ffmpeg: $(BUILD)/libqgpu.a $(if $(FFMPEG_WITH_LIBVMAF_ABI),libvmaf)
 	$(S)/ffmpeg/build-ffmpeg.sh --build-root=$(BUILD) --qgpu-src=$(S) \
 	    --qgpu-lib=$(BUILD)/libqgpu.a --version=$(FFMPEG_VERSION) \
 	    $(if $(FFMPEG_SOURCE),--ffmpeg-source=$(FFMPEG_SOURCE)) \
-	    $(if $(FFMPEG_LIBVMAF_NAME),--as-libvmaf)
+	    $(if $(FFMPEG_LIBVMAF_NAME),--as-libvmaf) \
+	    $(if $(FFMPEG_WITH_LIBVMAF_ABI),--libvmaf-abi=$(abspath $(VMAF_ABI_DIR))/pkgconfig-static)
 
 # ---- static tools ----
 STATIC_DIR := $(BUILD)/static
@@ -94,6 +101,12 @@ FATE_SMOKE := psnr/nf_src01 vmaf/nf_sparks hwupload/psnr hwupload/10bit_vmaf sho
 fate-smoke: ffmpeg
 	QGPU_SRC=$(abspath $(S)) QGPU_FATE_ONLY="$(FATE_SMOKE)" $(S)/fate/ffmpeg-filter.sh $(abspath $(FFMPEG_BIN))
 
+# FFmpeg's own libvmaf filter on libvmaf-qgpu against the goldens (fate/libvmaf-abi.sh).
+fate-libvmaf-abi:
+	@$(MAKE) --no-print-directory ffmpeg FFMPEG_WITH_LIBVMAF_ABI=1
+	QGPU_SRC=$(abspath $(S)) $(S)/fate/libvmaf-abi.sh \
+	    $(abspath $(BUILD)/ffmpeg-$(FFMPEG_VERSION)-vmafabi/ffmpeg)
+
 # ffmpeg-quality-metrics, pinned, in a venv (Debian 12's pip refuses system
 # installs); the install is the only step that needs the network (PyPI).
 FQM_VERSION := 3.13.0
@@ -112,4 +125,4 @@ fate-clients: ffmpeg $(BUILD)/qgpu $(FQM_BIN)
 ffmpeg-clean:
 	rm -rf $(FFMPEG_BUILD) $(STATIC_DIR)
 
-.PHONY: ffmpeg static-tools static-tools-link fate fate-smoke fate-clients ffmpeg-clean
+.PHONY: fate-libvmaf-abi ffmpeg static-tools static-tools-link fate fate-smoke fate-clients ffmpeg-clean

@@ -4,12 +4,13 @@
 # qgpu_* helper, no json-c or other symbol leaking out). The library is
 # built with -fvisibility=hidden and the headers mark each function
 # QGPU_API: a declaration without it fails here. Prints "N passed, N
-# failed" like the test binaries.
+# failed" like the test binaries. QGPU_EXPORT_PREFIX (default qgpu_): the
+# prefix of the public names (vmaf_ for libvmaf-qgpu's libvmaf.so.3).
 so=$1
 shift
 pass=0
 fail=0
-public=$(sed -e '/^[[:space:]]*\/\?\*/d' "$@" | grep -o 'qgpu_[a-z0-9_]*(' | tr -d '(' | sort -u)
+public=$(sed -e '/^[[:space:]]*\/\?\*/d' "$@" | grep -o "${QGPU_EXPORT_PREFIX:-qgpu_}[a-z0-9_]*(" | tr -d '(' | sort -u)
 exported=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TtDdBbRrWwVv]$/ {print $3}' |
            sed 's/@.*//' | sort -u)
 

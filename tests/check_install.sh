@@ -6,7 +6,8 @@
 # symlink chain libqgpu.so -> libqgpu.so.MAJOR -> libqgpu.so.VERSION, the
 # soname, qgpu.pc (prefix, libdir, version), and that a small program
 # builds with `pkg-config --cflags --libs qgpu` against the installed tree
-# and runs with the installed library. Then `make install PREFIX=/usr` of
+# and runs with the installed library; the same for `make install-libvmaf`
+# (libvmaf.so.3, libvmaf/*.h, libvmaf.pc). Then `make install PREFIX=/usr` of
 # the build under test (MAKEDIR, when configured without --libdir): libdir
 # /usr/lib.
 # Prints "N passed, N failed" like the test binaries.
@@ -95,6 +96,45 @@ check $? "it runs with the installed library: $out"
 check $? "qgpu_version() and QGPU_VERSION are $version: $out"
 LD_LIBRARY_PATH="$lib" ldd "$tmp/hello" 2>/dev/null | grep -q "libqgpu.so.$major => $lib/libqgpu.so.$major"
 check $? "it loads libqgpu.so.$major from the installed tree"
+
+# libvmaf-qgpu (doc/libvmaf-abi.md): make install-libvmaf in the same tree.
+make -C "$tmp/build" -j2 install-libvmaf DESTDIR="$dest" PREFIX=/usr >"$tmp/make-vmaf.log" 2>&1
+status=$?
+[ $status = 0 ] || tail -n 20 "$tmp/make-vmaf.log"
+check $status "make install-libvmaf DESTDIR=... PREFIX=/usr"
+[ "$(readlink "$lib/libvmaf.so")" = libvmaf.so.3 ] &&
+    [ "$(readlink "$lib/libvmaf.so.3")" = libvmaf.so.3.0.0 ] && [ -f "$lib/libvmaf.so.3.0.0" ]
+check $? "libvmaf.so -> libvmaf.so.3 -> libvmaf.so.3.0.0"
+objdump -p "$lib/libvmaf.so.3.0.0" 2>/dev/null | grep -q "SONAME *libvmaf.so.3\$"
+check $? "soname libvmaf.so.3"
+for h in libvmaf.h picture.h model.h feature.h; do
+    [ -f "$dest/usr/include/libvmaf/$h" ]
+    check $? "/usr/include/libvmaf/$h"
+done
+grep -q '^Version: 3\.' "$lib/pkgconfig/libvmaf.pc" && grep -q "^libdir=$libdir\$" "$lib/pkgconfig/libvmaf.pc"
+check $? "libvmaf.pc: Version 3.x, libdir=$libdir"
+cat >"$tmp/vmaf.c" <<'EOF'
+#include <stdio.h>
+#include <libvmaf.h>
+int main(void)
+{
+    VmafModel *model = NULL;
+    VmafModelConfig cfg = { .name = "vmaf" };
+    int err = vmaf_model_load(&model, &cfg, "vmaf_v0.6.1");
+    printf("%s %d\n", vmaf_version(), err);
+    vmaf_model_destroy(model);
+    return err != 0;
+}
+EOF
+flags=$(pkg-config --cflags --libs libvmaf 2>"$tmp/pkg-config.log")
+check $? "pkg-config --cflags --libs libvmaf: $(cat "$tmp/pkg-config.log")"
+# shellcheck disable=SC2086
+${CC:-cc} -o "$tmp/vmaf" "$tmp/vmaf.c" $flags >"$tmp/cc.log" 2>&1
+check $? "a program including <libvmaf.h> (as FFmpeg) builds: $flags $(cat "$tmp/cc.log")"
+out=$(LD_LIBRARY_PATH="$lib" "$tmp/vmaf" 2>&1)
+check $? "it runs with the installed libvmaf.so.3 and loads a model: $out"
+LD_LIBRARY_PATH="$lib" ldd "$tmp/vmaf" 2>/dev/null | grep -q "libvmaf.so.3 => $lib/libvmaf.so.3"
+check $? "it loads libvmaf.so.3 from the installed tree"
 unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
 
 # The build under test: its make install with PREFIX=/usr (no --libdir).

@@ -216,6 +216,17 @@ static void test_pooling_and_logs(void)
     CHECK(min == fmin(v[0], fmin(v[1], v[2])), "subsample 0: every frame");
     CHECK(qgpu_get_pooled_subsampled(ctx, "nosuch", QGPU_POOL_MIN, 2, &min) ==
               QGPU_ERR_UNKNOWN_FEATURE, "subsampled: unknown name");
+    /* a range, as libvmaf's vmaf_score_pooled(index_low, index_high) */
+    CHECK(qgpu_get_pooled_range(ctx, "psnr_y", QGPU_POOL_MEAN, 1, 2, 1, &mean) == 0 &&
+              fabs(mean - (v[1] + v[2]) / 2) < 1e-12, "mean of frames 1..2");
+    CHECK(qgpu_get_pooled_range(ctx, "psnr_y", QGPU_POOL_MAX, 1, 2, 2, &max) == 0 &&
+              max == v[2], "frames 1..2, subsample 2: frame 2 only");
+    CHECK(qgpu_get_pooled_range(ctx, "psnr_y", QGPU_POOL_MIN, 1, 1, 2, &min) == 0 && isnan(min),
+          "frame 1 with subsample 2: no frame, NaN");
+    CHECK(qgpu_get_pooled_range(ctx, "psnr_y", QGPU_POOL_MIN, 2, 1, 1, &min) ==
+              QGPU_ERR_INVALID_ARG, "range: first > last");
+    CHECK(qgpu_get_pooled_range(ctx, "psnr_y", QGPU_POOL_MIN, 0, 3, 1, &min) ==
+              QGPU_ERR_INVALID_ARG, "range: past the final frames");
     fd = mkstemp(path);
     if (fd >= 0)
         close(fd);

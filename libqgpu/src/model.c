@@ -237,6 +237,9 @@ static int parse_transform(ParseCtx *pc, json_object *t)
     /* libvmaf: the flag turns the transform on when the file does not */
     if (pc->flags & QGPU_MODEL_ENABLE_TRANSFORM)
         m->transform.enabled = 1;
+    /* libvmaf 3.x's VMAF_MODEL_FLAG_DISABLE_TRANSFORM: off whatever the file says */
+    if (pc->flags & QGPU_MODEL_DISABLE_TRANSFORM)
+        m->transform.enabled = 0;
     for (int k = 0; k < 3; k++) {
         if (!json_object_object_get_ex(t, pkeys[k], &v) || !v) /* absent or null: off */
             continue;

@@ -26,6 +26,7 @@
 enum {
     QGPU_MODEL_ENABLE_TRANSFORM = 1 << 0, /* apply score_transform even without "enabled" */
     QGPU_MODEL_DISABLE_CLIP = 1 << 1,     /* ignore score_clip */
+    QGPU_MODEL_DISABLE_TRANSFORM = 1 << 2, /* no score_transform, even "enabled" */
 };
 
 /* model_type (libvmaf's VmafModelType) */

@@ -215,6 +215,7 @@ typedef struct ModelSpec {
     char *copy;
     const char *version, *path, *name;
     int bitdepth;
+    int features_only;     /* enable the inputs, add no score */
     unsigned flags;
     struct { char *extractor, *key, *value; } overrides[64];
     int nb_overrides;
@@ -247,13 +248,19 @@ static int spec_parse(QgpuContext *ctx, const char *spec, ModelSpec *s)
                 return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                                   "model: bitdepth=%s: expected 8..16", val ? val : "");
             s->bitdepth = (int)v;
-        } else if (!strcmp(item, "enable_transform") || !strcmp(item, "disable_clip")) {
-            unsigned flag = item[0] == 'e' ? QGPU_MODEL_ENABLE_TRANSFORM
-                                           : QGPU_MODEL_DISABLE_CLIP;
+        } else if (!strcmp(item, "enable_transform") || !strcmp(item, "disable_clip") ||
+                   !strcmp(item, "disable_transform")) {
+            unsigned flag = item[0] == 'e'                 ? QGPU_MODEL_ENABLE_TRANSFORM
+                            : !strcmp(item, "disable_clip") ? QGPU_MODEL_DISABLE_CLIP
+                                                            : QGPU_MODEL_DISABLE_TRANSFORM;
             if (parse_bool(val, &on))
                 return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                                   "model: %s: '%s' is not true/false", item, val);
             s->flags = on ? s->flags | flag : s->flags & ~flag;
+        } else if (!strcmp(item, "features_only")) {
+            if (parse_bool(val, &s->features_only))
+                return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
+                                  "model: %s: '%s' is not true/false", item, val);
         } else if (strchr(item, '.') && val && *val && item[0] != '.') {
             /* "<extractor>.<option>=value", libvmaf's per-feature override */
             char *dot = strchr(item, '.');
@@ -270,7 +277,7 @@ static int spec_parse(QgpuContext *ctx, const char *spec, ModelSpec *s)
         } else {
             return qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
                               "model: unknown option '%s' (version=, path=, name=, "
-                              "bitdepth=, enable_transform, disable_clip, "
+                              "bitdepth=, enable_transform, disable_transform, disable_clip, features_only, "
                               "<feature>.<option>=value)",
                               item);
         }
@@ -392,7 +399,7 @@ int qgpu_use_model(QgpuContext *ctx, const char *spec)
     err = spec_parse(ctx, spec, &s);
     if (err)
         goto fail;
-    for (int i = 0; i < ctx->nb_hooks; i++) {
+    for (int i = 0; i < ctx->nb_hooks && !s.features_only; i++) {
         if (ctx->hooks[i].run == hook_run &&
             !strcmp(((const ModelHook *)ctx->hooks[i].opaque)->name, s.name)) {
             err = qgpu_error(ctx, QGPU_ERR_BAD_OPTION,
@@ -412,7 +419,7 @@ int qgpu_use_model(QgpuContext *ctx, const char *spec)
         err = apply_overrides(ctx, &s, h->set);
     if (!err)
         err = wire_inputs(ctx, &s, h);
-    if (err)
+    if (err || s.features_only) /* features_only: the inputs are enabled, no score */
         goto fail;
     free(s.copy);
     hook.init = hook_init;

@@ -180,24 +180,45 @@ int qgpu_get_pooled(const QgpuContext *ctx, const char *name, int method, double
 int qgpu_get_pooled_subsampled(const QgpuContext *ctx, const char *name, int method,
                                unsigned subsample, double *value)
 {
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
+    if (!ctx->finalized) { /* no frame: NaN, as for a score that is NaN everywhere */
+        if (!name || !value || method < QGPU_POOL_MEAN || method > QGPU_POOL_HARMONIC_MEAN)
+            return QGPU_ERR_INVALID_ARG;
+        if (qgpu_score_find(ctx, name) < 0)
+            return QGPU_ERR_UNKNOWN_FEATURE;
+        *value = NAN;
+        return 0;
+    }
+    return qgpu_get_pooled_range(ctx, name, method, 0, ctx->finalized - 1, subsample, value);
+}
+
+int qgpu_get_pooled_range(const QgpuContext *ctx, const char *name, int method, unsigned first,
+                          unsigned last, unsigned subsample, double *value)
+{
     double sum = 0.0, min = INFINITY, max = -INFINITY;
     unsigned n = 0, step = subsample > 1 ? subsample : 1;
     int id;
-    if (!ctx || !name || !value || method < QGPU_POOL_MEAN || method > QGPU_POOL_HARMONIC_MEAN)
+    if (!ctx || !name || !value || method < QGPU_POOL_MEAN || method > QGPU_POOL_HARMONIC_MEAN ||
+        first > last || last >= ctx->finalized)
         return QGPU_ERR_INVALID_ARG;
     id = qgpu_score_find(ctx, name);
     if (id < 0)
         return QGPU_ERR_UNKNOWN_FEATURE;
-    for (unsigned i = 0; i < ctx->finalized; i += step) {
-        double v = qgpu_score_value(ctx, id, i);
-        if (isnan(v))
-            continue;
-        n++;
-        if (v < min)
-            min = v;
-        if (v > max)
-            max = v;
-        sum += method == QGPU_POOL_HARMONIC_MEAN ? 1.0 / (v + 1.0) : v;
+    for (unsigned i = first; ; i++) {
+        if (i % step == 0) {
+            double v = qgpu_score_value(ctx, id, i);
+            if (!isnan(v)) {
+                n++;
+                if (v < min)
+                    min = v;
+                if (v > max)
+                    max = v;
+                sum += method == QGPU_POOL_HARMONIC_MEAN ? 1.0 / (v + 1.0) : v;
+            }
+        }
+        if (i == last)
+            break;
     }
     if (n == 0) {
         *value = NAN;

@@ -234,6 +234,13 @@ QGPU_API int qgpu_get_pooled(const QgpuContext *ctx, const char *name, int metho
  * with n_subsample / --subsample N. */
 QGPU_API int qgpu_get_pooled_subsampled(const QgpuContext *ctx, const char *name, int method,
                                         unsigned subsample, double *value);
+/* Same over the final frames first..last (both included; first <= last <
+ * qgpu_frame_count(), else QGPU_ERR_INVALID_ARG), taking frame i when
+ * i % subsample == 0, as libvmaf's vmaf_score_pooled(index_low, index_high)
+ * does with n_subsample. */
+QGPU_API int qgpu_get_pooled_range(const QgpuContext *ctx, const char *name, int method,
+                                   unsigned first, unsigned last, unsigned subsample,
+                                   double *value);
 
 /* Whole-clip values some features emit at flush (e.g. apsnr_y); same
  * contract as qgpu_get_score. */
@@ -337,6 +344,11 @@ QGPU_API const char *qgpu_feature_name(int index);
  *                         (libvmaf applies it only when asked or when the
  *                         file says "enabled": true)
  *   disable_clip[=true|false]       do not clip to the model's score_clip
+ *   disable_transform[=true|false]  never apply the score_transform, even
+ *                         when the file enables it (libvmaf's
+ *                         VMAF_MODEL_FLAG_DISABLE_TRANSFORM)
+ *   features_only[=true|false]      enable the model's features but add no
+ *                         score (the name need not be unique then)
  *   FEATURE.OPTION=VALUE  set an option of every model feature computed by
  *                         extractor FEATURE, e.g. "adm.adm_enhn_gain_limit=1.0"
  *                         (renames those inputs as the option suffix rule says)
