@@ -35,8 +35,9 @@ typedef struct VmafPicture {
     void *priv;
 } VmafPicture;
 
-/* Allocates the planes of a w x h picture (chroma sizes rounded up, as
- * libvmaf does) and sets every field of *pic. 0, or -EINVAL / -ENOMEM. */
+/* Allocates the planes of a w x h picture and sets every field of *pic.
+ * Chroma sizes are rounded up (libvmaf rounds them down; doc/libvmaf-abi.md).
+ * 0, or -EINVAL / -ENOMEM. */
 int vmaf_picture_alloc(VmafPicture *pic, enum VmafPixelFormat pix_fmt, unsigned bpc,
                        unsigned w, unsigned h);
 
