@@ -146,8 +146,6 @@ int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPictu
 {
     QgpuPicture ref_desc, dist_desc;
     QgpuSlot *slot;
-    cl_event copied = NULL;
-    cl_int status;
     int shift[2], err;
 
     if (!ctx)
@@ -168,21 +166,30 @@ int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPictu
     err = copy_picture(ctx, ref, slot, 0);
     if (!err)
         err = copy_picture(ctx, dist, slot, 1);
+    shift[0] = ref->shift;
+    shift[1] = dist->shift;
+    return qgpu_submit_device_finish(ctx, slot, shift, err,
+                                     "copying the frame's images on the device");
+}
+
+int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[2], int err,
+                              const char *what)
+{
+    cl_event copied = NULL;
+    cl_int status;
     if (!err) {
         /* completes after every copy (in-order queue) */
         status = clEnqueueMarkerWithWaitList(ctx->upload_queue, 0, NULL, &copied);
         if (status != CL_SUCCESS)
             err = qgpu_cl_error(ctx, status, "clEnqueueMarkerWithWaitList");
     }
-    shift[0] = ref->shift;
-    shift[1] = dist->shift;
     if (!err)
         err = qgpu_submit_enqueue(ctx, slot, copied, shift);
-    /* The caller may release or rewrite its images when this returns. */
+    /* The caller may release or rewrite its memory when this returns. */
     if (!err) {
         status = clWaitForEvents(1, &copied);
         if (status != CL_SUCCESS)
-            err = qgpu_cl_error(ctx, status, "copying the frame's images on the device");
+            err = qgpu_cl_error(ctx, status, what);
     }
     if (copied)
         clReleaseEvent(copied);

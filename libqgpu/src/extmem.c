@@ -241,8 +241,6 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
 {
     QgpuPicture ref_desc, dist_desc;
     QgpuSlot *slot;
-    cl_event copied = NULL;
-    cl_int status;
     int shift[2], err;
 
     if (!ctx)
@@ -267,24 +265,7 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
         err = copy_buffer_picture(ctx, dist, slot, 1);
     if (!err)
         err = external_objects(ctx, ref, dist, 1);
-    if (!err) {
-        status = clEnqueueMarkerWithWaitList(ctx->upload_queue, 0, NULL, &copied);
-        if (status != CL_SUCCESS)
-            err = qgpu_cl_error(ctx, status, "clEnqueueMarkerWithWaitList");
-    }
     shift[0] = shift[1] = ctx->in_shift;
-    if (!err)
-        err = qgpu_submit_enqueue(ctx, slot, copied, shift);
-    /* The caller may rewrite its buffers when this returns. */
-    if (!err) {
-        status = clWaitForEvents(1, &copied);
-        if (status != CL_SUCCESS)
-            err = qgpu_cl_error(ctx, status, "copying the frame's buffers on the device");
-    }
-    if (copied)
-        clReleaseEvent(copied);
-    if (err)
-        return qgpu_submit_failed(ctx, err);
-    ctx->frames_from_device++;
-    return 0;
+    return qgpu_submit_device_finish(ctx, slot, shift, err,
+                                     "copying the frame's buffers on the device");
 }

@@ -1,5 +1,6 @@
-/* The steps of a submit, shared by qgpu_submit() (host pictures, pipeline.c)
- * and qgpu_submit_cl() (OpenCL images, external.c). Private.
+/* The steps of a submit, shared by qgpu_submit() (host pictures, pipeline.c),
+ * qgpu_submit_cl() (OpenCL images, external.c) and qgpu_submit_cl_buffer()
+ * (OpenCL buffers, extmem.c). Private.
  *
  * A submit: qgpu_submit_check() (no state change), then qgpu_submit_slot()
  * (starts the stream at the first frame, frees a slot), then the input is
@@ -35,6 +36,15 @@ cl_mem qgpu_submit_target(QgpuContext *ctx, const QgpuSlot *slot, int which, siz
  * may be NULL), widening, every feature, the readback. Counts the frame as
  * submitted. */
 int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2]);
+
+/* external.c: the end of a submit whose input was copied on the device
+ * (qgpu_submit_cl, qgpu_submit_cl_buffer): `err` is the copies' status.
+ * A marker after the copies on the upload queue, qgpu_submit_enqueue(),
+ * then a wait for the copies, so that the caller's memory is free again
+ * when the submit returns; the frame counted as from device memory.
+ * `what`: the wait's error message. */
+int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[2], int err,
+                              const char *what);
 
 /* semiplanar.c: QGPU_LAYOUT_NV12 input when chroma is read. Bytes of one
  * picture's interleaved Cb Cr pairs; the split kernel (at start); the
