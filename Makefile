@@ -69,7 +69,7 @@ TEST_BINS := $(patsubst $(S)/tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # Every test links the references (tests/ref), test_util.c and driver.c
 # (the table-driven harness of the kernel tests, doc/testing.md).
 TEST_SUPPORT_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/tests/ref/*.c))) \
-                     $(S)/tests/test_util.c $(S)/tests/driver.c
+                     $(S)/tests/test_util.c $(S)/tests/driver.c $(S)/tests/cl_env.c
 TEST_SUPPORT_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRCS))
 TEST_CFLAGS := $(LIB_CFLAGS) -I$(S)/libqgpu/src/feature -I$(S)/tests -I$(S)/tests/ref -I$(S)/tool \
                $(AV_CFLAGS)

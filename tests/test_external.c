@@ -12,47 +12,14 @@
 
 #include "internal.h"
 #include "qgpu/qgpu_opencl.h"
+#include "cl_env.h"
 #include "test_util.h"
-
-typedef struct Env {
-    cl_context cl;
-    cl_device_id device;
-    cl_command_queue queue; /* the test's own, for writing its images */
-} Env;
-
-/* The device the other tests use ($QGPU_DEVICE or auto), in a context the
- * test creates. */
-static int env_open(Env *env)
-{
-    QgpuContext *probe = test_open(1);
-    cl_int status;
-    memset(env, 0, sizeof(*env));
-    if (!probe)
-        return -1;
-    env->device = qgpu_cl_device(probe);
-    qgpu_close(&probe); /* device ids of root devices stay valid */
-    env->cl = clCreateContext(NULL, 1, &env->device, NULL, NULL, &status);
-    if (!CHECK(status == CL_SUCCESS, "clCreateContext: %d", status))
-        return -1;
-    env->queue = clCreateCommandQueue(env->cl, env->device, 0, &status);
-    if (!CHECK(status == CL_SUCCESS, "clCreateCommandQueue: %d", status))
-        return -1;
-    return 0;
-}
-
-static void env_close(Env *env)
-{
-    if (env->queue)
-        clReleaseCommandQueue(env->queue);
-    if (env->cl)
-        clReleaseContext(env->cl);
-}
 
 /* A one-channel image of a plane (extra columns/rows beyond it, filled with
  * junk) holding the host picture's samples; with shift, 16-bit words
  * v << shift | v >> (bitdepth - shift), as FFmpeg's 10-to-16-bit conversion
  * writes them. */
-static cl_mem plane_image(Env *env, const QgpuPicture *pic, int p, int shift, int extra)
+static cl_mem plane_image(TestClEnv *env, const QgpuPicture *pic, int p, int shift, int extra)
 {
     int w = test_plane_w(pic, p) + extra, h = test_plane_h(pic, p) + extra;
     int bps = pic->bitdepth > 8 ? 2 : 1;
@@ -92,7 +59,7 @@ static cl_mem plane_image(Env *env, const QgpuPicture *pic, int p, int shift, in
     return status == CL_SUCCESS ? image : NULL;
 }
 
-static void cl_picture_make(Env *env, QgpuCLPicture *out, const QgpuPicture *pic, int shift,
+static void cl_picture_make(TestClEnv *env, QgpuCLPicture *out, const QgpuPicture *pic, int shift,
                             int extra)
 {
     memset(out, 0, sizeof(*out));
@@ -107,7 +74,7 @@ static void cl_picture_make(Env *env, QgpuCLPicture *out, const QgpuPicture *pic
 
 /* Overwrites the images (the library must be done reading them), then
  * releases them. */
-static void cl_picture_clobber_free(Env *env, QgpuCLPicture *pic)
+static void cl_picture_clobber_free(TestClEnv *env, QgpuCLPicture *pic)
 {
     for (int p = 0; p < 3; p++) {
         if (!pic->plane[p])
@@ -146,7 +113,7 @@ static int configure(QgpuContext *ctx, const Case *c)
     return test_configure(ctx, c->features, c->model, c->compute_bitdepth);
 }
 
-static void run_case(Env *env, const Case *c)
+static void run_case(TestClEnv *env, const Case *c)
 {
     QgpuConfig cfg;
     QgpuContext *host = test_open(c->depth), *ext = NULL;
@@ -233,7 +200,7 @@ static const Case cases[] = {
 
 /* The library keeps the caller's context alive: the test drops its own
  * references before scoring the rest of the stream. */
-static void test_context_lifetime(Env *env)
+static void test_context_lifetime(TestClEnv *env)
 {
     QgpuContext *ext = NULL;
     cl_context cl;
@@ -241,7 +208,7 @@ static void test_context_lifetime(Env *env)
     cl_int status;
     TestPicture ref;
     QgpuCLPicture r;
-    Env tmp;
+    TestClEnv tmp;
     unsigned frame;
     double v = 0;
 
@@ -276,7 +243,7 @@ static void test_context_lifetime(Env *env)
     qgpu_close(&ext);
 }
 
-static void test_errors(Env *env)
+static void test_errors(TestClEnv *env)
 {
     QgpuContext *ext = NULL;
     TestPicture a, a10;
@@ -343,7 +310,7 @@ static void test_errors(Env *env)
     other = clCreateContext(NULL, 1, &env->device, NULL, NULL, &status);
     if (status == CL_SUCCESS) {
         cl_command_queue q = clCreateCommandQueue(other, env->device, 0, &status);
-        Env o = {other, env->device, q};
+        TestClEnv o = {other, env->device, q};
         QgpuCLPicture foreign;
         cl_picture_make(&o, &foreign, &a.pic, 0, 0);
         CHECK(qgpu_submit_cl(ext, &foreign, &d) == QGPU_ERR_INVALID_ARG,
@@ -373,13 +340,13 @@ static void test_errors(Env *env)
 
 int main(void)
 {
-    Env env;
-    if (env_open(&env) == 0) {
+    TestClEnv env;
+    if (test_cl_env_open(&env) == 0) {
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
             run_case(&env, &cases[i]);
         test_context_lifetime(&env);
         test_errors(&env);
     }
-    env_close(&env);
+    test_cl_env_close(&env);
     return test_finish();
 }

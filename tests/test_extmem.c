@@ -19,37 +19,8 @@
 #include "cuda.h"
 #include "internal.h"
 #include "qgpu/qgpu_opencl.h"
+#include "cl_env.h"
 #include "test_util.h"
-
-typedef struct Env {
-    cl_context cl;
-    cl_device_id device;
-    cl_command_queue queue;
-} Env;
-
-static int env_open(Env *env)
-{
-    QgpuContext *probe = test_open(1);
-    cl_int status;
-    memset(env, 0, sizeof(*env));
-    if (!probe)
-        return -1;
-    env->device = qgpu_cl_device(probe);
-    qgpu_close(&probe);
-    env->cl = clCreateContext(NULL, 1, &env->device, NULL, NULL, &status);
-    if (!CHECK(status == CL_SUCCESS, "clCreateContext: %d", status))
-        return -1;
-    env->queue = clCreateCommandQueue(env->cl, env->device, 0, &status);
-    return CHECK(status == CL_SUCCESS, "clCreateCommandQueue: %d", status) ? 0 : -1;
-}
-
-static void env_close(Env *env)
-{
-    if (env->queue)
-        clReleaseCommandQueue(env->queue);
-    if (env->cl)
-        clReleaseContext(env->cl);
-}
 
 /* A picture's bytes in one block: planes at offsets, rows `pad` bytes
  * longer than needed, junk between; NV12: MSB-aligned words above 8 bits. */
@@ -146,7 +117,7 @@ static const Case cases[] = {
     {"gray 8-bit", 80, 40, QGPU_LAYOUT_400, 8, 0, "psnr|motion", 2, 3, 0},
 };
 
-static void run_buffer_case(Env *env, const Case *c)
+static void run_buffer_case(TestClEnv *env, const Case *c)
 {
     QgpuContext *host = test_open(c->depth), *dev = NULL;
     QgpuConfig cfg;
@@ -218,7 +189,7 @@ out:
     qgpu_close(&dev);
 }
 
-static void test_errors(Env *env)
+static void test_errors(TestClEnv *env)
 {
     QgpuContext *ctx = NULL;
     QgpuCLBuffer a, b;
@@ -284,7 +255,7 @@ typedef cl_int(CL_API_CALL *ExternalFn)(cl_command_queue, cl_uint, const cl_mem 
 
 /* The picture's bytes, copied into CUDA memory by CUDA, read back through
  * the imported buffer. */
-static void check_readback(Env *env, cl_mem buffer, const Blob *b)
+static void check_readback(TestClEnv *env, cl_mem buffer, const Blob *b)
 {
     cl_platform_id platform = NULL;
     ExternalFn acquire, release;
@@ -312,7 +283,7 @@ out:
     free(back);
 }
 
-static void test_cuda(Env *env)
+static void test_cuda(TestClEnv *env)
 {
     char err[512] = "";
     const CudaApi *cu = cuda_api(err, sizeof(err));
@@ -391,14 +362,14 @@ out:
 
 int main(void)
 {
-    Env env;
+    TestClEnv env;
     test_seed(18);
-    if (env_open(&env) == 0) {
+    if (test_cl_env_open(&env) == 0) {
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
             run_buffer_case(&env, &cases[i]);
         test_errors(&env);
         test_cuda(&env);
     }
-    env_close(&env);
+    test_cl_env_close(&env);
     return test_finish();
 }
