@@ -66,8 +66,8 @@ ifneq ($(BUILD_TOOL),yes)
 TEST_SRCS := $(filter-out $(S)/tests/test_parity.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(patsubst $(S)/tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-# Every test links the references (tests/ref), test_util.c and driver.c
-# (the table-driven harness of the kernel tests, doc/testing.md).
+# Every test links the references (tests/ref), test_util.c, driver.c
+# (the table-driven harness of the kernel tests, doc/testing.md) and cl_env.c.
 TEST_SUPPORT_SRCS := $(filter-out $(SKIP_FILES),$(sort $(wildcard $(S)/tests/ref/*.c))) \
                      $(S)/tests/test_util.c $(S)/tests/driver.c $(S)/tests/cl_env.c
 TEST_SUPPORT_OBJS := $(patsubst $(S)/%.c,$(BUILD)/%.o,$(TEST_SUPPORT_SRCS))
