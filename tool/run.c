@@ -16,6 +16,7 @@
 
 #include <libavutil/pixdesc.h>
 
+#include "closer.h"
 #include "decode.h"
 #include "framehash.h"
 #include "hwdec.h"
@@ -919,6 +920,14 @@ out:
     }
     free(run.line);
     qgpu_close(&run.ctx);
+    if (s->device) {
+        /* a batch job: the slot's next job reuses the zero-copy rings, and
+         * starts while these decoders are closed (doc/batch.md) */
+        decoder_park(ref);
+        decoder_park(dis);
+        closer_close(&ref);
+        closer_close(&dis);
+    }
     decoder_close(&ref);
     decoder_close(&dis);
     return ret;
