@@ -867,6 +867,14 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
     return ret;
 }
 
+/* QGPU_BATCH_REUSE=0: batch jobs close their decoders as single runs do
+ * (for measuring what the reuse brings). */
+static int batch_reuse(void)
+{
+    const char *env = getenv("QGPU_BATCH_REUSE");
+    return !env || strcmp(env, "0");
+}
+
 int run_pair(const Options *o, const RunSetup *s)
 {
     FILE *msg = s->msg;
@@ -920,7 +928,7 @@ out:
     }
     free(run.line);
     qgpu_close(&run.ctx);
-    if (s->device) {
+    if (s->device && batch_reuse()) {
         /* a batch job: the slot's next job reuses the zero-copy rings, and
          * starts while these decoders are closed (doc/batch.md) */
         decoder_park(ref);
