@@ -3,7 +3,8 @@
  * list formats (CSV, JSON lines) giving the same logs as single runs,
  * device lists, resuming after a SIGTERM, a corrupt input among good ones,
  * shards covering every job exactly once (also from Slurm's variables),
- * the merge's checks, and bad job lists refused with status 2.
+ * the merge's checks, bad job lists refused with status 2, and jobs of
+ * differing streams one after the other in one slot.
  *
  * Inputs: the fate pair nf_src01 160x90 (48 frames), scored with PSNR on
  * a few frames so that every run is short on PoCL.
@@ -536,6 +537,47 @@ static void test_bad_lists(void)
     CHECK(rc == 0, "batch --help: status 0 (%d)", rc);
 }
 
+/* ----------------------------------------------------------- one slot */
+
+/* Jobs one after the other in one slot (--jobs 1), whose streams share or
+ * differ in codec, size and chroma format: a slot keeps hardware decoders'
+ * parts for its next job and closes decoders in the background
+ * (doc/batch.md), so every job must still give its single run's scores. */
+static void test_one_slot(void)
+{
+    static const char *const pairs[][2] = {
+        {"refs/seeking_720x480_f000-029.mkv", "pairs/seeking_720x480_x264_crf30/dis.mp4"},
+        {"refs/seeking_480x320_422_f000-019.mkv", "pairs/seeking_480x320_422_x264_crf28/dis.mkv"},
+        {"refs/flowerpan_640x360_444_10f.mkv", "pairs/flowerpan_640x360_444_x264_crf34/dis.mp4"},
+        {REF, DIS},
+    };
+    static const int order[] = {0, 0, 1, 0, 2, 2, 3, 1};
+    const int n = (int)(sizeof(order) / sizeof(order[0]));
+    char text[16384], args[3000], a[32], b[32];
+    size_t len;
+    int rc;
+    clean_out();
+    for (int p = 0; p < 4; p++) {
+        snprintf(args, sizeof(args), "-r %s/%s -d %s/%s %s --frame_cnt 5 --json "
+                 "-o slot_direct%d.json -q", fate, pairs[p][0], fate, pairs[p][1], PSNR, p);
+        CHECK(run(NULL, args) == 0, "single run of pair %d: %s", p, err);
+    }
+    len = (size_t)snprintf(text, sizeof(text), "ref,dis,output,features,options\n");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                "%s/%s,%s/%s,out/slot%d.json,psnr,-n --frame_cnt 5 --hwdec auto\n",
+                                fate, pairs[order[i]][0], fate, pairs[order[i]][1], i);
+    write_text("slot.csv", text);
+    rc = run(NULL, "batch slot.csv --jobs 1");
+    CHECK(rc == 0, "one-slot batch: exit 0 (%d): %s", rc, err);
+    for (int i = 0; i < n; i++) {
+        snprintf(a, sizeof(a), "out/slot%d.json", i);
+        snprintf(b, sizeof(b), "slot_direct%d.json", order[i]);
+        CHECK(same_frames(a, b), "job %d in one slot (pair %d after pair %d) gives the single "
+              "run's scores", i, order[i], i ? order[i - 1] : -1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -546,6 +588,7 @@ int main(int argc, char **argv)
     test_bad_lists();
     test_formats();
     test_devices();
+    test_one_slot();
     test_resume("thread");
     test_resume("process");
     test_corrupt();

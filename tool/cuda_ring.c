@@ -313,6 +313,36 @@ const char *cuda_ring_note(const CudaRing *ring)
     return ring && atomic_load(&((CudaRing *)ring)->failed) ? ring->note : "";
 }
 
+int cuda_ring_park(CudaRing *r)
+{
+    int idle;
+    if (!r || atomic_load(&r->failed))
+        return 0;
+    pthread_mutex_lock(&r->lock);
+    idle = r->refs == 1;
+    if (idle) {
+        for (int i = 0; i < RING_SLOTS; i++)
+            r->slots[i].buffer = NULL;
+        r->frames = 0;
+        r->next = 0;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return idle;
+}
+
+int cuda_ring_fits(const CudaRing *r, const AVFrame *frame)
+{
+    const AVHWFramesContext *fc;
+    const AVCUDADeviceContext *hwctx;
+    if (!r || atomic_load(&((CudaRing *)r)->failed) || !frame->hw_frames_ctx ||
+        frame->format != AV_PIX_FMT_CUDA)
+        return 0;
+    fc = (const AVHWFramesContext *)frame->hw_frames_ctx->data;
+    hwctx = fc->device_ctx->hwctx;
+    return hwctx->cuda_ctx == r->cuctx && hwctx->stream == r->stream &&
+           fc->sw_format == r->format && frame->width == r->width && frame->height == r->height;
+}
+
 void cuda_ring_free(CudaRing **ring)
 {
     if (*ring)

@@ -57,6 +57,17 @@ int cuda_ring_to_host(CudaRing *ring, AVFrame *frame, char *err, size_t err_len)
 unsigned cuda_ring_frames(const CudaRing *ring);
 const char *cuda_ring_note(const CudaRing *ring);
 
+/* Reuse across the jobs of a batch slot (hwdec_park): 1 when the ring can
+ * serve another decoder of the same CUDA context (it did not fail, no
+ * frame of it is out), after forgetting its slots' OpenCL imports (they
+ * belonged to the finished job's library context, closed by now) and its
+ * frame count; else 0 (the caller frees it). */
+int cuda_ring_park(CudaRing *ring);
+
+/* Whether a parked ring fits frame (AV_PIX_FMT_CUDA): the same CUDA context
+ * and stream, software format and size. */
+int cuda_ring_fits(const CudaRing *ring, const AVFrame *frame);
+
 /* Drops the ring's own reference; the memory goes with the last frame. */
 void cuda_ring_free(CudaRing **ring);
 

@@ -1090,6 +1090,12 @@ void decoder_abort(Decoder *d)
         input_abort(d->input);
 }
 
+void decoder_park(Decoder *d)
+{
+    if (d)
+        hwdec_park(d->hw);
+}
+
 void decoder_close(Decoder **pd)
 {
     Decoder *d = *pd;

@@ -159,6 +159,11 @@ double decoder_start_time(const Decoder *dec);
  * stalled pipe; safe from another thread. */
 void decoder_abort(Decoder *dec);
 
+/* Batch jobs: the hardware decoder's reusable parts (hwdec_park) kept for
+ * the slot's next job; call it after the library context the frames went
+ * to is closed, before decoder_close. */
+void decoder_park(Decoder *dec);
+
 void decoder_close(Decoder **dec);
 
 #endif

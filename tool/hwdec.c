@@ -42,6 +42,7 @@ struct Hwdec {
     int zero_copy;
     CudaRing *ring;
     char zero_copy_note[256]; /* why not, when it was not tried */
+    int index;                /* of its device in the table (devices[][index]) */
 };
 
 /* AV_CUDA_USE_PRIMARY_CONTEXT (libavutil/hwcontext_cuda.h, which needs
@@ -126,6 +127,10 @@ static enum AVPixelFormat get_format(AVCodecContext *codec, const enum AVPixelFo
 #define MAX_DEVICES 512
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static AVBufferRef *devices[3][MAX_DEVICES]; /* CUDA, CUDA primary context, VAAPI */
+/* Zero-copy rings (cuda_ring.h) a finished job of the slot left for the
+ * next one (hwdec_park): its exportable CUDA allocations are made once
+ * per slot and decoder rather than once per job. One per device index. */
+static CudaRing *spares[MAX_DEVICES];
 static _Thread_local int thread_slot;
 static _Thread_local int thread_decoders; /* opened by this thread since its slot was set */
 
@@ -135,10 +140,11 @@ void hwdec_use_slot(int slot)
     thread_decoders = 0;
 }
 
-static int device_ref(enum AVHWDeviceType type, int flags, AVBufferRef **out)
+static int device_ref(enum AVHWDeviceType type, int flags, AVBufferRef **out, int *index)
 {
     int t = type != AV_HWDEVICE_TYPE_CUDA ? 2 : flags ? 1 : 0, ret = 0;
     int i = (2 * thread_slot + (thread_decoders & 1)) % MAX_DEVICES;
+    *index = i;
     pthread_mutex_lock(&devices_lock);
     if (!devices[t][i])
         ret = av_hwdevice_ctx_create(&devices[t][i], type, NULL, NULL, flags);
@@ -156,6 +162,8 @@ void hwdec_release_devices(void)
     for (int t = 0; t < 3; t++)
         for (int i = 0; i < MAX_DEVICES; i++)
             av_buffer_unref(&devices[t][i]);
+    for (int i = 0; i < MAX_DEVICES; i++)
+        cuda_ring_free(&spares[i]);
     pthread_mutex_unlock(&devices_lock);
 }
 
@@ -189,7 +197,7 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
      * between (HEVC scored 10-20% faster on the H200). Copying frames to
      * the host it is the other way round (HEVC 603-622 against 871-899 fps):
      * own contexts there. doc/performance.md, issue #18. */
-    ret = device_ref(type, hw->zero_copy ? AV_CUDA_PRIMARY : 0, &hw->device);
+    ret = device_ref(type, hw->zero_copy ? AV_CUDA_PRIMARY : 0, &hw->device, &hw->index);
     if (ret < 0) {
         av_strerror(ret, reason, sizeof(reason));
         snprintf(msg, msg_len, "no %s device (%s%s)", tname, reason,
@@ -294,6 +302,15 @@ int hwdec_download(Hwdec *hw, AVFrame *frame)
     if (!hw || frame->format != hw->hw_format)
         return 0;
     if (hw->zero_copy) {
+        if (!hw->ring) {
+            /* the ring the slot's previous job left, when it fits */
+            pthread_mutex_lock(&devices_lock);
+            if (cuda_ring_fits(spares[hw->index], frame)) {
+                hw->ring = spares[hw->index];
+                spares[hw->index] = NULL;
+            }
+            pthread_mutex_unlock(&devices_lock);
+        }
         ret = cuda_ring_take(&hw->ring, frame, msg, sizeof(msg));
         if (ret)
             return ret < 0 ? ret : 0;
@@ -413,6 +430,23 @@ int hwdec_to_planar(const AVFrame *src, int depth, AVFrame *dst)
         }
     }
     return 0;
+}
+
+void hwdec_park(Hwdec *hw)
+{
+    CudaRing *old = NULL;
+    if (!hw || !hw->ring)
+        return;
+    if (!cuda_ring_park(hw->ring)) {
+        cuda_ring_free(&hw->ring);
+        return;
+    }
+    pthread_mutex_lock(&devices_lock);
+    old = spares[hw->index];
+    spares[hw->index] = hw->ring;
+    pthread_mutex_unlock(&devices_lock);
+    hw->ring = NULL;
+    cuda_ring_free(&old);
 }
 
 void hwdec_free(Hwdec **phw)

@@ -77,6 +77,12 @@ int hwdec_semiplanar_depth(enum AVPixelFormat format);
  * here); exact. 0 or a negative AVERROR. */
 int hwdec_to_planar(const AVFrame *src, int depth, AVFrame *dst);
 
+/* At the end of a batch job, after its library context is closed: the
+ * zero-copy ring (cuda_ring.h) is kept for the slot's next decoder on the
+ * same device (its allocations reused when the frames fit) instead of
+ * being freed with the decoder. Nothing for other decoders. */
+void hwdec_park(Hwdec *hw);
+
 void hwdec_free(Hwdec **hw);
 
 /* The decoders that the calling thread opens next use the devices of job

@@ -18,6 +18,7 @@
 #include <libavutil/log.h>
 
 #include "batch.h"
+#include "closer.h"
 #include "hwdec.h"
 #include "input.h"
 #include "options.h"
@@ -144,6 +145,7 @@ int main(int argc, char **argv)
     ensure_pocl_cache();
     if (argc > 1 && (!strcmp(argv[1], "batch") || !strcmp(argv[1], "batch-merge"))) {
         ret = batch_main(argc - 1, argv + 1, !strcmp(argv[1], "batch-merge"));
+        closer_drain();
         hwdec_release_devices();
         return ret;
     }

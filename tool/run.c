@@ -16,6 +16,7 @@
 
 #include <libavutil/pixdesc.h>
 
+#include "closer.h"
 #include "decode.h"
 #include "framehash.h"
 #include "hwdec.h"
@@ -866,6 +867,14 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
     return ret;
 }
 
+/* QGPU_BATCH_REUSE=0: batch jobs close their decoders as single runs do
+ * (for measuring what the reuse brings). */
+static int batch_reuse(void)
+{
+    const char *env = getenv("QGPU_BATCH_REUSE");
+    return !env || strcmp(env, "0");
+}
+
 int run_pair(const Options *o, const RunSetup *s)
 {
     FILE *msg = s->msg;
@@ -919,6 +928,14 @@ out:
     }
     free(run.line);
     qgpu_close(&run.ctx);
+    if (s->device && batch_reuse()) {
+        /* a batch job: the slot's next job reuses the zero-copy rings, and
+         * starts while these decoders are closed (doc/batch.md) */
+        decoder_park(ref);
+        decoder_park(dis);
+        closer_close(&ref);
+        closer_close(&dis);
+    }
     decoder_close(&ref);
     decoder_close(&dis);
     return ret;

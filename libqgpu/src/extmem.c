@@ -21,7 +21,16 @@
  * 0x2051, CL_DEVICE_HANDLE_LIST_END_KHR 0) and
  * cl_khr_external_memory_opaque_fd (CL_EXTERNAL_MEMORY_HANDLE_OPAQUE_FD_KHR
  * 0x2060), as Debian 12's cl_ext.h also has them.
+ *
+ * The descriptor given to the import stays the caller's: the driver gets a
+ * duplicate. NVIDIA's driver takes over the descriptor it imports (as
+ * Vulkan and CUDA imports do) and closes it; handing it the caller's own
+ * made the caller's later close() close whatever file had been given that
+ * number since (another job's video: "Bad file descriptor" in qgpu batch,
+ * NVIDIA H200, driver 580.159.04).
  */
+#include <fcntl.h>
+#include <unistd.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -102,10 +111,16 @@ int qgpu_import_memory_fd(QgpuContext *ctx, int fd, size_t size, cl_mem *buffer)
     if (!grown)
         return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "out of memory");
     ctx->imports = grown;
+    fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "no file descriptor left to import memory");
+    props[1] = (cl_ulong)(unsigned)fd;
     mem = create(ctx->cl, props, CL_MEM_READ_ONLY, size, NULL, &status);
-    if (!mem || status != CL_SUCCESS)
+    if (!mem || status != CL_SUCCESS) {
+        close(fd); /* not imported: still ours */
         return qgpu_cl_error(ctx, status ? status : CL_INVALID_VALUE,
                              "clCreateBufferWithProperties(opaque fd import)");
+    }
     ctx->imports[ctx->nb_imports++] = mem;
     *buffer = mem;
     return 0;
