@@ -450,12 +450,26 @@ static void reap_jobs(Batch *b)
     }
 }
 
+/* Jobs at once on a device: --jobs, but one on PoCL in threads. PoCL 3.1
+ * (Debian 12) finds a finished kernel's entry of its compiled-kernel cache
+ * by the kernel and its work-group size alone, not by the grid
+ * specialisation the entry was made for, so one context's kernels running
+ * beside another's of the same kernel on a picture of another size can
+ * decrement the wrong entry and abort the process (`pocl_release_dlhandle_
+ * cache: Assertion found->ref_count > 0 failed`; about one batch in ten
+ * with pictures of several sizes, 4 jobs at a time, on this project's CI).
+ * Jobs in separate processes (--isolate process) do not share that cache. */
+static int device_limit(const Batch *b, const Device *dev)
+{
+    return dev->pocl && !b->o.isolate ? 1 : b->o.per_device;
+}
+
 /* A device with room: the one running fewest jobs. -1 when all are full. */
 static int free_device(const Batch *b)
 {
     int best = -1;
     for (int d = 0; d < b->devs.count; d++)
-        if (b->devs.list[d].running < b->o.per_device &&
+        if (b->devs.list[d].running < device_limit(b, &b->devs.list[d]) &&
             (best < 0 || b->devs.list[d].running < b->devs.list[best].running))
             best = d;
     return best;
@@ -685,11 +699,17 @@ static int run_batch(Batch *b)
     b->start = now_s();
     setup_batch_signals();
     select_jobs(b);
-    if (!b->o.quiet)
+    if (!b->o.quiet) {
         fprintf(stderr, "qgpu batch: %u job%s%s (%u already complete), %d device%s x %d at a "
                 "time\n", b->selected, b->selected == 1 ? "" : "s",
                 b->o.shard_spec ? " in this shard" : "", b->complete, b->devs.count,
                 b->devs.count == 1 ? "" : "s", b->o.per_device);
+        for (int d = 0; d < b->devs.count; d++)
+            if (device_limit(b, &b->devs.list[d]) < b->o.per_device)
+                fprintf(stderr, "qgpu batch: %s is PoCL: one job at a time there (PoCL's "
+                        "kernel cache can abort a process running several; --isolate "
+                        "process runs several)\n", b->devs.list[d].name);
+    }
     run_queue(b);
     wall = now_s() - b->start;
     show_progress(b, 1);

@@ -49,6 +49,7 @@ static int open_device(Device *dev, int keep, char *err, size_t len)
         return -1;
     }
     snprintf(dev->name, sizeof(dev->name), "%s", qgpu_device_name(ctx));
+    dev->pocl = strstr(qgpu_platform_name(ctx), "Portable Computing Language") != NULL;
     qgpu_close(&ctx);
     if (!keep)
         qgpu_device_close(&dev->shared);

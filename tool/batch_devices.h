@@ -20,6 +20,7 @@ typedef struct Device {
     double seconds;          /* wall time of its jobs, summed */
     double device_ms;        /* kernel time its jobs reported (QGPU_PROFILE=1) */
     int timed;               /* device_ms is known */
+    int pocl;                /* on PoCL (see batch.c, device_limit) */
     QgpuDevice *shared;      /* opened (devices_resolve's keep_open): the jobs' device */
 } Device;
 

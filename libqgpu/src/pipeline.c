@@ -127,8 +127,13 @@ static int needs_chroma(const QgpuContext *ctx)
  * feature keeps its scratch per lane; never more lanes than slots. The
  * default is 4 (measured best, doc/performance.md) but at most one per
  * 4 GiB of device memory: each lane holds its own scratch, ~1.6 GB at
- * 2160p with every feature by the buffer sizes. QGPU_LANES=1..4 sets it
- * (measurements). */
+ * 2160p with every feature by the buffer sizes. On a CPU device the
+ * default is one lane: there each kernel already spreads over every core,
+ * and PoCL 3.1 (Debian 12) can abort when two kernels of one program with
+ * the same work-group size but grids of different sizes run at once (its
+ * compiled-kernel cache finds a finished kernel's entry without the grid
+ * specialisation; tool/batch.c, device_limit). QGPU_LANES=1..4 sets it
+ * (measurements, tests). */
 static int lanes_create(QgpuContext *ctx)
 {
     const char *env = getenv("QGPU_LANES");
@@ -137,9 +142,13 @@ static int lanes_create(QgpuContext *ctx)
         n = atoi(env);
     } else {
         cl_ulong mem = 0;
+        cl_device_type type = 0;
         clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(mem), &mem, NULL);
+        clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
         if ((mem >> 32) < (cl_ulong)n)
             n = (int)(mem >> 32);
+        if (type & CL_DEVICE_TYPE_CPU)
+            n = 1;
     }
     n = n < 1 ? 1 : n > QGPU_MAX_LANES ? QGPU_MAX_LANES : n;
     n = n > ctx->slot_count ? ctx->slot_count : n;
