@@ -3,6 +3,7 @@
  * path (cuda_ring.h).
  */
 #include <pthread.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,10 @@
 
 /* Frames out at once per input: the prefetch queue (4), the frame being
  * paired and the one being submitted, the reader's queue of pairs (6),
+ * the pairs whose device copies are still running (tool/inflight.h, 4),
  * with room to spare. When every slot
  * is out, the frame goes through the host instead of waiting. */
-#define RING_SLOTS 16
+#define RING_SLOTS 20
 
 typedef struct Slot {
     CudaExportable mem;
@@ -44,6 +46,7 @@ struct CudaRing {
     int refs;            /* the owner's and each busy slot's */
     atomic_int failed;   /* no more frames through the ring */
     unsigned frames;
+    double copy_seconds; /* in copy_in, on the decoding thread */
     char note[512];
 };
 
@@ -214,7 +217,12 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len)
         av_frame_free(&dev);
         return AVERROR(ENOMEM);
     }
-    if ((cr = copy_in(r, frame, slot))) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr = copy_in(r, frame, slot);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->copy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (cr) {
         cuda_error(r->cu, cr, "copying a decoded frame on the GPU", err, err_len);
         av_frame_free(&dev);
         return AVERROR_EXTERNAL;
@@ -308,6 +316,11 @@ unsigned cuda_ring_frames(const CudaRing *ring)
     return ring ? ring->frames : 0;
 }
 
+double cuda_ring_copy_seconds(const CudaRing *ring)
+{
+    return ring ? ring->copy_seconds : 0.0;
+}
+
 const char *cuda_ring_note(const CudaRing *ring)
 {
     return ring && atomic_load(&((CudaRing *)ring)->failed) ? ring->note : "";
@@ -324,6 +337,7 @@ int cuda_ring_park(CudaRing *r)
         for (int i = 0; i < RING_SLOTS; i++)
             r->slots[i].buffer = NULL;
         r->frames = 0;
+        r->copy_seconds = 0.0;
         r->next = 0;
     }
     pthread_mutex_unlock(&r->lock);

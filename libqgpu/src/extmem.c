@@ -252,14 +252,16 @@ static void describe(QgpuPicture *desc, const QgpuCLBuffer *pic)
     desc->bitdepth = pic->bitdepth;
 }
 
-int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist)
+/* qgpu_submit_cl_buffer (copied NULL: waits for the copies) and its
+ * asynchronous form. */
+static int submit_buffers(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist,
+                          cl_event *copied)
 {
     QgpuPicture ref_desc, dist_desc;
     QgpuSlot *slot;
     int shift[2], err;
+    double t;
 
-    if (!ctx)
-        return QGPU_ERR_INVALID_ARG;
     if (!ref || !dist)
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture is NULL",
                           ref ? "distorted" : "reference");
@@ -273,6 +275,7 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
     if (!ctx->frames_from_device)
         qgpu_log(ctx, QGPU_LOG_DEBUG, "input from OpenCL buffers: copied on the device");
 
+    t = qgpu_timing_now(ctx);
     err = external_objects(ctx, ref, dist, 0);
     if (!err)
         err = copy_buffer_picture(ctx, ref, slot, 0);
@@ -280,7 +283,27 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
         err = copy_buffer_picture(ctx, dist, slot, 1);
     if (!err)
         err = external_objects(ctx, ref, dist, 1);
+    qgpu_timing_add(ctx, QGPU_TIMING_COPIES, t);
     shift[0] = shift[1] = ctx->in_shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
-                                     "copying the frame's buffers on the device");
+                                     "copying the frame's buffers on the device", copied);
+}
+
+int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist)
+{
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
+    return submit_buffers(ctx, ref, dist, NULL);
+}
+
+int qgpu_submit_cl_buffer_async(QgpuContext *ctx, const QgpuCLBuffer *ref,
+                                const QgpuCLBuffer *dist, cl_event *copied)
+{
+    if (copied)
+        *copied = NULL;
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
+    if (!copied)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "copied is NULL");
+    return submit_buffers(ctx, ref, dist, copied);
 }
