@@ -117,63 +117,20 @@ static const Case cases[] = {
     {"gray 8-bit", 80, 40, QGPU_LAYOUT_400, 8, 0, "psnr|motion", 2, 3, 0},
 };
 
-/* The copies of an asynchronous submit done: its event completes (the
- * wait returns CL_COMPLETE), released. */
-static int copies_done(const char *label, int f, cl_event copied)
-{
-    cl_int state = CL_QUEUED;
-    int ok = CHECK(copied != NULL, "%s: frame %d: no event", label, f) &&
-             CHECK(clWaitForEvents(1, &copied) == CL_SUCCESS &&
-                       clGetEventInfo(copied, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(state),
-                                      &state, NULL) == CL_SUCCESS &&
-                       state == CL_COMPLETE,
-                   "%s: frame %d: the copies' event (state %d)", label, f, state);
-    if (copied)
-        clReleaseEvent(copied);
-    return ok;
-}
-
-/* One buffer of a picture: a new one per frame (fresh), else *keep made
- * at the first frame and rewritten for each (as a decoder's ring slot). */
-static cl_mem picture_buffer(TestClEnv *env, const Blob *b, cl_mem *keep, cl_int *status)
-{
-    if (!keep)
-        return clCreateBuffer(env->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, b->size, b->data,
-                              status);
-    if (!*keep)
-        *keep = clCreateBuffer(env->cl, CL_MEM_READ_ONLY, b->size, NULL, status);
-    else
-        *status = CL_SUCCESS;
-    if (*status == CL_SUCCESS)
-        *status = clEnqueueWriteBuffer(env->queue, *keep, CL_TRUE, 0, b->size, b->data, 0, NULL,
-                                       NULL);
-    if (*status == CL_SUCCESS)
-        clRetainMemObject(*keep);
-    return *status == CL_SUCCESS ? *keep : NULL;
-}
-
-/* async 0: qgpu_submit_cl_buffer(), fresh buffers rewritten and released
- * as it returns; 1: qgpu_submit_cl_buffer_async(), one pair of buffers
- * for every frame, each rewritten with junk, then with the next frame, as
- * soon as the copies' event completed. Scores bit-identical to the host
- * path's either way. */
-static void run_buffer_case(TestClEnv *env, const Case *c, int async)
+static void run_buffer_case(TestClEnv *env, const Case *c)
 {
     QgpuContext *host = test_open(c->depth), *dev = NULL;
     QgpuConfig cfg;
-    cl_mem keep[2] = {NULL, NULL};
-    char label[128];
     int ok = 1;
 
-    snprintf(label, sizeof(label), "%s%s", c->label, async ? " (async, one buffer pair)" : "");
     qgpu_config_default(&cfg);
     cfg.pipeline_depth = c->depth;
     if (!host || !CHECK(qgpu_open_cl(&dev, env->cl, env->device, &cfg) == 0, "%s: open_cl",
-                        label))
+                        c->label))
         goto out;
     if (!CHECK(test_configure(host, c->features, NULL, 0) == 0 &&
                    test_configure(dev, c->features, NULL, 0) == 0,
-               "%s: configure", label))
+               "%s: configure", c->label))
         goto out;
     for (int f = 0; f < c->frames && ok; f++) {
         TestPicture r, d;
@@ -181,8 +138,7 @@ static void run_buffer_case(TestClEnv *env, const Case *c, int async)
         QgpuPicture rh, dh;
         QgpuCLBuffer rc, dc;
         cl_mem rbuf = NULL, dbuf = NULL;
-        cl_event copied = NULL;
-        cl_int status = CL_SUCCESS;
+        cl_int status;
         test_picture_alloc(&r, c->width, c->height, c->layout, c->bitdepth, 0);
         test_picture_alloc(&d, c->width, c->height, c->layout, c->bitdepth, 0);
         test_picture_random(&r);
@@ -192,31 +148,25 @@ static void run_buffer_case(TestClEnv *env, const Case *c, int async)
         if (ok) {
             blob_host(&rb, &r.pic, c->nv12, &rh);
             blob_host(&db, &d.pic, c->nv12, &dh);
-            rbuf = picture_buffer(env, &rb, async ? &keep[0] : NULL, &status);
+            rbuf = clCreateBuffer(env->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, rb.size,
+                                  rb.data, &status);
             if (status == CL_SUCCESS)
-                dbuf = picture_buffer(env, &db, async ? &keep[1] : NULL, &status);
-            ok = CHECK(status == CL_SUCCESS, "%s: buffers: %d", label, status);
+                dbuf = clCreateBuffer(env->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                      db.size, db.data, &status);
+            ok = CHECK(status == CL_SUCCESS, "%s: buffers: %d", c->label, status);
         }
         if (ok) {
             blob_buffer(&rb, &rh, rbuf, &rc);
             blob_buffer(&db, &dh, dbuf, &dc);
-            ok = CHECK(qgpu_submit(host, &rh, &dh) == 0, "%s: host submit %d: %s", label, f,
-                       qgpu_last_error(host));
-            if (ok && async)
-                ok = CHECK(qgpu_submit_cl_buffer_async(dev, &rc, &dc, &copied) == 0,
-                           "%s: buffer submit %d: %s", label, f, qgpu_last_error(dev)) &&
-                     copies_done(label, f, copied);
-            else if (ok)
-                ok = CHECK(qgpu_submit_cl_buffer(dev, &rc, &dc) == 0,
-                           "%s: buffer submit %d: %s", label, f, qgpu_last_error(dev));
+            ok = CHECK(qgpu_submit(host, &rh, &dh) == 0, "%s: host submit %d: %s", c->label,
+                       f, qgpu_last_error(host)) &&
+                 CHECK(qgpu_submit_cl_buffer(dev, &rc, &dc) == 0, "%s: buffer submit %d: %s",
+                       c->label, f, qgpu_last_error(dev));
         }
-        /* the buffers may be rewritten (and released) at once: after the
-         * submit, or its event */
+        /* the buffers may be rewritten and released at once */
         if (rbuf) {
             static const unsigned char junk = 0x33;
             clEnqueueFillBuffer(env->queue, rbuf, &junk, 1, 0, rb.size, 0, NULL, NULL);
-            if (dbuf)
-                clEnqueueFillBuffer(env->queue, dbuf, &junk, 1, 0, db.size, 0, NULL, NULL);
             clFinish(env->queue);
             clReleaseMemObject(rbuf);
         }
@@ -227,17 +177,14 @@ static void run_buffer_case(TestClEnv *env, const Case *c, int async)
         test_picture_free(&r);
         test_picture_free(&d);
     }
-    if (ok && CHECK(qgpu_flush(host) == 0 && qgpu_flush(dev) == 0, "%s: flush", label)) {
-        test_same_scores(label, host, "host", dev, "buffer", (unsigned)c->frames);
+    if (ok && CHECK(qgpu_flush(host) == 0 && qgpu_flush(dev) == 0, "%s: flush", c->label)) {
+        test_same_scores(c->label, host, "host", dev, "buffer", (unsigned)c->frames);
         CHECK(qgpu_frames_from_device(dev) == (unsigned)c->frames &&
                   qgpu_frames_from_host(dev) == 0,
-              "%s: %u frames from the device, %u from the host", label,
+              "%s: %u frames from the device, %u from the host", c->label,
               qgpu_frames_from_device(dev), qgpu_frames_from_host(dev));
     }
 out:
-    for (int i = 0; i < 2; i++)
-        if (keep[i])
-            clReleaseMemObject(keep[i]);
     qgpu_close(&host);
     qgpu_close(&dev);
 }
@@ -247,7 +194,6 @@ static void test_errors(TestClEnv *env)
     QgpuContext *ctx = NULL;
     QgpuCLBuffer a, b;
     cl_mem small, big, imported = NULL;
-    cl_event copied;
     cl_int status;
     int fd, err;
 
@@ -279,19 +225,8 @@ static void test_errors(TestClEnv *env)
     CHECK(err == QGPU_ERR_INVALID_ARG && strstr(qgpu_last_error(ctx), "pitch"),
           "pitch shorter than a row: %d %s", err, qgpu_last_error(ctx));
     CHECK(qgpu_submit_cl_buffer(ctx, &a, NULL) == QGPU_ERR_INVALID_ARG, "NULL picture");
-    copied = (cl_event)&a; /* set to NULL on error */
-    CHECK(qgpu_submit_cl_buffer_async(ctx, &a, NULL, &copied) == QGPU_ERR_INVALID_ARG &&
-              copied == NULL,
-          "async: NULL picture, no event");
-    CHECK(qgpu_submit_cl_buffer_async(ctx, &a, &a, NULL) == QGPU_ERR_INVALID_ARG &&
-              strstr(qgpu_last_error(ctx), "copied"),
-          "async: no place for the event: %s", qgpu_last_error(ctx));
     CHECK(qgpu_submit_cl_buffer(ctx, &a, &a) == 0, "a valid pair after refusals: %s",
           qgpu_last_error(ctx));
-    copied = NULL;
-    if (CHECK(qgpu_submit_cl_buffer_async(ctx, &a, &a, &copied) == 0,
-              "a valid async pair after refusals: %s", qgpu_last_error(ctx)))
-        copies_done("errors", 1, copied);
     CHECK(qgpu_import_memory_fd(ctx, -1, 4096, &imported) == QGPU_ERR_INVALID_ARG,
           "import of fd -1");
     /* PoCL and other devices without the extension: a clean refusal */
@@ -431,8 +366,7 @@ int main(void)
     test_seed(18);
     if (test_cl_env_open(&env) == 0) {
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-            for (int async = 0; async < 2; async++)
-                run_buffer_case(&env, &cases[i], async);
+            run_buffer_case(&env, &cases[i]);
         test_errors(&env);
         test_cuda(&env);
     }

@@ -3,11 +3,11 @@
  * path (cuda_ring.h).
  */
 #include <pthread.h>
-#include <time.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda.h"
 /* hwcontext_cuda.h includes the SDK's cuda.h unless CUDA_VERSION is set:
@@ -21,10 +21,9 @@
 
 /* Frames out at once per input: the prefetch queue (4), the frame being
  * paired and the one being submitted, the reader's queue of pairs (6),
- * the pairs whose device copies are still running (tool/inflight.h, 4),
  * with room to spare. When every slot
  * is out, the frame goes through the host instead of waiting. */
-#define RING_SLOTS 20
+#define RING_SLOTS 16
 
 typedef struct Slot {
     CudaExportable mem;
@@ -194,6 +193,7 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len)
     AVFrame *dev;
     Slot *slot;
     CUresult cr;
+    struct timespec t0, t1;
     int ret;
 
     if (!frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA)
@@ -217,7 +217,6 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len)
         av_frame_free(&dev);
         return AVERROR(ENOMEM);
     }
-    struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     cr = copy_in(r, frame, slot);
     clock_gettime(CLOCK_MONOTONIC, &t1);

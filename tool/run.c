@@ -22,7 +22,6 @@
 #include "hwdec.h"
 #include "input.h"
 #include "output.h"
-#include "inflight.h"
 #include "reader.h"
 #include "run.h"
 
@@ -461,10 +460,6 @@ typedef struct Run {
     uint64_t hash[2];         /* --hash-frames: the inputs' samples */
     FILE *msg;                /* messages */
     volatile sig_atomic_t *stop, *stop_signal;
-    /* zero-copy pairs submitted without waiting for their device copies
-     * (QGPU_ASYNC_SUBMIT=0: waiting, qgpu_submit_cl_buffer) */
-    int async;
-    Inflight inflight;
     /* QGPU_TIMING=1: the scoring thread's seconds waiting for pairs, in
      * the submits, in collect */
     double t_pairs, t_submit, t_collect;
@@ -559,20 +554,13 @@ static int pair_to_host(Decoder *ref, Decoder *dis, FramePair *pair)
 
 /* One pair to the library: from NVDEC's memory on the GPU when both
  * pictures are there (the zero-copy path, hwdec.h), else from host memory.
- * 0, a QGPU_ERR_* code, or GPU_COPY_FAILED (CUDA failed to copy a frame).
- * async: the zero-copy submit does not wait for its device copies and
- * sets *copied (the caller keeps the pair until it completes); *copied
- * stays NULL otherwise (the pair may be released at once). */
-static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *pair, int async,
-                       cl_event *copied)
+ * 0, a QGPU_ERR_* code, or GPU_COPY_FAILED (CUDA failed to copy a frame). */
+static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *pair)
 {
     QgpuCLBuffer buf[2];
     int on[2];
-    *copied = NULL;
     on[0] = decoder_device_picture(ref, pair->ref_owner, &pair->ref, ctx, &buf[0]);
     on[1] = decoder_device_picture(dis, pair->dist_owner, &pair->dist, ctx, &buf[1]);
-    if (on[0] == 1 && on[1] == 1 && async)
-        return qgpu_submit_cl_buffer_async(ctx, &buf[0], &buf[1], copied);
     if (on[0] == 1 && on[1] == 1)
         return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
     if (on[0] < 0 || on[1] < 0 || pair_to_host(ref, dis, pair) < 0)
@@ -607,11 +595,9 @@ static int env_is(const char *name, const char *value)
 static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
 {
     fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
-            "%.3f s, submits %.3f s (of which waiting for the device copies %.3f s, %s), "
-            "collect %.3f s; decoding threads' copies into the CUDA ring (with "
-            "cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
-            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->inflight.wait_seconds,
-            r->async ? "asynchronous submits" : "waiting submits", r->t_collect,
+            "%.3f s, submits %.3f s, collect %.3f s; decoding threads' copies into the CUDA "
+            "ring (with cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
+            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
 }
 
@@ -644,10 +630,8 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
                 "each reference frame is paired with the distorted frame nearest in "
                 "presentation time\n", ri.fps, di.fps);
     }
-    inflight_init(&r->inflight);
     for (;;) {
         double t = now_seconds();
-        cl_event copied;
         if (*r->stop || r->stream_failed ||
             (ret = reader_next(reader, &pair, err, sizeof(err))) != 1)
             break;
@@ -672,11 +656,8 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
             continue;
         }
         t = now_seconds();
-        ret = submit_pair(r->ctx, ref, dis, &pair, r->async, &copied); /* copies the samples */
-        if (copied && inflight_add(&r->inflight, &pair, copied) < 0)
-            ret = ret ? ret : GPU_COPY_FAILED;
-        if (!copied)
-            reader_release(&pair);
+        ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
+        reader_release(&pair);
         r->t_submit += now_seconds() - t;
         if (ret == GPU_COPY_FAILED) {
             end_progress();
@@ -726,10 +707,6 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     } else {
         report_pairing(msg, o, reader, r->submitted);
     }
-    if (inflight_drain(&r->inflight) < 0 && !status) {
-        snprintf(err, sizeof(err), "copying a pair's frames on the device failed");
-        status = EXIT_DEVICE;
-    }
     reader_stats(reader, &st);
     reader_stop(&reader);
     report_errors(ref, dis, &st, r);
@@ -759,7 +736,6 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     }
     return r->stream_failed ? EXIT_OUTPUT : EXIT_OK;
 fail:
-    inflight_drain(&r->inflight);
     reader_stop(&reader);
     return status;
 }
@@ -946,7 +922,6 @@ int run_pair(const Options *o, const RunSetup *s)
     run.msg = msg;
     run.stop = s->stop;
     run.stop_signal = s->stop_signal;
-    run.async = !env_is("QGPU_ASYNC_SUBMIT", "0");
     qgpu_config_default(&cfg);
     cfg.device = o->device;
     cfg.pipeline_depth = o->depth || o->raw_spec ? o->depth

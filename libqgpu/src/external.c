@@ -169,11 +169,11 @@ int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPictu
     shift[0] = ref->shift;
     shift[1] = dist->shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
-                                     "copying the frame's images on the device", NULL);
+                                     "copying the frame's images on the device");
 }
 
 int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[2], int err,
-                              const char *what, cl_event *copied_out)
+                              const char *what)
 {
     cl_event copied = NULL;
     cl_int status;
@@ -187,12 +187,8 @@ int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[
     if (!err)
         err = qgpu_submit_enqueue(ctx, slot, copied, shift);
     qgpu_timing_add(ctx, QGPU_TIMING_KERNELS, t);
-    /* copied_out: the caller waits for the copies before it rewrites its
-     * memory; else it may do so when this returns. */
-    if (!err && copied_out) {
-        *copied_out = copied;
-        copied = NULL;
-    } else if (!err) {
+    /* The caller may release or rewrite its memory when this returns. */
+    if (!err) {
         t = qgpu_timing_now(ctx);
         status = clWaitForEvents(1, &copied);
         qgpu_timing_add(ctx, QGPU_TIMING_COPY_WAIT, t);

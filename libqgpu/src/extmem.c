@@ -252,16 +252,15 @@ static void describe(QgpuPicture *desc, const QgpuCLBuffer *pic)
     desc->bitdepth = pic->bitdepth;
 }
 
-/* qgpu_submit_cl_buffer (copied NULL: waits for the copies) and its
- * asynchronous form. */
-static int submit_buffers(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist,
-                          cl_event *copied)
+int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist)
 {
     QgpuPicture ref_desc, dist_desc;
     QgpuSlot *slot;
     int shift[2], err;
     double t;
 
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
     if (!ref || !dist)
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture is NULL",
                           ref ? "distorted" : "reference");
@@ -286,24 +285,5 @@ static int submit_buffers(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
     qgpu_timing_add(ctx, QGPU_TIMING_COPIES, t);
     shift[0] = shift[1] = ctx->in_shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
-                                     "copying the frame's buffers on the device", copied);
-}
-
-int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist)
-{
-    if (!ctx)
-        return QGPU_ERR_INVALID_ARG;
-    return submit_buffers(ctx, ref, dist, NULL);
-}
-
-int qgpu_submit_cl_buffer_async(QgpuContext *ctx, const QgpuCLBuffer *ref,
-                                const QgpuCLBuffer *dist, cl_event *copied)
-{
-    if (copied)
-        *copied = NULL;
-    if (!ctx)
-        return QGPU_ERR_INVALID_ARG;
-    if (!copied)
-        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "copied is NULL");
-    return submit_buffers(ctx, ref, dist, copied);
+                                     "copying the frame's buffers on the device");
 }

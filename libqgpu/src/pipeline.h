@@ -42,11 +42,9 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
  * A marker after the copies on the upload queue, qgpu_submit_enqueue(),
  * then a wait for the copies, so that the caller's memory is free again
  * when the submit returns; the frame counted as from device memory.
- * `what`: the wait's error message. copied_out not NULL: no wait; the
- * marker's event handed out instead (the caller releases it), NULL on
- * error (qgpu_submit_cl_buffer_async). */
+ * `what`: the wait's error message. */
 int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[2], int err,
-                              const char *what, cl_event *copied_out);
+                              const char *what);
 
 /* semiplanar.c: QGPU_LAYOUT_NV12 input when chroma is read. Bytes of one
  * picture's interleaved Cb Cr pairs; the split kernel (at start); the

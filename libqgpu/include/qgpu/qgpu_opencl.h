@@ -119,16 +119,6 @@ typedef struct QgpuCLBuffer {
 QGPU_API int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref,
                                    const QgpuCLBuffer *dist);
 
-/* As qgpu_submit_cl_buffer(), without waiting for the device copies: on
- * success *copied is an event (the caller releases it, clReleaseEvent)
- * that completes once the library has read both buffers; until then the
- * caller must not rewrite them (wait with clWaitForEvents, or poll its
- * CL_EVENT_COMMAND_EXECUTION_STATUS for CL_COMPLETE). The scores are those
- * of qgpu_submit_cl_buffer(). On error *copied is NULL. Lets a producer
- * (e.g. a ring of decoded frames) keep going while the copies run. */
-QGPU_API int qgpu_submit_cl_buffer_async(QgpuContext *ctx, const QgpuCLBuffer *ref,
-                                         const QgpuCLBuffer *dist, cl_event *copied);
-
 /* Imports `size` bytes of another API's memory, exported as an opaque file
  * descriptor (CUDA: cuMemExportToShareableHandle of a cuMemCreate
  * allocation with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), as a buffer of
