@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda.h"
 /* hwcontext_cuda.h includes the SDK's cuda.h unless CUDA_VERSION is set:
@@ -44,6 +45,7 @@ struct CudaRing {
     int refs;            /* the owner's and each busy slot's */
     atomic_int failed;   /* no more frames through the ring */
     unsigned frames;
+    double copy_seconds; /* in copy_in, on the decoding thread */
     char note[512];
 };
 
@@ -191,6 +193,7 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len)
     AVFrame *dev;
     Slot *slot;
     CUresult cr;
+    struct timespec t0, t1;
     int ret;
 
     if (!frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA)
@@ -214,7 +217,11 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len)
         av_frame_free(&dev);
         return AVERROR(ENOMEM);
     }
-    if ((cr = copy_in(r, frame, slot))) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr = copy_in(r, frame, slot);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->copy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (cr) {
         cuda_error(r->cu, cr, "copying a decoded frame on the GPU", err, err_len);
         av_frame_free(&dev);
         return AVERROR_EXTERNAL;
@@ -308,6 +315,11 @@ unsigned cuda_ring_frames(const CudaRing *ring)
     return ring ? ring->frames : 0;
 }
 
+double cuda_ring_copy_seconds(const CudaRing *ring)
+{
+    return ring ? ring->copy_seconds : 0.0;
+}
+
 const char *cuda_ring_note(const CudaRing *ring)
 {
     return ring && atomic_load(&((CudaRing *)ring)->failed) ? ring->note : "";
@@ -324,6 +336,7 @@ int cuda_ring_park(CudaRing *r)
         for (int i = 0; i < RING_SLOTS; i++)
             r->slots[i].buffer = NULL;
         r->frames = 0;
+        r->copy_seconds = 0.0;
         r->next = 0;
     }
     pthread_mutex_unlock(&r->lock);

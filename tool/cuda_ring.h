@@ -57,6 +57,11 @@ int cuda_ring_to_host(CudaRing *ring, AVFrame *frame, char *err, size_t err_len)
 unsigned cuda_ring_frames(const CudaRing *ring);
 const char *cuda_ring_note(const CudaRing *ring);
 
+/* Seconds the decoding thread spent copying frames into the ring (the
+ * device copies and cuStreamSynchronize): QGPU_TIMING's figures. Read
+ * once the decoding thread is done. */
+double cuda_ring_copy_seconds(const CudaRing *ring);
+
 /* Reuse across the jobs of a batch slot (hwdec_park): 1 when the ring can
  * serve another decoder of the same CUDA context (it did not fail, no
  * frame of it is out), after forgetting its slots' OpenCL imports (they

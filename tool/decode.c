@@ -1040,6 +1040,11 @@ const char *decoder_zero_copy_note(const Decoder *d)
     return hwdec_zero_copy_note(d->hw);
 }
 
+double decoder_zero_copy_seconds(const Decoder *d)
+{
+    return hwdec_zero_copy_seconds(d->hw);
+}
+
 unsigned decoder_count_rest(Decoder *d)
 {
     /* packets not yet read, plus those the decoder holds; not decoded */

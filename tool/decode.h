@@ -138,6 +138,10 @@ int decoder_owner_to_host(Decoder *dec, void *owner, QgpuPicture *pic);
  * no NVDEC). */
 const char *decoder_zero_copy_note(const Decoder *dec);
 
+/* Seconds the decoding thread spent copying NVDEC's frames on the GPU
+ * (hwdec_zero_copy_seconds); 0 without the zero-copy path. */
+double decoder_zero_copy_seconds(const Decoder *dec);
+
 /* Frames left in the input, counted from its packets without decoding
  * them (reads to the end of the file; no frame can be read afterwards). */
 unsigned decoder_count_rest(Decoder *dec);

@@ -355,6 +355,11 @@ int hwdec_device_to_host(Hwdec *hw, AVFrame *frame)
     return cuda_ring_to_host(hw->ring, frame, msg, sizeof(msg));
 }
 
+double hwdec_zero_copy_seconds(const Hwdec *hw)
+{
+    return hwdec_active(hw) ? cuda_ring_copy_seconds(hw->ring) : 0.0;
+}
+
 const char *hwdec_zero_copy_note(const Hwdec *hw)
 {
     if (!hwdec_active(hw) || hw->type != AV_HWDEVICE_TYPE_CUDA)

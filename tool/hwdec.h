@@ -68,6 +68,10 @@ int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
  * the GPU, or no NVDEC). */
 const char *hwdec_zero_copy_note(const Hwdec *hw);
 
+/* With NVDEC's zero-copy path: seconds spent copying frames into the ring
+ * (cuda_ring_copy_seconds), else 0. */
+double hwdec_zero_copy_seconds(const Hwdec *hw);
+
 /* Semi-planar 4:2:0 (NV12, P010, P016: Cb Cr interleaved in plane 1, 16-bit
  * words MSB-aligned): its depth (8, 10, 12, 16), else 0. */
 int hwdec_semiplanar_depth(enum AVPixelFormat format);

@@ -460,6 +460,9 @@ typedef struct Run {
     uint64_t hash[2];         /* --hash-frames: the inputs' samples */
     FILE *msg;                /* messages */
     volatile sig_atomic_t *stop, *stop_signal;
+    /* QGPU_TIMING=1: the scoring thread's seconds waiting for pairs, in
+     * the submits, in collect */
+    double t_pairs, t_submit, t_collect;
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
@@ -580,6 +583,24 @@ static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *re
                     i ? "distorted" : "reference", note[i]);
 }
 
+/* Whether environment variable name is value (unset counts as ""). */
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return !strcmp(v ? v : "", value);
+}
+
+/* QGPU_TIMING=1: where the scoring thread's time went, and the decoding
+ * threads' time copying NVDEC's frames on the GPU (cuda_ring.h). */
+static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
+{
+    fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
+            "%.3f s, submits %.3f s, collect %.3f s; decoding threads' copies into the CUDA "
+            "ring (with cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
+            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect,
+            decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
+}
+
 static int score(Run *r, Decoder *ref, Decoder *dis)
 {
     FILE *msg = r->msg;
@@ -609,8 +630,12 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
                 "each reference frame is paired with the distorted frame nearest in "
                 "presentation time\n", ri.fps, di.fps);
     }
-    while (!*r->stop && !r->stream_failed &&
-           (ret = reader_next(reader, &pair, err, sizeof(err))) == 1) {
+    for (;;) {
+        double t = now_seconds();
+        if (*r->stop || r->stream_failed ||
+            (ret = reader_next(reader, &pair, err, sizeof(err))) != 1)
+            break;
+        r->t_pairs += now_seconds() - t;
         if (!r->submitted)
             r->first_submit = clock();
         if (o->decode_only) { /* the decoding speed alone */
@@ -630,8 +655,10 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
             r->submitted++;
             continue;
         }
+        t = now_seconds();
         ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
+        r->t_submit += now_seconds() - t;
         if (ret == GPU_COPY_FAILED) {
             end_progress();
             fprintf(msg, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
@@ -649,7 +676,10 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         r->submitted++;
         if ((status = open_stream(r)))
             goto fail;
-        if ((ret = collect(r, 0)) < 0) {
+        t = now_seconds();
+        ret = collect(r, 0);
+        r->t_collect += now_seconds() - t;
+        if (ret < 0) {
             end_progress();
             fprintf(msg, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
             status = exit_status(ret);
@@ -689,6 +719,8 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         return exit_status(ret);
     }
     r->seconds = now_seconds() - start;
+    if (!env_is("QGPU_TIMING", "") && !env_is("QGPU_TIMING", "0"))
+        print_timing(r, ref, dis);
     if (status) {
         fprintf(msg, "qgpu: %s\n", err);
         return status;

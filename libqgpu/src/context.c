@@ -126,7 +126,9 @@ static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
 
     {
         const char *profile = getenv("QGPU_PROFILE");
+        const char *timing = getenv("QGPU_TIMING");
         ctx->profiling = profile && *profile && strcmp(profile, "0");
+        ctx->timing = timing && *timing && strcmp(timing, "0");
     }
     if (shared) {
         ctx->shared = shared;

@@ -177,6 +177,7 @@ int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[
 {
     cl_event copied = NULL;
     cl_int status;
+    double t = qgpu_timing_now(ctx);
     if (!err) {
         /* completes after every copy (in-order queue) */
         status = clEnqueueMarkerWithWaitList(ctx->upload_queue, 0, NULL, &copied);
@@ -185,9 +186,12 @@ int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[
     }
     if (!err)
         err = qgpu_submit_enqueue(ctx, slot, copied, shift);
+    qgpu_timing_add(ctx, QGPU_TIMING_KERNELS, t);
     /* The caller may release or rewrite its memory when this returns. */
     if (!err) {
+        t = qgpu_timing_now(ctx);
         status = clWaitForEvents(1, &copied);
+        qgpu_timing_add(ctx, QGPU_TIMING_COPY_WAIT, t);
         if (status != CL_SUCCESS)
             err = qgpu_cl_error(ctx, status, what);
     }

@@ -257,6 +257,7 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
     QgpuPicture ref_desc, dist_desc;
     QgpuSlot *slot;
     int shift[2], err;
+    double t;
 
     if (!ctx)
         return QGPU_ERR_INVALID_ARG;
@@ -273,6 +274,7 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
     if (!ctx->frames_from_device)
         qgpu_log(ctx, QGPU_LOG_DEBUG, "input from OpenCL buffers: copied on the device");
 
+    t = qgpu_timing_now(ctx);
     err = external_objects(ctx, ref, dist, 0);
     if (!err)
         err = copy_buffer_picture(ctx, ref, slot, 0);
@@ -280,6 +282,7 @@ int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuC
         err = copy_buffer_picture(ctx, dist, slot, 1);
     if (!err)
         err = external_objects(ctx, ref, dist, 1);
+    qgpu_timing_add(ctx, QGPU_TIMING_COPIES, t);
     shift[0] = shift[1] = ctx->in_shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
                                      "copying the frame's buffers on the device");

@@ -34,6 +34,15 @@ typedef struct QgpuScoreStore {
     int nb_agg;
 } QgpuScoreStore;
 
+/* The parts of a device submit that QGPU_TIMING=1 times (timing.c). */
+enum {
+    QGPU_TIMING_RESULTS,   /* waiting for the oldest frame's results */
+    QGPU_TIMING_COPIES,    /* enqueueing the input copies */
+    QGPU_TIMING_KERNELS,   /* enqueueing the kernels (qgpu_submit_enqueue) */
+    QGPU_TIMING_COPY_WAIT, /* waiting for the input copies */
+    QGPU_TIMING_PARTS
+};
+
 struct QgpuContext {
     QgpuConfig cfg;
     char error[QGPU_ERROR_MAX];
@@ -99,7 +108,17 @@ struct QgpuContext {
     int profiling;                     /* QGPU_PROFILE=1: time every kernel */
     QgpuProfileEntry *profile;         /* accumulated per kernel label */
     int nb_profile;
+    int timing;                        /* QGPU_TIMING=1: timing.c */
+    double timing_seconds[QGPU_TIMING_PARTS];
 };
+
+/* timing.c (each a no-op unless ctx->timing) */
+/* Now in seconds (0 without timing). */
+double qgpu_timing_now(const QgpuContext *ctx);
+/* Adds the seconds since `since` (qgpu_timing_now) to part. */
+void qgpu_timing_add(QgpuContext *ctx, int part, double since);
+/* Logs the totals (qgpu_flush). */
+void qgpu_timing_report(QgpuContext *ctx);
 
 /* profile.c */
 /* Keeps a launch's event with its frame's slot (takes the reference). */

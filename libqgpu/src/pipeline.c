@@ -488,8 +488,10 @@ static int process_oldest(QgpuContext *ctx)
     int index = frame % ctx->slot_count;
     QgpuSlot *slot = &ctx->slots[index];
     cl_int exec_status = CL_COMPLETE;
+    double t = qgpu_timing_now(ctx);
     cl_int status = qgpu_fault_frame_wait(clWaitForEvents(1, &slot->done));
 
+    qgpu_timing_add(ctx, QGPU_TIMING_RESULTS, t);
     clGetEventInfo(slot->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
                    &exec_status, NULL);
     clReleaseEvent(slot->done);
@@ -661,6 +663,7 @@ int qgpu_flush(QgpuContext *ctx)
     err = finalize_ready(ctx, 1);
     if (err)
         return fail(ctx, err);
+    qgpu_timing_report(ctx);
     ctx->flushed = true;
     return 0;
 }
