@@ -393,6 +393,45 @@ void test_fill_flat_luma(TestPicture *t, unsigned v)
             test_set_sample(t, 0, x, y, v);
 }
 
+/* Scores of every name of `one` over n frames equal in `ctx`. */
+static int same_scores(QgpuContext *one, QgpuContext *ctx, int n, int *total)
+{
+    int names = qgpu_score_count(one), same = 0;
+    for (int k = 0; k < names; k++) {
+        const char *name = qgpu_score_name(one, k);
+        for (int f = 0; f < n; f++) {
+            double a = NAN, b = NAN;
+            int ok = qgpu_get_score(one, (unsigned)f, name, &a) == 0 &&
+                     qgpu_get_score(ctx, (unsigned)f, name, &b) == 0;
+            same += ok && (a == b || (isnan(a) && isnan(b)));
+        }
+    }
+    *total = names * n;
+    return same;
+}
+
+void test_expect_lanes_identical(const char *spec, int depth, const TestPicture *ref,
+                                 const TestPicture *dist, int n, int min_names)
+{
+    QgpuContext *one;
+    setenv("QGPU_LANES", "1", 1);
+    one = test_score_pairs(spec, depth, ref, dist, n);
+    for (int lanes = 2; one && lanes <= 4; lanes++) {
+        char value[2] = {(char)('0' + lanes), 0};
+        int total = 0, same = 0;
+        QgpuContext *ctx;
+        setenv("QGPU_LANES", value, 1);
+        ctx = test_score_pairs(spec, depth, ref, dist, n);
+        if (ctx)
+            same = same_scores(one, ctx, n, &total);
+        CHECK(ctx && total >= min_names * n && same == total,
+              "%d lanes: %d of %d scores equal those of one lane", lanes, same, total);
+        qgpu_close(&ctx);
+    }
+    unsetenv("QGPU_LANES");
+    qgpu_close(&one);
+}
+
 QgpuContext *test_score_pairs(const char *spec, int depth, const TestPicture *ref,
                               const TestPicture *dist, int n)
 {

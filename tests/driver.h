@@ -144,6 +144,12 @@ void test_fill_flat_luma(TestPicture *t, unsigned v);
  * and collected them all; NULL after a failed check. */
 QgpuContext *test_score_pairs(const char *spec, int depth, const TestPicture *ref,
                               const TestPicture *dist, int n);
+/* Extras' helper (lanes, doc/design.md): scores spec over the n pairs on
+ * one compute queue, then on 2, 3 and 4 (QGPU_LANES); every score of every
+ * frame must be the same bit for bit (non-finite in both where it is in
+ * one), with at least min_names names scored. */
+void test_expect_lanes_identical(const char *spec, int depth, const TestPicture *ref,
+                                 const TestPicture *dist, int n, int min_names);
 /* Extras' helper (temporal features): on a context of depth 4, frame 0
  * must not be final (collect with wait returns 0) before `needed` frames
  * are submitted, and must be once they are. */

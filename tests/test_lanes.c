@@ -23,49 +23,16 @@ static const char *const spec =
     "speed_chroma float_vif float_adm float_ansnr float_moment float_psnr "
     "float_motion=motion_add_uv=true float_motion=motion_add_scale1=true";
 
-/* Scores of every name of `one` over the N frames equal in `ctx`. */
-static int same_scores(QgpuContext *one, QgpuContext *ctx, int *total)
-{
-    int names = qgpu_score_count(one), same = 0;
-    for (int k = 0; k < names; k++) {
-        const char *name = qgpu_score_name(one, k);
-        for (unsigned f = 0; f < N; f++) {
-            double a = NAN, b = NAN;
-            int ok = qgpu_get_score(one, f, name, &a) == 0 &&
-                     qgpu_get_score(ctx, f, name, &b) == 0;
-            /* bit for bit; a non-finite score must be non-finite in both */
-            same += ok && (a == b || (isnan(a) && isnan(b)));
-        }
-    }
-    *total = names * N;
-    return same;
-}
-
 static void test_lanes(void)
 {
     TestPicture ref[N], dist[N];
-    QgpuContext *one;
     for (int i = 0; i < N; i++) {
         test_picture_alloc(&ref[i], 256, 192, QGPU_LAYOUT_420, 8, 3);
         test_picture_alloc(&dist[i], 256, 192, QGPU_LAYOUT_420, 8, 0);
         test_picture_structured(&ref[i], i % 4);
         test_picture_distort(&dist[i], &ref[i], i % 4);
     }
-    setenv("QGPU_LANES", "1", 1);
-    one = test_score_pairs(spec, DEPTH, ref, dist, N);
-    for (int lanes = 2; one && lanes <= 4; lanes++) {
-        char value[2] = {(char)('0' + lanes), 0};
-        int total = 0, same = 0;
-        setenv("QGPU_LANES", value, 1);
-        QgpuContext *ctx = test_score_pairs(spec, DEPTH, ref, dist, N);
-        if (ctx)
-            same = same_scores(one, ctx, &total);
-        CHECK(ctx && total >= 60 * N && same == total,
-              "%d lanes: %d of %d scores equal those of one lane", lanes, same, total);
-        qgpu_close(&ctx);
-    }
-    unsetenv("QGPU_LANES");
-    qgpu_close(&one);
+    test_expect_lanes_identical(spec, DEPTH, ref, dist, N, 60);
     for (int i = 0; i < N; i++) {
         test_picture_free(&ref[i]);
         test_picture_free(&dist[i]);

@@ -171,34 +171,13 @@ static void test_lanes(void)
     enum { N = 11 };
     static const char *const spec = "vif adm motion motion=motion_five_frame_window=true psnr";
     TestPicture ref[N], dist[N];
-    QgpuContext *one;
     for (int i = 0; i < N; i++) {
         test_picture_alloc(&ref[i], 136, 72, QGPU_LAYOUT_420, 8, 3);
         test_picture_alloc(&dist[i], 136, 72, QGPU_LAYOUT_420, 8, 0);
         test_picture_random(&ref[i]);
         test_picture_noisy_copy(&dist[i], &ref[i], 2 + i);
     }
-    setenv("QGPU_LANES", "1", 1);
-    one = test_score_pairs(spec, 4, ref, dist, N);
-    for (int lanes = 2; one && lanes <= 4; lanes++) {
-        char value[2] = {(char)('0' + lanes), 0};
-        int names = qgpu_score_count(one), same = 0;
-        setenv("QGPU_LANES", value, 1);
-        QgpuContext *ctx = test_score_pairs(spec, 4, ref, dist, N);
-        for (int k = 0; ctx && k < names; k++) {
-            const char *name = qgpu_score_name(one, k);
-            for (unsigned f = 0; f < N; f++) {
-                double a = NAN, b = NAN;
-                same += qgpu_get_score(one, f, name, &a) == 0 &&
-                        qgpu_get_score(ctx, f, name, &b) == 0 && a == b;
-            }
-        }
-        CHECK(ctx && names >= 14 && same == names * N,
-              "%d lanes: %d of %d scores equal those of one lane", lanes, same, names * N);
-        qgpu_close(&ctx);
-    }
-    unsetenv("QGPU_LANES");
-    qgpu_close(&one);
+    test_expect_lanes_identical(spec, 4, ref, dist, N, 14);
     for (int i = 0; i < N; i++) {
         test_picture_free(&ref[i]);
         test_picture_free(&dist[i]);
