@@ -169,7 +169,7 @@ tests: $(TEST_BINS)
 # (fate/ffmpeg-filter.sh) on the ffmpeg built with the filter.
 FATE_FILTER := $(if $(wildcard $(FFMPEG_BIN)),$(BUILD)/tests/fate_filter)
 
-$(BUILD)/tests/fate_filter: $(S)/fate/ffmpeg-filter.sh $(FFMPEG_BIN)
+$(BUILD)/tests/fate_filter: $(S)/fate/ffmpeg-filter.sh $(S)/fate/golden.sh $(FFMPEG_BIN)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec %s %s\n' "$(abspath $<)" "$(abspath $(FFMPEG_BIN))" > $@
 	chmod +x $@

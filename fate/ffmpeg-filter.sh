@@ -28,9 +28,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/qgpu-fate-XXXXXX")
 [ -n "$QGPU_FATE_KEEP" ] || trap 'rm -rf "$WORK"' EXIT
 passed=0
 failed=0
+. "$(dirname "$0")/golden.sh"
 
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
 want() {
     [ -n "$QGPU_FATE_ONLY" ] || return 0
     for only in $QGPU_FATE_ONLY; do
@@ -44,38 +43,14 @@ if ! "$FFMPEG" -hide_banner -h filter=qgpu 2>/dev/null | grep -q 'Filter qgpu'; 
     echo "$FFMPEG has no qgpu filter"; echo "0 passed, 1 failed"; exit 1
 fi
 
-# golden_values JSON METRIC [EVERY]: the per-frame values of METRIC in a
-# libvmaf-layout JSON log (one metric per line), every EVERY-th frame.
-golden_values() {
-    awk -v m="\"$2\":" -v every="${3:-1}" '
-        /"pooled_metrics"/ { exit }
-        $1 == m { v = $2; sub(/,$/, "", v); if (n++ % every == 0) print v }' "$1"
-}
-
 # metadata_values FILE METRIC: values of lavfi.qgpu.METRIC from metadata=print:file=
 metadata_values() {
     sed -n "s/^lavfi\.qgpu\.$2=//p" "$1"
 }
 
-# golden_pooled JSON METRIC STAT: a pooled value (mean, min...) of a libvmaf JSON log.
-golden_pooled() {
-    awk -v m="\"$2\":" -v st="\"$3\":" '/"pooled_metrics"/ { p = 1 }
-        p && $1 == m { q = 1 } q && $1 == st { v = $2; sub(/,$/, "", v); print v; exit }' "$1"
-}
-
 # vmaf_scores LOG: the values of the "VMAF score: X" lines of an ffmpeg log.
 vmaf_scores() {
     sed -n 's/^\[Parsed_[a-z]*_[0-9]* @ 0x[0-9a-f]*\] VMAF score: \([0-9.]*\)$/\1/p' "$1"
-}
-
-# compare A B: one value per line in each; prints the max |a-b| and the
-# number of values, fails when the counts differ or a difference is > TOL.
-compare() {
-    paste "$1" "$2" | awk -v tol="$TOL" -v na="$(wc -l <"$1")" -v nb="$(wc -l <"$2")" '
-        { d = $1 - $2; if (d < 0) d = -d; if (d > max) max = d; n++ }
-        END {
-            if (na != nb || na == 0) { printf "%d values against %d golden\n", na, nb; exit 1 }
-            printf "%d frames, max |diff| %.3g\n", n, max; exit (max > tol) }'
 }
 
 # check_scores NAME METADATA_FILE LOG_JSON GOLDEN_JSON [EVERY]: compares the

@@ -20,8 +20,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/qgpu-vmafabi-XXXXXX")
 [ -n "$QGPU_FATE_KEEP" ] || trap 'rm -rf "$WORK"' EXIT
 passed=0
 failed=0
-pass() { passed=$((passed + 1)); echo "PASS $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }
+. "$(dirname "$0")/golden.sh"
 
 [ -x "$FFMPEG" ] || { echo "no ffmpeg at $FFMPEG (make ffmpeg FFMPEG_WITH_LIBVMAF_ABI=1)"; echo "0 passed, 1 failed"; exit 1; }
 if ! "$FFMPEG" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q 'Filter libvmaf' ||
@@ -29,35 +28,13 @@ if ! "$FFMPEG" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q 'Filter libv
     echo "$FFMPEG has no libvmaf filter of its own"; echo "0 passed, 1 failed"; exit 1
 fi
 
-# values JSON METRIC [EVERY]: a metric's per-frame values in a libvmaf JSON log.
-values() {
-    awk -v m="\"$2\":" -v every="${3:-1}" '
-        /"pooled_metrics"/ { exit }
-        $1 == m { v = $2; sub(/,$/, "", v); if (n++ % every == 0) print v }' "$1"
-}
-
-# mean JSON METRIC: its pooled mean.
-mean() {
-    awk -v m="\"$2\":" '/"pooled_metrics"/ { p = 1 }
-        p && $1 == m { q = 1 } q && $1 == "\"mean\":" { v = $2; sub(/,$/, "", v); print v; exit }' "$1"
-}
-
-# compare A B: fails when the counts differ or a value differs by > TOL.
-compare() {
-    paste "$1" "$2" | awk -v tol="$TOL" -v na="$(wc -l <"$1")" -v nb="$(wc -l <"$2")" '
-        { d = $1 - $2; if (d < 0) d = -d; if (d > max) max = d; n++ }
-        END {
-            if (na != nb || na == 0) { printf "%d values against %d golden\n", na, nb; exit 1 }
-            printf "%d frames, max |diff| %.3g\n", n, max; exit (max > tol) }'
-}
-
 # check NAME LOG GOLDEN EVERY METRIC...
 check() {
     name=$1 log=$2 golden=$3 every=$4
     shift 4
     for metric in "$@"; do
-        values "$log" "$metric" >"$WORK/got.txt"
-        values "$golden" "$metric" "$every" >"$WORK/want.txt"
+        golden_values "$log" "$metric" >"$WORK/got.txt"
+        golden_values "$golden" "$metric" "$every" >"$WORK/want.txt"
         if r=$(compare "$WORK/got.txt" "$WORK/want.txt"); then pass "$name $metric ($r)"
         else fail "$name $metric" "$r"; fi
     done
@@ -90,11 +67,11 @@ grep -v '^#' "$FATE/pairs.txt" | while read -r pair ref dis w h fmt frames; do
         "$pre;[d][1:v]libvmaf=log_path=$log:log_fmt=json:feature=name=psnr" -f null -; then
         check "vmaf/$pair" "$log" "$gold" 1 $METRICS
         got=$(sed -n 's/.*VMAF score: \([0-9.]*\)$/\1/p' "$WORK/$pair.log")
-        want=$(mean "$gold" vmaf)
+        want=$(golden_pooled "$gold" vmaf mean)
         if awk -v a="$got" -v b="$want" -v t="$TOL" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'
         then pass "vmaf/$pair VMAF score: $got (golden mean $want)"
         else fail "vmaf/$pair VMAF score" "'$got', golden mean $want"; fi
-        n=$(values "$log" vmaf | wc -l)
+        n=$(golden_values "$log" vmaf | wc -l)
         if [ "$n" = "$frames" ]; then pass "vmaf/$pair frame count ($n)"
         else fail "vmaf/$pair frame count" "$n frames logged, expected $frames"; fi
     else

@@ -1,6 +1,6 @@
 /*
  * QGPU_TIMING=1: host seconds in the parts of a device submit
- * (qgpu_submit_cl, qgpu_submit_cl_buffer and its asynchronous form),
+ * (qgpu_submit_cl and qgpu_submit_cl_buffer),
  * logged at QGPU_LOG_INFO by qgpu_flush(): where a caller's time goes when
  * its frames come from device memory.
  */
