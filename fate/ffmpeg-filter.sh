@@ -296,6 +296,19 @@ hw_case hwupload/10bit_psnr "$FATE/pairs/$P10/dis.mkv" "$FATE/refs/nf_sparks_480
 hw_case hwupload/10bit_vmaf "$FATE/pairs/$P10/dis.mkv" "$FATE/refs/nf_sparks_480x270_10b_5f.mkv" 5 \
     yuv420p16 "model=version=vmaf_v0.6.1:feature=psnr:sample_depth=10" \
     "$FATE/pairs/$P10/$P10.vmaf.json" "vmaf integer_adm2 integer_vif_scale0 integer_motion2"
+# NV12 and P010 OpenCL frames (two images: luma, Cb Cr pairs; what VAAPI
+# surfaces mapped to OpenCL are) against the planar software path. FFmpeg
+# needs two-channel images for them: PoCL's CPU device has none (skipped).
+if "$FFMPEG" -nostdin -hide_banner -loglevel error $HWDEV -i "$REF" -frames:v 1 \
+    -vf format=nv12,hwupload,hwdownload,format=nv12 -f null - >"$WORK/nv12probe.log" 2>&1; then
+    hw_case hwupload/nv12 "$DIS" "$REF" 48 nv12 "model=version=vmaf_v0.6.1:feature=psnr|ciede" \
+        "$GOLD" "vmaf integer_motion2 psnr_y psnr_cb ciede2000"
+    hw_case hwupload/p010 "$FATE/pairs/$P10/dis.mkv" "$FATE/refs/nf_sparks_480x270_10b_5f.mkv" 5 \
+        p010 "model=version=vmaf_v0.6.1:feature=psnr" "$FATE/pairs/$P10/$P10.vmaf.json" \
+        "vmaf integer_adm2 psnr_y psnr_cr" yuv420p10le
+else
+    want hwupload/nv12 && echo "SKIP hwupload/nv12, hwupload/p010: FFmpeg's OpenCL device here cannot hold nv12 frames ($(head -c 200 "$WORK/nv12probe.log" | tr '\n' ' '))"
+fi
 # FFmpeg 8's planar formats with the samples in the top bits: read with no
 # option (against yuv444p10le software frames; luma is the 4:2:0 golden's)
 if "$FFMPEG" -hide_banner -pix_fmts 2>/dev/null | grep -q ' yuv444p10msble '; then

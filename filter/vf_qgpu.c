@@ -13,8 +13,13 @@
  * the frames' own OpenCL context and device (qgpu_open_cl) and copies each
  * plane image on the device into its buffers (qgpu_submit_cl); no sample
  * goes through host memory. Software frames go to libqgpu's own device.
- * CUDA frames (-hwaccel cuda -hwaccel_output_format cuda) and VAAPI frames
- * are copied to host memory (av_hwframe_transfer_data; NV12/P010 as the
+ * OpenCL frames of nv12/p010/p016 (two images: luma, Cb Cr pairs) go in
+ * as QGPU_LAYOUT_NV12. VAAPI frames (-hwaccel vaapi -hwaccel_output_format
+ * vaapi) are mapped to OpenCL when FFmpeg can derive an OpenCL device from
+ * the VAAPI one (Intel's cl_intel_va_api_media_sharing: av_hwframe_map,
+ * no copy through the host) and then scored as OpenCL frames; else, and
+ * for CUDA frames (-hwaccel cuda -hwaccel_output_format cuda), they are
+ * copied to host memory (av_hwframe_transfer_data; NV12/P010 as the
  * decoder wrote them, QGPU_LAYOUT_NV12) and go the software frames' way.
  *
  * libqgpu is asynchronous and temporal features (motion) only finalise frame
@@ -122,6 +127,11 @@ typedef struct QgpuFilterContext {
     int zero_copy;            /* OpenCL frames, scored in FFmpeg's OpenCL context */
     int transfer;             /* CUDA/VAAPI frames: copied to host memory first */
     AVFrame *host[2];         /* their copies (distorted, reference) */
+    /* VAAPI frames mapped to OpenCL: the derived OpenCL device and frames
+     * (distorted, reference); NULL when not mapping */
+    AVBufferRef *map_device;
+    AVBufferRef *map_frames[2];
+    int map_failures;         /* pairs that went through the host instead */
 
     /* main frames waiting for their scores, in output order (a ring) */
     HeldFrame *held;
@@ -573,6 +583,48 @@ static enum AVPixelFormat link_sw_format(AVFilterLink *l)
     return l->format;
 }
 
+/* VAAPI frames of both inputs mapped to OpenCL: an OpenCL device derived
+ * from their VAAPI device and an OpenCL frames context derived from each
+ * input's. 0 when mapping is set up; otherwise a negative AVERROR, said at
+ * verbose level, and the frames are copied through host memory. */
+static int map_setup(AVFilterContext *ctx)
+{
+#if CONFIG_OPENCL
+    QgpuFilterContext *s = ctx->priv;
+    AVBufferRef *hwfc[2] = {QF_LINK_HWFC(ctx->inputs[0]), QF_LINK_HWFC(ctx->inputs[1])};
+    AVHWFramesContext *fc[2];
+    int i, ret;
+
+    if (!hwfc[0] || !hwfc[1])
+        return AVERROR_BUG;
+    fc[0] = (AVHWFramesContext *)hwfc[0]->data;
+    fc[1] = (AVHWFramesContext *)hwfc[1]->data;
+    if (fc[0]->device_ref->data != fc[1]->device_ref->data) {
+        av_log(ctx, AV_LOG_VERBOSE, "VAAPI frames of two devices: copied through host memory\n");
+        return AVERROR(ENOSYS);
+    }
+    ret = av_hwdevice_ctx_create_derived(&s->map_device, AV_HWDEVICE_TYPE_OPENCL,
+                                         fc[0]->device_ref, 0);
+    for (i = 0; i < 2 && ret >= 0; i++)
+        ret = av_hwframe_ctx_create_derived(&s->map_frames[i], AV_PIX_FMT_OPENCL, s->map_device,
+                                            hwfc[i], AV_HWFRAME_MAP_READ);
+    if (ret < 0) {
+        av_log(ctx, AV_LOG_VERBOSE, "VAAPI frames cannot be mapped to OpenCL here (%s: this "
+               "FFmpeg or driver has no VAAPI-OpenCL interop): each pair is copied through "
+               "host memory\n", av_err2str(ret));
+        av_buffer_unref(&s->map_frames[0]);
+        av_buffer_unref(&s->map_frames[1]);
+        av_buffer_unref(&s->map_device);
+        return ret;
+    }
+    av_log(ctx, AV_LOG_VERBOSE, "VAAPI frames mapped to OpenCL (derived device), scored "
+           "without a host copy\n");
+    return 0;
+#else
+    return AVERROR(ENOSYS);
+#endif
+}
+
 static int config_input_ref(AVFilterLink *inlink)
 {
     AVFilterContext *ctx = inlink->dst;
@@ -599,8 +651,9 @@ static int config_input_ref(AVFilterLink *inlink)
     }
     s->transfer = is_transfer_format(inlink->format);
     s->shift = 0;
-    if (s->transfer && describe_semiplanar(rfmt, &s->layout, &s->bitdepth) == 0) {
-        /* NV12/P010 as the decoder wrote them */
+    if ((s->transfer || inlink->format == AV_PIX_FMT_OPENCL) &&
+        describe_semiplanar(rfmt, &s->layout, &s->bitdepth) == 0) {
+        /* NV12/P010 as the decoder (or hwupload) wrote them */
     } else if (describe_format(rfmt, inlink->format == AV_PIX_FMT_OPENCL, &s->layout,
                                &s->bitdepth, &s->shift) < 0) {
         av_log(ctx, AV_LOG_ERROR, "pixel format %s is not supported (planar YUV or gray, 8 to 16 bit%s)\n",
@@ -626,8 +679,14 @@ static int config_input_ref(AVFilterLink *inlink)
                "video is 10- or 12-bit (converted to 16 bits for hwupload), set sample_depth=10 "
                "or 12\n", av_get_pix_fmt_name(rfmt));
     }
+    if (s->layout == QGPU_LAYOUT_NV12)
+        s->shift = 0; /* NV12 above 8 bits: MSB-aligned words, the library shifts */
     if (s->q)
         return 0; /* configured again: keep the library as it is */
+    if (inlink->format == AV_PIX_FMT_VAAPI && map_setup(ctx) == 0) {
+        s->transfer = 0;
+        return open_library(ctx, s->map_frames[1]);
+    }
     if (inlink->format == AV_PIX_FMT_OPENCL) {
 #if CONFIG_OPENCL
         AVBufferRef *mref = QF_LINK_HWFC(mainlink), *rref = QF_LINK_HWFC(inlink);
@@ -845,6 +904,74 @@ static int check_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *d
     return 0;
 }
 
+/* CUDA/VAAPI frames to host memory, as they are (NV12, P010...), and
+ * submitted from there. */
+static int submit_through_host(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
+{
+    QgpuFilterContext *s = ctx->priv;
+    QgpuPicture pr, pd;
+    int i, err;
+    for (i = 0; i < 2; i++) {
+        if (!s->host[i] && !(s->host[i] = av_frame_alloc()))
+            return AVERROR(ENOMEM);
+        av_frame_unref(s->host[i]);
+        if ((err = av_hwframe_transfer_data(s->host[i], i ? ref : dist, 0)) < 0) {
+            av_log(ctx, AV_LOG_ERROR, "cannot copy a %s frame to host memory\n",
+                   av_get_pix_fmt_name(ref->format));
+            return err;
+        }
+    }
+    fill_picture(s, &pr, s->host[1]);
+    fill_picture(s, &pd, s->host[0]);
+    err = qgpu_submit(s->q, &pr, &pd);
+    return err < 0 ? qgpu_averror(ctx, err, "cannot score the frame") : 0;
+}
+
+#if CONFIG_OPENCL
+/* VAAPI frames mapped to OpenCL images for the time of the submit (the
+ * library has copied them when it returns); a pair that cannot be mapped
+ * goes through host memory. */
+static int submit_mapped(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
+{
+    QgpuFilterContext *s = ctx->priv;
+    AVFrame *m[2] = {av_frame_alloc(), av_frame_alloc()};
+    QgpuCLPicture pr, pd;
+    int i, err = 0;
+
+    for (i = 0; i < 2 && !err; i++) {
+        if (!m[i]) {
+            err = AVERROR(ENOMEM);
+            break;
+        }
+        m[i]->format = AV_PIX_FMT_OPENCL;
+        m[i]->hw_frames_ctx = av_buffer_ref(s->map_frames[i]);
+        if (!m[i]->hw_frames_ctx)
+            err = AVERROR(ENOMEM);
+        else
+            err = av_hwframe_map(m[i], i ? ref : dist, AV_HWFRAME_MAP_READ);
+    }
+    if (err == AVERROR(ENOMEM)) {
+        av_frame_free(&m[0]);
+        av_frame_free(&m[1]);
+        return err;
+    }
+    if (err < 0) {
+        if (!s->map_failures++)
+            av_log(ctx, AV_LOG_WARNING, "cannot map a VAAPI frame to OpenCL (%s): such pairs "
+                   "are copied through host memory\n", av_err2str(err));
+        av_frame_free(&m[0]);
+        av_frame_free(&m[1]);
+        return submit_through_host(ctx, ref, dist);
+    }
+    fill_cl_picture(s, &pr, m[1]);
+    fill_cl_picture(s, &pd, m[0]);
+    err = qgpu_submit_cl(s->q, &pr, &pd);
+    av_frame_free(&m[0]); /* unmaps */
+    av_frame_free(&m[1]);
+    return err < 0 ? qgpu_averror(ctx, err, "cannot score the frame") : 0;
+}
+#endif
+
 /* Scores a frame pair: from the frames' OpenCL images in place, or from
  * host memory. */
 static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
@@ -852,6 +979,8 @@ static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *
     QgpuFilterContext *s = ctx->priv;
     int err;
 #if CONFIG_OPENCL
+    if (s->map_frames[0])
+        return submit_mapped(ctx, ref, dist);
     if (s->zero_copy) {
         QgpuCLPicture pr, pd;
         fill_cl_picture(s, &pr, ref);
@@ -862,22 +991,7 @@ static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *
     } else
 #endif
     if (s->transfer) {
-        /* CUDA/VAAPI frames: to host memory, as they are (NV12, P010...) */
-        QgpuPicture pr, pd;
-        int i;
-        for (i = 0; i < 2; i++) {
-            if (!s->host[i] && !(s->host[i] = av_frame_alloc()))
-                return AVERROR(ENOMEM);
-            av_frame_unref(s->host[i]);
-            if ((err = av_hwframe_transfer_data(s->host[i], i ? ref : dist, 0)) < 0) {
-                av_log(ctx, AV_LOG_ERROR, "cannot copy a %s frame to host memory\n",
-                       av_get_pix_fmt_name(ref->format));
-                return err;
-            }
-        }
-        fill_picture(s, &pr, s->host[1]);
-        fill_picture(s, &pd, s->host[0]);
-        err = qgpu_submit(s->q, &pr, &pd);
+        return submit_through_host(ctx, ref, dist);
     } else {
         QgpuPicture pr, pd;
         fill_picture(s, &pr, ref);
@@ -1060,6 +1174,9 @@ static av_cold void qgpu_uninit(AVFilterContext *ctx)
     qgpu_close(&s->q);
     av_frame_free(&s->host[0]);
     av_frame_free(&s->host[1]);
+    av_buffer_unref(&s->map_frames[0]);
+    av_buffer_unref(&s->map_frames[1]);
+    av_buffer_unref(&s->map_device);
     ff_framesync_uninit(&s->fs);
 }
 

@@ -1,7 +1,8 @@
 /* qgpu_opencl.h: a context on the test's own cl_context, pictures in OpenCL
  * images (qgpu_submit_cl) scored exactly as the same pictures from host
  * memory (qgpu_submit): every layout, 8 and 10 bits, MSB-aligned 16-bit
- * words, widening to 10 bits, luma-only features, pipeline depths, host and
+ * words, NV12/P010 as two images (luma, Cb Cr pairs), widening to 10
+ * bits, luma-only features, pipeline depths, host and
  * device submits mixed; the images may be overwritten and released as soon
  * as qgpu_submit_cl returns; the caller's context outlives its own
  * reference; and the error paths. */
@@ -15,6 +16,30 @@
 #include "cl_env.h"
 #include "test_util.h"
 
+/* A w x h image of `order` (CL_R or CL_RG), bps bytes per channel, holding
+ * data (freed here). */
+static cl_mem image_upload(TestClEnv *env, cl_channel_order order, int bps, int w, int h,
+                           unsigned char *data, const char *what)
+{
+    cl_image_format format = {order, bps == 2 ? CL_UNORM_INT16 : CL_UNORM_INT8};
+    cl_image_desc desc;
+    size_t origin[3] = {0, 0, 0}, region[3] = {(size_t)w, (size_t)h, 1};
+    cl_int status;
+    cl_mem image;
+
+    memset(&desc, 0, sizeof(desc));
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = (size_t)w;
+    desc.image_height = (size_t)h;
+    image = clCreateImage(env->cl, CL_MEM_READ_WRITE, &format, &desc, NULL, &status);
+    if (status == CL_SUCCESS)
+        status = clEnqueueWriteImage(env->queue, image, CL_TRUE, origin, region, 0, 0, data, 0,
+                                     NULL, NULL);
+    free(data);
+    CHECK(status == CL_SUCCESS, "image of %s: %d", what, status);
+    return status == CL_SUCCESS ? image : NULL;
+}
+
 /* A one-channel image of a plane (extra columns/rows beyond it, filled with
  * junk) holding the host picture's samples; with shift, 16-bit words
  * v << shift | v >> (bitdepth - shift), as FFmpeg's 10-to-16-bit conversion
@@ -23,12 +48,7 @@ static cl_mem plane_image(TestClEnv *env, const QgpuPicture *pic, int p, int shi
 {
     int w = test_plane_w(pic, p) + extra, h = test_plane_h(pic, p) + extra;
     int bps = pic->bitdepth > 8 ? 2 : 1;
-    cl_image_format format = {CL_R, bps == 2 ? CL_UNORM_INT16 : CL_UNORM_INT8};
-    cl_image_desc desc;
     unsigned char *data = malloc((size_t)w * h * bps);
-    size_t origin[3] = {0, 0, 0}, region[3] = {(size_t)w, (size_t)h, 1};
-    cl_int status;
-    cl_mem image;
 
     if (!data)
         return NULL;
@@ -39,24 +59,9 @@ static cl_mem plane_image(TestClEnv *env, const QgpuPicture *pic, int p, int shi
                              : test_rand() & ((1u << pic->bitdepth) - 1);
             if (shift)
                 v = (v << shift) | (v >> (pic->bitdepth - shift));
-            if (bps == 2) {
-                uint16_t s = (uint16_t)v;
-                memcpy(data + 2 * ((size_t)y * w + x), &s, 2);
-            } else {
-                data[(size_t)y * w + x] = (unsigned char)v;
-            }
+            test_store_sample(data, (size_t)y * w + x, bps, v);
         }
-    memset(&desc, 0, sizeof(desc));
-    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-    desc.image_width = (size_t)w;
-    desc.image_height = (size_t)h;
-    image = clCreateImage(env->cl, CL_MEM_READ_WRITE, &format, &desc, NULL, &status);
-    if (status == CL_SUCCESS)
-        status = clEnqueueWriteImage(env->queue, image, CL_TRUE, origin, region, 0, 0, data, 0,
-                                     NULL, NULL);
-    free(data);
-    CHECK(status == CL_SUCCESS, "image for plane %d: %d", p, status);
-    return status == CL_SUCCESS ? image : NULL;
+    return image_upload(env, CL_R, bps, w, h, data, "a plane");
 }
 
 static void cl_picture_make(TestClEnv *env, QgpuCLPicture *out, const QgpuPicture *pic, int shift,
@@ -70,6 +75,58 @@ static void cl_picture_make(TestClEnv *env, QgpuCLPicture *out, const QgpuPictur
     out->shift = shift;
     for (int p = 0; p < (pic->layout == QGPU_LAYOUT_400 ? 1 : 3); p++)
         out->plane[p] = plane_image(env, pic, p, shift, extra);
+}
+
+/* The Cb Cr pairs of a 4:2:0 picture as one two-channel (CL_RG) image, as
+ * FFmpeg's OpenCL frames of nv12/p010 hold them; above 8 bits the words are
+ * MSB-aligned (v << (16 - bitdepth)). extra: junk columns/rows. */
+static cl_mem pairs_image(TestClEnv *env, const QgpuPicture *pic, int extra)
+{
+    int w = test_plane_w(pic, 1) + extra, h = test_plane_h(pic, 1) + extra;
+    int bps = pic->bitdepth > 8 ? 2 : 1, shift = bps == 2 ? 16 - pic->bitdepth : 0;
+    unsigned char *data = malloc((size_t)w * h * 2 * bps);
+
+    if (!data)
+        return NULL;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+            for (int c = 0; c < 2; c++) {
+                int inside = x < test_plane_w(pic, 1) && y < test_plane_h(pic, 1);
+                unsigned v = inside ? test_sample(pic, 1 + c, x, y) << shift
+                                    : test_rand() & 0xffffu;
+                test_store_sample(data, ((size_t)y * w + x) * 2 + c, bps, v);
+            }
+    return image_upload(env, CL_RG, bps, w, h, data, "the Cb Cr pairs");
+}
+
+/* Whether the device has two-channel (CL_RG) images of the data type:
+ * PoCL 3.1's CPU device has none, NVIDIA's and Intel's have them. */
+static int has_rg_images(TestClEnv *env, cl_channel_type type)
+{
+    cl_image_format formats[256];
+    cl_uint n = 0;
+    if (clGetSupportedImageFormats(env->cl, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 256,
+                                   formats, &n) != CL_SUCCESS)
+        return 0;
+    for (cl_uint i = 0; i < n && i < 256; i++)
+        if (formats[i].image_channel_order == CL_RG &&
+            formats[i].image_channel_data_type == type)
+            return 1;
+    return 0;
+}
+
+/* A planar 4:2:0 picture as NV12 images: luma (MSB-aligned above 8 bits,
+ * low bits filled as FFmpeg's conversions fill them) and the pairs. */
+static void nv12_picture_make(TestClEnv *env, QgpuCLPicture *out, const QgpuPicture *pic,
+                              int extra)
+{
+    memset(out, 0, sizeof(*out));
+    out->width = pic->width;
+    out->height = pic->height;
+    out->layout = QGPU_LAYOUT_NV12;
+    out->bitdepth = pic->bitdepth;
+    out->plane[0] = plane_image(env, pic, 0, pic->bitdepth > 8 ? 16 - pic->bitdepth : 0, extra);
+    out->plane[1] = pairs_image(env, pic, extra);
 }
 
 /* Overwrites the images (the library must be done reading them), then
@@ -106,6 +163,7 @@ typedef struct Case {
     int depth;
     int frames;
     int mixed;            /* every other frame through qgpu_submit on the external context */
+    int nv12;             /* images as NV12 (luma + Cb Cr pairs) of the planar 4:2:0 picture */
 } Case;
 
 static int configure(QgpuContext *ctx, const Case *c)
@@ -122,6 +180,12 @@ static void run_case(TestClEnv *env, const Case *c)
 
     qgpu_config_default(&cfg);
     cfg.pipeline_depth = c->depth;
+    if (c->nv12 && !has_rg_images(env, c->bitdepth > 8 ? CL_UNORM_INT16 : CL_UNORM_INT8)) {
+        printf("SKIP %s: the OpenCL device has no two-channel (CL_RG) images to hold Cb Cr "
+               "pairs (PoCL's CPU device); it runs on GPUs\n", c->label);
+        qgpu_close(&host);
+        return;
+    }
     err = qgpu_open_cl(&ext, env->cl, env->device, &cfg);
     if (!CHECK(err == 0 && host, "%s: qgpu_open_cl: %s", c->label, qgpu_open_error()) ||
         !CHECK(configure(host, c) == 0 && configure(ext, c) == 0, "%s: features: %s / %s",
@@ -145,8 +209,13 @@ static void run_case(TestClEnv *env, const Case *c)
         } else {
             QgpuCLPicture r, d;
             /* odd frames of the extra-size case: images larger than the planes */
-            cl_picture_make(env, &r, &ref.pic, c->shift, i % 2 ? 2 : 0);
-            cl_picture_make(env, &d, &dist.pic, c->shift, 0);
+            if (c->nv12) {
+                nv12_picture_make(env, &r, &ref.pic, i % 2 ? 2 : 0);
+                nv12_picture_make(env, &d, &dist.pic, 0);
+            } else {
+                cl_picture_make(env, &r, &ref.pic, c->shift, i % 2 ? 2 : 0);
+                cl_picture_make(env, &d, &dist.pic, c->shift, 0);
+            }
             err = qgpu_submit_cl(ext, &r, &d);
             cl_picture_clobber_free(env, &r);
             cl_picture_clobber_free(env, &d);
@@ -180,22 +249,33 @@ static void run_case(TestClEnv *env, const Case *c)
 
 static const Case cases[] = {
     {"420 8-bit psnr + vmaf", 96, 64, QGPU_LAYOUT_420, 8, 0, "psnr", "version=vmaf_v0.6.1", 0, 2,
-     5, 0},
+     5, 0, 0},
     {"420 8-bit odd size, depth 1", 67, 45, QGPU_LAYOUT_420, 8, 0, "psnr|float_ssim", NULL, 0, 1,
-     4, 0},
+     4, 0, 0},
     {"420 10-bit psnr + vmaf", 80, 48, QGPU_LAYOUT_420, 10, 0, "psnr", "version=vmaf_v0.6.1", 0,
-     3, 5, 0},
+     3, 5, 0, 0},
     {"420 10-bit in MSB-aligned words (shift 6)", 80, 48, QGPU_LAYOUT_420, 10, 6,
-     "psnr|float_ssim", "version=vmaf_v0.6.1", 0, 2, 4, 0},
-    {"420 12-bit shift 4", 64, 40, QGPU_LAYOUT_420, 12, 4, "psnr", NULL, 0, 2, 3, 0},
-    {"422 8-bit", 64, 40, QGPU_LAYOUT_422, 8, 0, "psnr|ciede", NULL, 0, 2, 3, 0},
-    {"444 10-bit", 48, 32, QGPU_LAYOUT_444, 10, 0, "psnr", NULL, 0, 2, 3, 0},
-    {"400 8-bit", 64, 48, QGPU_LAYOUT_400, 8, 0, "psnr|float_ssim", NULL, 0, 2, 3, 0},
-    {"luma only (vif, motion)", 96, 64, QGPU_LAYOUT_420, 8, 0, "vif|motion", NULL, 0, 2, 4, 0},
+     "psnr|float_ssim", "version=vmaf_v0.6.1", 0, 2, 4, 0, 0},
+    {"420 12-bit shift 4", 64, 40, QGPU_LAYOUT_420, 12, 4, "psnr", NULL, 0, 2, 3, 0, 0},
+    {"422 8-bit", 64, 40, QGPU_LAYOUT_422, 8, 0, "psnr|ciede", NULL, 0, 2, 3, 0, 0},
+    {"444 10-bit", 48, 32, QGPU_LAYOUT_444, 10, 0, "psnr", NULL, 0, 2, 3, 0, 0},
+    {"400 8-bit", 64, 48, QGPU_LAYOUT_400, 8, 0, "psnr|float_ssim", NULL, 0, 2, 3, 0, 0},
+    {"luma only (vif, motion)", 96, 64, QGPU_LAYOUT_420, 8, 0, "vif|motion", NULL, 0, 2, 4, 0, 0},
     {"8-bit scored at 10 bits (widening)", 96, 64, QGPU_LAYOUT_420, 8, 0, "psnr|vif", NULL, 10, 2,
-     4, 0},
+     4, 0, 0},
     {"host and device submits mixed", 96, 64, QGPU_LAYOUT_420, 8, 0, "psnr|motion",
-     "version=vmaf_v0.6.1", 0, 2, 6, 1},
+     "version=vmaf_v0.6.1", 0, 2, 6, 1, 0},
+    /* NV12 images, scored as the planar host pictures they hold */
+    {"NV12 images psnr + ciede + vmaf", 96, 64, QGPU_LAYOUT_420, 8, 0, "psnr|ciede",
+     "version=vmaf_v0.6.1", 0, 2, 5, 0, 1},
+    {"NV12 images odd size, depth 1", 67, 45, QGPU_LAYOUT_420, 8, 0, "psnr|float_ssim", NULL, 0,
+     1, 4, 0, 1},
+    {"P010 images psnr + vmaf", 80, 48, QGPU_LAYOUT_420, 10, 0, "psnr|ciede",
+     "version=vmaf_v0.6.1", 0, 3, 5, 0, 1},
+    {"NV12 images luma only (vif, motion)", 96, 64, QGPU_LAYOUT_420, 8, 0, "vif|motion", NULL, 0,
+     2, 4, 0, 1},
+    {"NV12 images scored at 10 bits (widening)", 96, 64, QGPU_LAYOUT_420, 8, 0, "psnr|vif", NULL,
+     10, 2, 4, 0, 1},
 };
 
 /* The library keeps the caller's context alive: the test drops its own
@@ -321,6 +401,24 @@ static void test_errors(TestClEnv *env)
             clReleaseMemObject(foreign.plane[p]);
         clReleaseCommandQueue(q);
         clReleaseContext(other);
+    }
+    {
+        /* NV12: the pairs must be a two-channel image, luma one channel, no shift */
+        QgpuCLPicture n = r;
+        n.layout = QGPU_LAYOUT_NV12;
+        n.plane[1] = r.plane[0]; /* one channel where the pairs go */
+        n.plane[2] = NULL;
+        CHECK(qgpu_submit_cl(ext, &n, &n) == QGPU_ERR_UNSUPPORTED &&
+                  strstr(qgpu_last_error(ext), "two channels") != NULL,
+              "NV12 pairs in a one-channel image: %s", qgpu_last_error(ext));
+        n.plane[1] = NULL;
+        CHECK(qgpu_submit_cl(ext, &n, &n) == QGPU_ERR_INVALID_ARG, "NV12 without pairs");
+        n = r10;
+        n.layout = QGPU_LAYOUT_NV12;
+        n.shift = 6;
+        CHECK(qgpu_submit_cl(ext, &n, &n) == QGPU_ERR_INVALID_ARG &&
+                  strstr(qgpu_last_error(ext), "shift") != NULL,
+              "NV12 with a shift: %s", qgpu_last_error(ext));
     }
     /* still usable after all that */
     CHECK(qgpu_submit_cl(ext, &r, &d) == 0, "good submit after errors: %s", qgpu_last_error(ext));

@@ -30,16 +30,6 @@ typedef struct Blob {
     int planes;
 } Blob;
 
-static void put(unsigned char *row, size_t x, int bps, unsigned v)
-{
-    if (bps == 2) {
-        uint16_t w = (uint16_t)v;
-        memcpy(row + 2 * x, &w, 2);
-    } else {
-        row[x] = (unsigned char)v;
-    }
-}
-
 static int blob_make(Blob *b, const QgpuPicture *src, int nv12, int pad)
 {
     int bps = src->bitdepth > 8 ? 2 : 1, shift = nv12 && src->bitdepth > 8 ? 16 - src->bitdepth : 0;
@@ -63,10 +53,12 @@ static int blob_make(Blob *b, const QgpuPicture *src, int nv12, int pad)
             unsigned char *row = b->data + b->offset[p] + (size_t)y * b->pitch[p];
             for (int x = 0; x < test_plane_w(src, p); x++) {
                 if (nv12 && p == 1) {
-                    put(row, 2 * (size_t)x, bps, test_sample(src, 1, x, y) << shift);
-                    put(row, 2 * (size_t)x + 1, bps, test_sample(src, 2, x, y) << shift);
+                    test_store_sample(row, 2 * (size_t)x, bps,
+                                      test_sample(src, 1, x, y) << shift);
+                    test_store_sample(row, 2 * (size_t)x + 1, bps,
+                                      test_sample(src, 2, x, y) << shift);
                 } else {
-                    put(row, (size_t)x, bps, test_sample(src, p, x, y) << shift);
+                    test_store_sample(row, (size_t)x, bps, test_sample(src, p, x, y) << shift);
                 }
             }
         }

@@ -111,14 +111,20 @@ unsigned test_sample(const QgpuPicture *p, int plane, int x, int y)
     return row[x];
 }
 
+void test_store_sample(unsigned char *row, size_t x, int bytes_per_sample, unsigned v)
+{
+    if (bytes_per_sample == 2) {
+        uint16_t s16 = (uint16_t)v; /* memcpy: odd strides are unaligned */
+        memcpy(row + 2 * x, &s16, sizeof(s16));
+    } else {
+        row[x] = (unsigned char)v;
+    }
+}
+
 void test_set_sample(TestPicture *t, int plane, int x, int y, unsigned v)
 {
     unsigned char *row = (unsigned char *)t->planes[plane] + t->pic.stride[plane] * y;
-    if (t->pic.bitdepth > 8) {
-        uint16_t s16 = (uint16_t)v; /* memcpy: odd strides are unaligned */
-        memcpy(row + 2 * (size_t)x, &s16, sizeof(s16));
-    } else
-        row[x] = (unsigned char)v;
+    test_store_sample(row, (size_t)x, t->pic.bitdepth > 8 ? 2 : 1, v);
 }
 
 void test_picture_random(TestPicture *t)

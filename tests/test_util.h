@@ -50,6 +50,8 @@ int test_plane_h(const QgpuPicture *p, int plane);
 /* Sample read/write. */
 unsigned test_sample(const QgpuPicture *p, int plane, int x, int y);
 void test_set_sample(TestPicture *t, int plane, int x, int y, unsigned v);
+/* Sample x of a row of 1- or 2-byte samples (native words). */
+void test_store_sample(unsigned char *row, size_t x, int bytes_per_sample, unsigned v);
 
 /* Enables the '|'-separated features (may be NULL), a model spec (may be
  * NULL) and a compute bit depth (0: none): 0 or the first error. */

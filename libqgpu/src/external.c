@@ -6,6 +6,12 @@
  * (pipeline.h). A copy of an image to a buffer moves the bytes of each
  * pixel unchanged, so 8-bit images give the host path's 8-bit samples and
  * 16-bit images its 16-bit words.
+ *
+ * QGPU_LAYOUT_NV12 pictures (FFmpeg's OpenCL frames of nv12/p010/p016, and
+ * VAAPI surfaces mapped to OpenCL) are two images: luma (one channel) and
+ * the Cb Cr pairs (two channels, half size). Luma goes where planar luma
+ * goes; the pairs go to the slot's interleaved buffer, which the host
+ * path's NV12 split (semiplanar.c) turns into planes 1 and 2.
  */
 #include <string.h>
 
@@ -19,16 +25,21 @@ static const char *plane_name(int plane)
     return names[plane];
 }
 
-static int one_channel(cl_channel_order order)
+static int channel_count(cl_channel_order order)
 {
-    return order == CL_R || order == CL_A || order == CL_INTENSITY || order == CL_LUMINANCE;
+    if (order == CL_R || order == CL_A || order == CL_INTENSITY || order == CL_LUMINANCE)
+        return 1;
+    if (order == CL_RG || order == CL_RA)
+        return 2;
+    return 0;
 }
 
-/* One plane: a 2D image of the context, one channel of the sample size,
- * covering the plane. */
+/* One plane: a 2D image of the context covering the plane, of one channel
+ * of the sample size (two for the Cb Cr pairs of an NV12 picture). */
 static int check_image(QgpuContext *ctx, cl_mem image, int plane, const QgpuVideoFormat *fmt,
-                       const char *which)
+                       int layout, const char *which)
 {
+    int channels = layout == QGPU_LAYOUT_NV12 && plane == 1 ? 2 : 1;
     cl_mem_object_type type = 0;
     cl_context owner = NULL;
     cl_image_format format;
@@ -74,13 +85,15 @@ static int check_image(QgpuContext *ctx, cl_mem image, int plane, const QgpuVide
         bits = 0;
         break;
     }
-    if (!one_channel(format.image_channel_order) || bits != 8 * fmt->bytes_per_sample)
+    if (channel_count(format.image_channel_order) != channels ||
+        bits != 8 * fmt->bytes_per_sample)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
                           "%s picture: %s plane: image format (order 0x%x, type 0x%x) is not "
-                          "one channel of %d bits, as %d-bit samples need",
+                          "%s of %d bits, as %d-bit samples need",
                           which, plane_name(plane), (unsigned)format.image_channel_order,
-                          (unsigned)format.image_channel_data_type, 8 * fmt->bytes_per_sample,
-                          fmt->bitdepth);
+                          (unsigned)format.image_channel_data_type,
+                          channels == 2 ? "two channels (Cb Cr pairs)" : "one channel",
+                          8 * fmt->bytes_per_sample, fmt->bitdepth);
     if (width < (size_t)fmt->plane_w[plane] || height < (size_t)fmt->plane_h[plane])
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
                           "%s picture: %s plane image is %zux%zu, smaller than the plane "
@@ -94,12 +107,12 @@ static int check_cl_picture(QgpuContext *ctx, const QgpuCLPicture *pic, const Qg
                             const char *which)
 {
     QgpuVideoFormat fmt;
-    int err;
-    if (pic->layout == QGPU_LAYOUT_NV12)
-        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
-                          "%s picture: the NV12 layout is for host pictures (qgpu_submit); "
-                          "pass OpenCL images as three planes",
-                          which);
+    int err, planes;
+    if (pic->layout == QGPU_LAYOUT_NV12 && pic->shift != 0)
+        return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
+                          "%s picture: shift %d with the NV12 layout (its samples above 8 bits "
+                          "are MSB-aligned words, as P010's: leave shift 0)",
+                          which, pic->shift);
     if (pic->shift < 0 ||
         (pic->shift > 0 && (pic->bitdepth <= 8 || pic->bitdepth + pic->shift != 16)))
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
@@ -107,8 +120,9 @@ static int check_cl_picture(QgpuContext *ctx, const QgpuCLPicture *pic, const Qg
                           "bitdepth + shift == 16, bitdepth 9..15)",
                           which, pic->shift, pic->bitdepth);
     qgpu_format_from_picture(&fmt, desc);
-    for (int p = 0; p < fmt.nb_planes; p++)
-        if ((err = check_image(ctx, pic->plane[p], p, &fmt, which)))
+    planes = pic->layout == QGPU_LAYOUT_NV12 ? 2 : fmt.nb_planes;
+    for (int p = 0; p < planes; p++)
+        if ((err = check_image(ctx, pic->plane[p], p, &fmt, pic->layout, which)))
             return err;
     return 0;
 }
@@ -123,23 +137,40 @@ static void describe(QgpuPicture *desc, const QgpuCLPicture *pic)
     desc->bitdepth = pic->bitdepth;
 }
 
-/* Copies the planes the device needs into the slot's buffer for `which`. */
+/* Plane p's image (its plane_w x plane_h corner) -> dst at dst_offset. */
+static int copy_image(QgpuContext *ctx, cl_mem image, int p, cl_mem dst, size_t dst_offset)
+{
+    const QgpuVideoFormat *fmt = &ctx->in_fmt;
+    size_t origin[3] = {0, 0, 0};
+    size_t region[3] = {(size_t)fmt->plane_w[p], (size_t)fmt->plane_h[p], 1};
+    cl_int status = clEnqueueCopyImageToBuffer(ctx->upload_queue, image, dst, origin, region,
+                                               dst_offset, 0, NULL, NULL);
+    if (status != CL_SUCCESS)
+        return qgpu_cl_error(ctx, status, "clEnqueueCopyImageToBuffer(frame input)");
+    return 0;
+}
+
+/* Copies the planes the device needs into the slot's buffer for `which`
+ * (NV12: luma there, the Cb Cr pairs, when chroma is read, into the slot's
+ * interleaved buffer for the split). */
 static int copy_picture(QgpuContext *ctx, const QgpuCLPicture *pic, const QgpuSlot *slot,
                         int which)
 {
     const QgpuVideoFormat *fmt = &ctx->in_fmt;
     size_t offset;
     cl_mem dst = qgpu_submit_target(ctx, slot, which, &offset);
-    for (int p = 0; p < fmt->nb_planes && fmt->plane_offset[p] < ctx->upload_bytes; p++) {
-        size_t origin[3] = {0, 0, 0};
-        size_t region[3] = {(size_t)fmt->plane_w[p], (size_t)fmt->plane_h[p], 1};
-        cl_int status = clEnqueueCopyImageToBuffer(ctx->upload_queue, pic->plane[p], dst, origin,
-                                                   region, offset + fmt->plane_offset[p], 0,
-                                                   NULL, NULL);
-        if (status != CL_SUCCESS)
-            return qgpu_cl_error(ctx, status, "clEnqueueCopyImageToBuffer(frame input)");
+    int err = 0;
+
+    if (ctx->in_layout == QGPU_LAYOUT_NV12) {
+        err = copy_image(ctx, pic->plane[0], 0, dst, offset);
+        if (!err && ctx->split_chroma)
+            err = copy_image(ctx, pic->plane[1], 1, slot->interleaved,
+                             (size_t)which * qgpu_interleaved_bytes(ctx));
+        return err;
     }
-    return 0;
+    for (int p = 0; p < fmt->nb_planes && fmt->plane_offset[p] < ctx->upload_bytes && !err; p++)
+        err = copy_image(ctx, pic->plane[p], p, dst, offset + fmt->plane_offset[p]);
+    return err;
 }
 
 int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPicture *dist)
@@ -166,8 +197,8 @@ int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPictu
     err = copy_picture(ctx, ref, slot, 0);
     if (!err)
         err = copy_picture(ctx, dist, slot, 1);
-    shift[0] = ref->shift;
-    shift[1] = dist->shift;
+    shift[0] = ctx->in_layout == QGPU_LAYOUT_NV12 ? ctx->in_shift : ref->shift;
+    shift[1] = ctx->in_layout == QGPU_LAYOUT_NV12 ? ctx->in_shift : dist->shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
                                      "copying the frame's images on the device");
 }

@@ -55,11 +55,16 @@ QGPU_API int qgpu_open_cl(QgpuContext **ctx, cl_context context, cl_device_id de
  * native little-endian words) when they are deeper; it is at least as large
  * as the plane (chroma ceil(w/2) wide for 4:2:0 and 4:2:2, ceil(h/2) high
  * for 4:2:0; qgpu.h's QgpuPicture). Samples are read from the image's
- * top-left corner. The images must belong to the context's cl_context. */
+ * top-left corner. The images must belong to the context's cl_context.
+ * QGPU_LAYOUT_NV12 (FFmpeg's OpenCL frames of nv12, p010 or p016, and
+ * hardware surfaces mapped to OpenCL): plane[0] is luma as above, plane[1]
+ * the Cb Cr pairs, an image of two channels (CL_RG or CL_RA) at least
+ * ceil(w/2) x ceil(h/2); above 8 bits the words are MSB-aligned (P010:
+ * 10-bit values << 6), as qgpu_submit() takes NV12, and shift stays 0. */
 typedef struct QgpuCLPicture {
     int width;
     int height;
-    int layout;    /* enum QgpuLayout, QGPU_LAYOUT_NV12 excepted */
+    int layout;    /* enum QgpuLayout */
     int bitdepth;  /* 8..16: the depth the samples are scored at */
     /* 0: each 16-bit word holds its sample in the low bits (FFmpeg's
      * yuv420p10le layout, were OpenCL frames able to hold it). N > 0: the
@@ -67,9 +72,11 @@ typedef struct QgpuCLPicture {
      * bitdepth + N == 16: FFmpeg's p010 (10-bit values << 6) or
      * yuv420p16 converted from 10-bit video (the low bits repeat the high
      * ones: v << 6 | v >> 4; the shift recovers v exactly). The shift is
-     * done on the device. Only for bitdepth 9..15. */
+     * done on the device. Only for bitdepth 9..15; 0 for QGPU_LAYOUT_NV12. */
     int shift;
-    cl_mem plane[3]; /* luma, Cb, Cr; plane[0] only for QGPU_LAYOUT_400 */
+    /* luma, Cb, Cr; plane[0] only for QGPU_LAYOUT_400; luma and the Cb Cr
+     * pairs for QGPU_LAYOUT_NV12 */
+    cl_mem plane[3];
 } QgpuCLPicture;
 
 /* Queues one (reference, distorted) pair whose samples are in OpenCL
