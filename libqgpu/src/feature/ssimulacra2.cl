@@ -302,6 +302,9 @@ static inline float quantity(int q, float a, float b)
 #define HB_T 32      /* output columns per tile */
 #define HB_MAXR 8    /* largest radius the tiles allow */
 #define HB_IN (HB_T + 2 * HB_MAXR)
+#if HB_T != HB_ROWS
+#error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
+#endif
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
@@ -317,7 +320,6 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __local float tin[2][HB_IN][HB_ROWS + 1];
     __local float tout[5][HB_T][HB_ROWS + 1];
     const int r = get_local_id(0), q = get_local_id(1);
-    const int lid = q * HB_ROWS + r, nthreads = HB_ROWS * 5;
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
@@ -334,14 +336,18 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     for (int base = -N + 1; base < w; base += HB_T) {
         const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < 2 * HB_ROWS * win; idx += nthreads) {
-            int img = idx / (HB_ROWS * win), rem = idx - img * HB_ROWS * win;
-            int rr = rem / win, j = rem - rr * win;
-            int x = ws + j, y = y0 + rr;
-            float v = 0.0f;
-            if (x >= 0 && x < w && y < h)
-                v = (img ? in2 : in1)[(size_t)y * w + x];
-            tin[img][j][rr] = v;
+        /* work-item (r, q) loads columns r, r + HB_ROWS, .. of rows q, q + 5, ..
+         * (no run-time divisions: this index arithmetic, not the
+         * recursion, was most of the pass's instructions) */
+        for (int rr = q; rr < HB_ROWS; rr += 5) {
+            const int y = y0 + rr;
+            for (int j = r; j < win; j += HB_ROWS) {
+                const int x = ws + j;
+                const bool inside = x >= 0 && x < w && y < h;
+                const size_t i = (size_t)y * w + x;
+                tin[0][j][rr] = inside ? in1[i] : 0.0f;
+                tin[1][j][rr] = inside ? in2[i] : 0.0f;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int t = 0; t < HB_T; t++) {
@@ -350,12 +356,14 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
             tout[q][t][r] = iir_step(&st, lv + rv, n2, d1);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < 5 * HB_ROWS * HB_T; idx += nthreads) {
-            int qq = idx / (HB_ROWS * HB_T), rem = idx - qq * HB_ROWS * HB_T;
-            int rr = rem / HB_T, t = rem - rr * HB_T;
-            int x = base + t, y = y0 + rr;
-            if (x >= 0 && x < w && y < h)
-                out[(size_t)(qq * 3 + c) * plane + (size_t)y * w + x] = tout[qq][t][rr];
+        /* work-item (r, q) stores column base + r of rows q, q + 5, .. */
+        for (int rr = q; rr < HB_ROWS; rr += 5) {
+            const int x = base + r, y = y0 + rr;
+            if (x >= 0 && x < w && y < h) {
+                const size_t i = (size_t)y * w + x;
+                for (int qq = 0; qq < 5; qq++)
+                    out[(size_t)(qq * 3 + c) * plane + i] = tout[qq][r][rr];
+            }
         }
     }
 }
@@ -490,14 +498,14 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     for (int base = -N + 1; base < h; base += VB_T) {
         const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < 5 * win * VB_COLS; idx += VB_WG) {
-            int qq = idx / (win * VB_COLS), rem = idx - qq * win * VB_COLS;
-            int rr = rem / VB_COLS, j = rem - rr * VB_COLS;
-            int y = ws + rr, x = x0 + j;
+        /* work-item (col, q) loads column x0 + col of quantity q's window
+         * (no run-time divisions in the index arithmetic) */
+        for (int rr = 0; rr < win; rr++) {
+            const int y = ws + rr, x = x0 + col;
             float v = 0.0f;
             if (y >= 0 && y < h && x < w)
-                v = hin[(size_t)(qq * 3 + c) * plane + (size_t)y * w + x];
-            tin[qq][rr][j] = v;
+                v = hin[(size_t)(q * 3 + c) * plane + (size_t)y * w + x];
+            tin[q][rr][col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int t = 0; t < VB_T; t++)
