@@ -337,8 +337,8 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
         const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
         /* work-item (r, q) loads columns r, r + HB_ROWS, .. of rows q, q + 5, ..
-         * (no run-time divisions: this index arithmetic, not the
-         * recursion, was most of the pass's instructions) */
+         * (no run-time divisions: that index arithmetic, not the
+         * recursion, was most of the pass's time) */
         for (int rr = q; rr < HB_ROWS; rr += 5) {
             const int y = y0 + rr;
             for (int j = r; j < win; j += HB_ROWS) {
