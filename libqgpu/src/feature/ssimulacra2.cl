@@ -302,6 +302,9 @@ static inline float quantity(int q, float a, float b)
 #define HB_T 32      /* output columns per tile */
 #define HB_MAXR 8    /* largest radius the tiles allow */
 #define HB_IN (HB_T + 2 * HB_MAXR)
+#if HB_T != HB_ROWS
+#error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
+#endif
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
@@ -317,7 +320,6 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __local float tin[2][HB_IN][HB_ROWS + 1];
     __local float tout[5][HB_T][HB_ROWS + 1];
     const int r = get_local_id(0), q = get_local_id(1);
-    const int lid = q * HB_ROWS + r, nthreads = HB_ROWS * 5;
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
@@ -334,14 +336,18 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     for (int base = -N + 1; base < w; base += HB_T) {
         const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < 2 * HB_ROWS * win; idx += nthreads) {
-            int img = idx / (HB_ROWS * win), rem = idx - img * HB_ROWS * win;
-            int rr = rem / win, j = rem - rr * win;
-            int x = ws + j, y = y0 + rr;
-            float v = 0.0f;
-            if (x >= 0 && x < w && y < h)
-                v = (img ? in2 : in1)[(size_t)y * w + x];
-            tin[img][j][rr] = v;
+        /* work-item (r, q) loads columns r, r + HB_ROWS, .. of rows q, q + 5, ..
+         * (no run-time divisions: that index arithmetic, not the
+         * recursion, was most of the pass's time) */
+        for (int rr = q; rr < HB_ROWS; rr += 5) {
+            const int y = y0 + rr;
+            for (int j = r; j < win; j += HB_ROWS) {
+                const int x = ws + j;
+                const bool inside = x >= 0 && x < w && y < h;
+                const size_t i = (size_t)y * w + x;
+                tin[0][j][rr] = inside ? in1[i] : 0.0f;
+                tin[1][j][rr] = inside ? in2[i] : 0.0f;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int t = 0; t < HB_T; t++) {
@@ -350,12 +356,14 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
             tout[q][t][r] = iir_step(&st, lv + rv, n2, d1);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < 5 * HB_ROWS * HB_T; idx += nthreads) {
-            int qq = idx / (HB_ROWS * HB_T), rem = idx - qq * HB_ROWS * HB_T;
-            int rr = rem / HB_T, t = rem - rr * HB_T;
-            int x = base + t, y = y0 + rr;
-            if (x >= 0 && x < w && y < h)
-                out[(size_t)(qq * 3 + c) * plane + (size_t)y * w + x] = tout[qq][t][rr];
+        /* work-item (r, q) stores column base + r of rows q, q + 5, .. */
+        for (int rr = q; rr < HB_ROWS; rr += 5) {
+            const int x = base + r, y = y0 + rr;
+            if (x >= 0 && x < w && y < h) {
+                const size_t i = (size_t)y * w + x;
+                for (int qq = 0; qq < 5; qq++)
+                    out[(size_t)(qq * 3 + c) * plane + i] = tout[qq][r][rr];
+            }
         }
     }
 }
@@ -425,7 +433,8 @@ static inline float2 ff_sq2(float2 x)
  * float-float; sums of d, d^4, art, art^4, det, det^4 per work-item, then
  * per work-group into partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
 #define VB_COLS 32
-#define VB_T 16
+#define VB_T 24   /* rows per chunk: 41 KiB of __local memory, under the 48 KiB
+                   * NVIDIA allows (32 would need 52 KiB); 16 was ~10% slower */
 #define VB_WG (VB_COLS * 5)
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
@@ -466,9 +475,12 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
                     int radius, float4 n2v, float4 d1v, __global float2 *partials)
 {
-    __local float tin[5][VB_T + 2 * HB_MAXR][VB_COLS + 1];
+    /* the final reduction reuses the input tiles' memory */
+    __local union {
+        float tin[5][VB_T + 2 * HB_MAXR][VB_COLS + 1];
+        float2 red[6][VB_WG];
+    } lm;
     __local float tout[5][VB_T][VB_COLS + 1];
-    __local float2 red[6][VB_WG];
     const int col = get_local_id(0), q = get_local_id(1);
     const int lid = q * VB_COLS + col;
     const int s = scale_of(geom, scales, G_VG0, get_group_id(0));
@@ -490,18 +502,19 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     for (int base = -N + 1; base < h; base += VB_T) {
         const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < 5 * win * VB_COLS; idx += VB_WG) {
-            int qq = idx / (win * VB_COLS), rem = idx - qq * win * VB_COLS;
-            int rr = rem / VB_COLS, j = rem - rr * VB_COLS;
-            int y = ws + rr, x = x0 + j;
+        /* work-item (col, q) loads column x0 + col of quantity q's window
+         * (no run-time divisions in the index arithmetic) */
+        for (int rr = 0; rr < win; rr++) {
+            const int y = ws + rr, x = x0 + col;
             float v = 0.0f;
             if (y >= 0 && y < h && x < w)
-                v = hin[(size_t)(qq * 3 + c) * plane + (size_t)y * w + x];
-            tin[qq][rr][j] = v;
+                v = hin[(size_t)(q * 3 + c) * plane + (size_t)y * w + x];
+            lm.tin[q][rr][col] = v;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int t = 0; t < VB_T; t++)
-            tout[q][t][col] = iir_step(&st, tin[q][t][col] + tin[q][t + 2 * N][col], n2, d1);
+            tout[q][t][col] =
+                iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int idx = lid; idx < VB_T * VB_COLS; idx += VB_WG) {
             int t = idx / VB_COLS, j = idx - t * VB_COLS;
@@ -514,21 +527,21 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
         }
     }
     for (int k = 0; k < 6; k++)
-        red[k][lid] = acc[k];
+        lm.red[k][lid] = acc[k];
     barrier(CLK_LOCAL_MEM_FENCE);
     /* VB_WG = 160: fold 160 -> 128, then halve */
     if (lid < VB_WG - 128)
         for (int k = 0; k < 6; k++)
-            red[k][lid] = ff_add(red[k][lid], red[k][lid + 128]);
+            lm.red[k][lid] = ff_add(lm.red[k][lid], lm.red[k][lid + 128]);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int step = 64; step > 0; step >>= 1) {
         if (lid < step)
             for (int k = 0; k < 6; k++)
-                red[k][lid] = ff_add(red[k][lid], red[k][lid + step]);
+                lm.red[k][lid] = ff_add(lm.red[k][lid], lm.red[k][lid + step]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid < 6)
-        partials[gm[G_POFF] + ((size_t)c * gm[G_VGN] + g) * 6 + lid] = red[lid][0];
+        partials[gm[G_POFF] + ((size_t)c * gm[G_VGN] + g) * 6 + lid] = lm.red[lid][0];
 }
 
 /* ---- final sums: work-group s*18 + c*6 + k adds that sum's partials of
