@@ -1211,6 +1211,45 @@ static void test_rewind(void)
     }
 }
 
+/* --hwdec auto's measurement end to end, CPU decoders standing for
+ * NVDEC's (QGPU_HWDEC_PROBE_TEST=1): measured, the log says so and its
+ * frames are --hwdec none's; forced; a short pair is not measured. */
+static void test_probe_runs(void)
+{
+    char path[1100], how[64], *none, *other;
+    const char *env[3] = {"QGPU_HWDEC_PROBE_TEST=1", "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_PROBE=cpu",
+                          "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_PROBE=cuda"};
+    const char *want[3] = {"measured", "forced", "forced"};
+    int rc;
+    snprintf(path, sizeof(path), "%s/long.nut", dir);
+    if (!CHECK(write_bframes(path, 64, 48, PROBE_MIN_PAIRS + 20, 0.0) == 0,
+               "write long.nut (MPEG-2)"))
+        return;
+    rc = tool_run(tool, dir, NULL, 0, "-r long.nut -d long.nut -n --feature psnr --hwdec none "
+                  "--json -o probe_none.json", out_err, sizeof(out_err));
+    none = log_frames("probe_none.json", how, sizeof(how), "decoder_choice");
+    CHECK(rc == 0 && none && !*how, "--hwdec none: no choice in the log (rc %d): %s", rc,
+          out_err);
+    for (int i = 0; i < 3; i++) {
+        char rates[64];
+        rc = tool_run(tool, dir, env[i], 0, "-r long.nut -d long.nut -n --feature psnr --json "
+                      "-o probe_auto.json", out_err, sizeof(out_err));
+        other = log_frames("probe_auto.json", how, sizeof(how), "decoder_choice");
+        free(log_frames("probe_auto.json", rates, sizeof(rates), "decoder_cpu_pairs_per_s"));
+        CHECK(rc == 0 && none && other && !strcmp(none, other) && !strcmp(how, want[i]) &&
+                  (i ? !*rates : atof(rates) > 0.0) &&
+                  strstr(out_err, i ? "chosen by QGPU_HWDEC_PROBE" : "--hwdec auto, measured: "),
+              "%s: %s, the frames --hwdec none's (rc %d, choice '%s', CPU '%s'): %s", env[i],
+              want[i], rc, how, rates, out_err);
+        free(other);
+    }
+    free(none);
+    rc = tool_run(tool, dir, env[0], 0, "-r long.nut -d long.nut -n --feature psnr --frame_cnt 40 "
+                  "--decode-only", out_err, sizeof(out_err));
+    CHECK(rc == 0 && strstr(out_err, "NVDEC kept, 40 pairs: too short to measure"),
+          "a short pair is not measured (rc %d): %s", rc, out_err);
+}
+
 int main(int argc, char **argv)
 {
     char cmd[256];
@@ -1224,6 +1263,7 @@ int main(int argc, char **argv)
     test_runs();
     test_hwdec();
     test_rewind();
+    test_probe_runs();
     test_semiplanar_input();
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

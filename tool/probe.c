@@ -61,11 +61,15 @@ static void stream_key(const Decoder *dec, DecoderStreamKey *k)
     k->rate_bucket = decoder_choice_bucket(info.bit_rate, info.width, info.height, info.fps);
 }
 
+/* An input whose decoder is NVDEC's, not a stream. $QGPU_HWDEC_PROBE_TEST=1
+ * (tests): CPU decoders stand for NVDEC's, so that the measurement, the
+ * choice and the rewinding run on machines without NVDEC. */
 static int is_cuda(const Decoder *dec)
 {
+    const char *test = getenv("QGPU_HWDEC_PROBE_TEST");
     DecoderInfo info;
     decoder_get_info(dec, &info);
-    return !strcmp(info.decoder, "cuda") && !info.stream;
+    return (!strcmp(info.decoder, "cuda") || (test && !strcmp(test, "1"))) && !info.stream;
 }
 
 /* The CPU decoders of both inputs, started, or -1 (why in note). */

@@ -41,7 +41,8 @@ typedef struct ProbeResult {
  * by the CPU's decoders (the others closed). host_jobs: the jobs of the
  * process that decode at once (1 or 0: alone). $QGPU_HWDEC_PROBE: "0" no
  * measurement (NVDEC, as before), "cpu" or "cuda" that result without
- * measuring. 0, or < 0 with a message in err (an input could not be
+ * measuring; $QGPU_HWDEC_PROBE_TEST=1 (tests): CPU decoders stand for
+ * NVDEC's. 0, or < 0 with a message in err (an input could not be
  * rewound). */
 int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
                  Decoder **dis, ProbeResult *res, char *err, size_t err_len);

@@ -897,10 +897,9 @@ static void print_decoders(const Run *r)
     if (p->how && p->choice.cpu_pairs > 0.0)
         fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s "
                 "measuring)", p->how, p->choice.hw_pairs, p->choice.cpu_pairs,
-                r->o->hwdec == HWDEC_AUTO && r->host_jobs > 1 ? " shared by the jobs" : "",
-                p->seconds);
+                r->host_jobs > 1 ? ", its cores shared by the batch's jobs" : "", p->seconds);
     else if (p->how)
-        fprintf(r->msg, " (--hwdec auto, %s by QGPU_HWDEC_PROBE)", p->how);
+        fprintf(r->msg, " (--hwdec auto, chosen by QGPU_HWDEC_PROBE)");
     else if (*p->note)
         fprintf(r->msg, " (--hwdec auto: NVDEC kept, %s)", p->note);
     fputc('\n', r->msg);
