@@ -1203,7 +1203,7 @@ static void test_rewind(void)
         /* 60 frames: 53 read before the timing, 7 timed */
         ok = decoder_rewind(e, err, sizeof(err)) == 0;
         rate = ok ? probe_rate(e, NULL, 53, 100, 10.0) : -1.0;
-        CHECK(rate == 0.0, "%s: 7 frames left, fewer than PROBE_MIN_FRAMES timed: no "
+        CHECK(rate == 0.0, "%s: 7 frames left, no window of PROBE_WINDOW timed: no "
               "measurement (%.1f)", formats[f], rate);
         decoder_close(&fresh);
         decoder_close(&d);

@@ -1,8 +1,9 @@
 /*
  * --hwdec auto by measurement: when NVDEC took both inputs, decode their
  * first frames with NVDEC and with the CPU decoders, keep the faster path
- * (decoder_choice.h) and hand its decoders back rewound to the start, so
- * that neither the decoders' start-up nor a frame is paid twice.
+ * (decoder_choice.h) and hand back its decoders at the start of the
+ * inputs: the CPU's rewound (decoder_rewind), NVDEC's opened afresh (the
+ * measured ones are closed on a closing thread).
  */
 #ifndef QGPU_TOOL_PROBE_H
 #define QGPU_TOOL_PROBE_H
@@ -13,15 +14,17 @@
 #include "decoder_choice.h"
 #include "options.h"
 
-/* Frames timed per measurement, the most seconds one may take, and the
- * fewest that make a measurement. */
-#define PROBE_FRAMES 24
-#define PROBE_SECONDS 0.1
-#define PROBE_MIN_FRAMES 8
+/* Frames timed per measurement (in windows of PROBE_WINDOW, the fastest
+ * window kept: a passing hiccup of the host does not decide), and the most
+ * seconds one may take. */
+#define PROBE_FRAMES 48
+#define PROBE_WINDOW 16
+#define PROBE_SECONDS 0.1 /* once a window is complete; 5 x at most */
 
 /* Pairs below which a single run does not measure (the measurement costs
- * ~0.1-0.2 s: more than it can save on a short pair); a batch's jobs share
- * the decision, and measure whenever the measurement fits in the pair. */
+ * ~0.25-0.35 s on the H200: more than it can save on a short pair); a
+ * batch's jobs share the decision (decoder_choice.h) and measure from
+ * 2 x PROBE_FRAMES pairs. */
 #define PROBE_MIN_PAIRS 300
 
 typedef struct ProbeResult {
@@ -49,8 +52,9 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
 
 /* The measurements (exposed for the tests): after warm unmeasured reads,
  * up to count reads timed (at most `seconds`), reading a alone or a and b
- * in turn: frames or pairs per second, 0 when fewer than PROBE_MIN_FRAMES
- * were timed (a short input, an error). */
+ * in turn: frames or pairs per second of the fastest window of
+ * PROBE_WINDOW reads, 0 when no window was complete (a short input, an
+ * error). */
 double probe_rate(Decoder *a, Decoder *b, int warm, int count, double seconds);
 
 #endif
