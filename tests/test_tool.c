@@ -1203,7 +1203,7 @@ static void test_rewind(void)
         /* 60 frames: 53 read before the timing, 7 timed */
         ok = decoder_rewind(e, err, sizeof(err)) == 0;
         rate = ok ? probe_rate(e, NULL, 53, 100, 10.0) : -1.0;
-        CHECK(rate == 0.0, "%s: 7 frames left, no window of PROBE_WINDOW timed: no "
+        CHECK(rate == 0.0, "%s: 7 frames left, fewer than PROBE_MIN_FRAMES timed: no "
               "measurement (%.1f)", formats[f], rate);
         decoder_close(&fresh);
         decoder_close(&d);
@@ -1212,14 +1212,22 @@ static void test_rewind(void)
 }
 
 /* --hwdec auto's measurement end to end, CPU decoders standing for
- * NVDEC's (QGPU_HWDEC_PROBE_TEST=1): measured, the log says so and its
- * frames are --hwdec none's; forced; a short pair is not measured. */
+ * NVDEC's (QGPU_HWDEC_PROBE_TEST=1), the decisions kept in DIR/cache:
+ * measured, the log says so and its frames are --hwdec none's; the next
+ * run takes the saved decision, QGPU_HWDEC_PROBE=1 measures again; forced;
+ * a short pair is not measured. */
 static void test_probe_runs(void)
 {
-    char path[1100], how[64], *none, *other;
-    const char *env[3] = {"QGPU_HWDEC_PROBE_TEST=1", "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_PROBE=cpu",
-                          "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_PROBE=cuda"};
-    const char *want[3] = {"measured", "forced", "forced"};
+    char path[1100], how[64], env[1400], *none, *other;
+    static const struct {
+        const char *env, *how, *says;
+    } runs[] = {
+        {"", "measured", "--hwdec auto, measured: "},
+        {"", "saved", "--hwdec auto, measured by an earlier run on this host: "},
+        {"QGPU_HWDEC_PROBE=1", "measured", "--hwdec auto, measured: "},
+        {"QGPU_HWDEC_PROBE=cpu", "forced", "chosen by QGPU_HWDEC_PROBE"},
+        {"QGPU_HWDEC_PROBE=cuda", "forced", "chosen by QGPU_HWDEC_PROBE"},
+    };
     int rc;
     snprintf(path, sizeof(path), "%s/long.nut", dir);
     if (!CHECK(write_bframes(path, 64, 48, PROBE_MIN_PAIRS + 20, 0.0) == 0,
@@ -1230,21 +1238,24 @@ static void test_probe_runs(void)
     none = log_frames("probe_none.json", how, sizeof(how), "decoder_choice");
     CHECK(rc == 0 && none && !*how, "--hwdec none: no choice in the log (rc %d): %s", rc,
           out_err);
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         char rates[64];
-        rc = tool_run(tool, dir, env[i], 0, "-r long.nut -d long.nut -n --feature psnr --json "
+        int forced = !strcmp(runs[i].how, "forced");
+        snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache %s", dir,
+                 runs[i].env);
+        rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --json "
                       "-o probe_auto.json", out_err, sizeof(out_err));
         other = log_frames("probe_auto.json", how, sizeof(how), "decoder_choice");
         free(log_frames("probe_auto.json", rates, sizeof(rates), "decoder_cpu_pairs_per_s"));
-        CHECK(rc == 0 && none && other && !strcmp(none, other) && !strcmp(how, want[i]) &&
-                  (i ? !*rates : atof(rates) > 0.0) &&
-                  strstr(out_err, i ? "chosen by QGPU_HWDEC_PROBE" : "--hwdec auto, measured: "),
-              "%s: %s, the frames --hwdec none's (rc %d, choice '%s', CPU '%s'): %s", env[i],
-              want[i], rc, how, rates, out_err);
+        CHECK(rc == 0 && none && other && !strcmp(none, other) && !strcmp(how, runs[i].how) &&
+                  (forced ? !*rates : atof(rates) > 0.0) && strstr(out_err, runs[i].says),
+              "%s: %s, the frames --hwdec none's (rc %d, choice '%s', CPU '%s'): %s", env,
+              runs[i].how, rc, how, rates, out_err);
         free(other);
     }
     free(none);
-    rc = tool_run(tool, dir, env[0], 0, "-r long.nut -d long.nut -n --feature psnr --frame_cnt 40 "
+    snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache2", dir);
+    rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --frame_cnt 40 "
                   "--decode-only", out_err, sizeof(out_err));
     CHECK(rc == 0 && strstr(out_err, "NVDEC kept, 40 pairs: too short to measure"),
           "a short pair is not measured (rc %d): %s", rc, out_err);

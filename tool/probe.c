@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "closer.h"
+#include "decoder_choice_file.h"
 #include "hwdec.h"
 #include "probe.h"
 
@@ -29,30 +30,27 @@ double probe_rate(Decoder *a, Decoder *b, int warm, int count, double seconds)
 {
     QgpuPicture pic;
     char err[256];
-    double start = 0.0, window = 0.0, now, best = 0.0;
+    double start = 0.0, last = 0.0;
+    int timed = 0;
     if (warm < 1)
         warm = 1; /* the first read starts the clock */
     for (int i = 0; i < warm + count; i++) {
         if (decoder_read(a, &pic, err, sizeof(err)) != 1 ||
             (b && decoder_read(b, &pic, err, sizeof(err)) != 1))
             break;
-        if (i + 1 < warm)
+        last = now_seconds();
+        if (i + 1 == warm)
+            start = last;
+        if (i + 1 <= warm)
             continue;
-        now = now_seconds();
-        if (i + 1 == warm || (i + 1 - warm) % PROBE_WINDOW == 0) {
-            /* the end of a window (or of the warm-up): the next one starts */
-            if (i + 1 > warm && now > window && PROBE_WINDOW / (now - window) > best)
-                best = PROBE_WINDOW / (now - window);
-            window = now;
-            if (i + 1 == warm)
-                start = now;
-        }
-        /* the time allowed, once a window is measured (a slow decoder gets
-         * up to five times as long for one) */
-        if ((best > 0.0 && now - start >= seconds) || now - start >= 5.0 * seconds)
+        timed++;
+        /* the time allowed, once PROBE_MIN_FRAMES are timed (a slow
+         * decoder gets up to five times as long for them) */
+        if ((timed >= PROBE_MIN_FRAMES && last - start >= seconds) ||
+            last - start >= 5.0 * seconds)
             break;
     }
-    return best;
+    return timed >= PROBE_MIN_FRAMES && last > start ? timed / (last - start) : 0.0;
 }
 
 /* What decides an input's decoding speed (decoder_choice.h). */
@@ -106,7 +104,7 @@ static int measure(const Options *o, Decoder *hw[2], Decoder *cpu[2], DecoderCho
         /* a few frames for NVDEC's surfaces; its frames go out as they are
          * (the zero-copy path), as in the run */
         decoder_set_semiplanar(hw[i], 1);
-        fps[i] = probe_rate(hw[i], NULL, 4, PROBE_FRAMES, PROBE_SECONDS);
+        fps[i] = probe_rate(hw[i], NULL, 8, PROBE_FRAMES, PROBE_SECONDS);
         decoder_set_semiplanar(hw[i], 0);
     }
     c->hw_pairs = decoder_choice_hw_pairs(fps[0], fps[1]);
@@ -116,15 +114,28 @@ static int measure(const Options *o, Decoder *hw[2], Decoder *cpu[2], DecoderCho
     }
     if (open_cpu(o, cpu, note, note_len))
         return -1;
-    /* until the frame threads all work: one frame each, and two more */
+    /* frame threads: the first frames come out in a burst (decoded side
+     * by side from the start), which timed would inflate the rate by half
+     * (H200: 1,020-1,100 pairs/s measured after one frame per thread
+     * against a floor of 696-731 for HEVC): timed after two frames per
+     * thread, when each frame out has waited for its own decoding */
     decoder_get_info(cpu[0], &info);
-    c->cpu_pairs = probe_rate(cpu[0], cpu[1], info.threads + 2, PROBE_FRAMES, PROBE_SECONDS);
+    c->cpu_pairs = probe_rate(cpu[0], cpu[1], 2 * info.threads + 2, PROBE_FRAMES,
+                              PROBE_SECONDS);
     if (!(c->cpu_pairs > 0.0)) {
         snprintf(note, note_len, "too few frames to measure the CPU decoders");
         return -1;
     }
     c->mode = decoder_choice_pick(c->cpu_pairs, c->hw_pairs, host_jobs);
     return 0;
+}
+
+/* $QGPU_HWDEC_PROBE=1: measure even when this machine measured the kind of
+ * pair before (decoder_choice_file.h). */
+static int remeasure(void)
+{
+    const char *env = getenv("QGPU_HWDEC_PROBE");
+    return env && !strcmp(env, "1");
 }
 
 /* $QGPU_HWDEC_PROBE: 1 and c set for "cpu"/"cuda", 0 otherwise (-1: "0"). */
@@ -170,6 +181,9 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
         key.host_jobs = host_jobs > 1 ? host_jobs : 1;
         if (decoder_choice_claim(&key, &res->choice)) {
             res->how = "cached";
+        } else if (!remeasure() && decoder_choice_file_find(&key, &res->choice)) {
+            decoder_choice_store(&key, &res->choice); /* for the process's next runs */
+            res->how = "saved";
         } else if (pairs && pairs < (host_jobs > 0 ? 2u * PROBE_FRAMES : PROBE_MIN_PAIRS)) {
             decoder_choice_abandon(&key);
             snprintf(res->note, sizeof(res->note), "%u pairs: too short to measure the "
@@ -184,6 +198,7 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
                 res->choice.mode = HWDEC_CUDA;
             } else {
                 decoder_choice_store(&key, &res->choice);
+                decoder_choice_file_add(&key, &res->choice);
                 res->how = "measured";
             }
             measured = 1;

@@ -14,12 +14,12 @@
 #include "decoder_choice.h"
 #include "options.h"
 
-/* Frames timed per measurement (in windows of PROBE_WINDOW, the fastest
- * window kept: a passing hiccup of the host does not decide), and the most
- * seconds one may take. */
+/* Frames timed per measurement, the seconds it may take once
+ * PROBE_MIN_FRAMES are timed (five times as long at most), and the fewest
+ * that make a measurement. */
 #define PROBE_FRAMES 48
-#define PROBE_WINDOW 16
-#define PROBE_SECONDS 0.1 /* once a window is complete; 5 x at most */
+#define PROBE_SECONDS 0.1
+#define PROBE_MIN_FRAMES 16
 
 /* Pairs below which a single run does not measure (the measurement costs
  * ~0.25-0.35 s on the H200: more than it can save on a short pair); a
@@ -30,8 +30,9 @@
 typedef struct ProbeResult {
     const char *how;      /* NULL: no choice made here (not auto, not NVDEC,
                              a stream, a short pair); "measured", "cached" (an
-                             earlier run of the process), "forced"
-                             ($QGPU_HWDEC_PROBE) */
+                             earlier run of the process), "saved" (an earlier
+                             process on this machine: decoder_choice_file.h),
+                             "forced" ($QGPU_HWDEC_PROBE) */
     DecoderChoice choice; /* when how is set */
     double seconds;       /* spent measuring */
     char note[256];       /* why nothing was measured, or why the measurement
@@ -44,17 +45,16 @@ typedef struct ProbeResult {
  * by the CPU's decoders (the others closed). host_jobs: the jobs of the
  * process that decode at once (1 or 0: alone). $QGPU_HWDEC_PROBE: "0" no
  * measurement (NVDEC, as before), "cpu" or "cuda" that result without
- * measuring; $QGPU_HWDEC_PROBE_TEST=1 (tests): CPU decoders stand for
+ * measuring, "1" measure even when a decision was saved on this machine; $QGPU_HWDEC_PROBE_TEST=1 (tests): CPU decoders stand for
  * NVDEC's. 0, or < 0 with a message in err (an input could not be
  * rewound). */
 int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
                  Decoder **dis, ProbeResult *res, char *err, size_t err_len);
 
 /* The measurements (exposed for the tests): after warm unmeasured reads,
- * up to count reads timed (at most `seconds`), reading a alone or a and b
- * in turn: frames or pairs per second of the fastest window of
- * PROBE_WINDOW reads, 0 when no window was complete (a short input, an
- * error). */
+ * up to count reads timed (`seconds` once PROBE_MIN_FRAMES are), reading a
+ * alone or a and b in turn: frames or pairs per second, 0 when fewer than
+ * PROBE_MIN_FRAMES were timed (a short input, an error). */
 double probe_rate(Decoder *a, Decoder *b, int warm, int count, double seconds);
 
 #endif

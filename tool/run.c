@@ -895,8 +895,11 @@ static void print_decoders(const Run *r)
     const ProbeResult *p = &r->probe;
     fprintf(r->msg, "qgpu: decoders: reference %s, distorted %s", r->decoder[0], r->decoder[1]);
     if (p->how && p->choice.cpu_pairs > 0.0)
-        fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s "
-                "measuring)", p->how, p->choice.hw_pairs, p->choice.cpu_pairs,
+        fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s)",
+                !strcmp(p->how, "cached") ? "measured earlier in this process"
+                : !strcmp(p->how, "saved") ? "measured by an earlier run on this host"
+                                           : "measured",
+                p->choice.hw_pairs, p->choice.cpu_pairs,
                 r->host_jobs > 1 ? ", its cores shared by the batch's jobs" : "", p->seconds);
     else if (p->how)
         fprintf(r->msg, " (--hwdec auto, chosen by QGPU_HWDEC_PROBE)");
