@@ -224,6 +224,9 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
          * opened afresh (H200, doc/performance.md) */
         const char *path[2] = {o->reference, o->distorted};
         for (int i = 0; i < 2; i++) {
+            /* its zero-copy ring (no frame out, nothing imported) goes to
+             * the fresh decoder of the same device (hwdec_park) */
+            decoder_park(hw[i]);
             closer_close(&hw[i]);
             if (!ret && !(ret = decoder_open_hw(&hw[i], path[i], HWDEC_AUTO, err, err_len)))
                 ret = decoder_start(hw[i], err, err_len);
