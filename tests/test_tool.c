@@ -4,7 +4,10 @@
  * writes itself with libavformat/libavcodec (no ffmpeg CLI needed):
  * different start times and time bases, B-frames, frame-rate mismatch,
  * timestamp gaps (warning), offsets, --subsample, --log-stream,
- * --scale-to, odd sizes and raw input.
+ * --scale-to, odd sizes and raw input; --hwdec auto's choice by
+ * measurement (tool/decoder_choice.c with given rates, and the
+ * measurement and rewinding of tool/probe.c and decoder_rewind on CPU
+ * decoders).
  *
  * The binary is found as $QGPU_BUILD/qgpu, else next to this test's
  * directory (BUILD/tests/test_tool -> BUILD/qgpu), else ./build/qgpu.
@@ -23,7 +26,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "decode.h"
+#include "decoder_choice.h"
+#include "framehash.h"
+#include "hwdec.h"
 #include "pairing.h"
+#include "probe.h"
 #include "test_util.h"
 #include "tool_run.h"
 
@@ -1063,17 +1071,210 @@ static void test_hwdec(void)
           "--decode-only -o: a usage error (rc %d): %s", rc, out_err);
 }
 
+/* ---- --hwdec auto's choice by measurement ---- */
+
+static void test_decoder_choice(void)
+{
+    DecoderChoiceKey a, b;
+    DecoderChoice c = {HWDEC_NONE, 1500.0, 745.0}, got;
+    /* the H200's figures (doc/performance.md): low-bitrate H.264, the CPU's
+     * floor 1196-1582 against NVDEC's 745; HEVC 876 against 1458 */
+    CHECK(decoder_choice_pick(1196.0, 745.0, 1) == HWDEC_NONE, "H.264: the CPU");
+    CHECK(decoder_choice_pick(876.0, 1458.0, 1) == HWDEC_CUDA, "HEVC: NVDEC");
+    /* near a tie NVDEC stays (the CPU path's scoring reaches less of its floor) */
+    CHECK(decoder_choice_pick(800.0, 745.0, 1) == HWDEC_CUDA, "1.07x: NVDEC");
+    CHECK(decoder_choice_pick(745.0 * DECODER_CHOICE_CPU_MARGIN + 1.0, 745.0, 0) == HWDEC_NONE,
+          "above the margin: the CPU");
+    /* a batch's jobs share the cores */
+    CHECK(decoder_choice_pick(1500.0, 745.0, 4) == HWDEC_CUDA, "4 jobs at once: NVDEC");
+    CHECK(decoder_choice_pick(1500.0, 600.0, 2) == HWDEC_NONE, "2 jobs, 750 vs 600: the CPU");
+    /* unknown figures: NVDEC, as before the measurement */
+    CHECK(decoder_choice_pick(0.0, 745.0, 1) == HWDEC_CUDA &&
+              decoder_choice_pick(1500.0, 0.0, 1) == HWDEC_CUDA &&
+              decoder_choice_pick(NAN, 745.0, 1) == HWDEC_CUDA &&
+              decoder_choice_pick(INFINITY, 745.0, 1) == HWDEC_CUDA,
+          "unknown rates: NVDEC");
+    CHECK(decoder_choice_hw_pairs(1400.0, 1500.0) == 1400.0 &&
+              decoder_choice_hw_pairs(0.0, 1500.0) == 0.0,
+          "NVDEC's pairs/s: the slower input's frames/s");
+    /* buckets: half octaves of bits per pixel */
+    CHECK(decoder_choice_bucket(1.3e6, 1920, 1080, 25.0) ==
+                  decoder_choice_bucket(1.5e6, 1920, 1080, 25.0) &&
+              decoder_choice_bucket(1.3e6, 1920, 1080, 25.0) !=
+                  decoder_choice_bucket(3.0e6, 1920, 1080, 25.0) &&
+              decoder_choice_bucket(0.0, 1920, 1080, 25.0) == DECODER_CHOICE_NO_BUCKET &&
+              decoder_choice_bucket(1e6, 1920, 1080, 0.0) == DECODER_CHOICE_NO_BUCKET,
+          "bit-rate buckets (%d %d %d)", decoder_choice_bucket(1.3e6, 1920, 1080, 25.0),
+          decoder_choice_bucket(1.5e6, 1920, 1080, 25.0),
+          decoder_choice_bucket(3.0e6, 1920, 1080, 25.0));
+    /* the process's table: claimed, stored, found; another key not */
+    decoder_choice_reset();
+    memset(&a, 0, sizeof(a));
+    a.in[0] = (DecoderStreamKey){27, 1, 1920, 1080, "nv12", -9};
+    a.in[1] = a.in[0];
+    a.host_jobs = 1;
+    b = a;
+    b.in[1].rate_bucket = -12;
+    CHECK(decoder_choice_claim(&a, &got) == 0, "first run of a kind: measures");
+    decoder_choice_store(&a, &c);
+    CHECK(decoder_choice_claim(&a, &got) == 1 && got.mode == HWDEC_NONE &&
+              got.cpu_pairs == 1500.0 && got.hw_pairs == 745.0,
+          "the next run of that kind: the decision kept");
+    CHECK(decoder_choice_claim(&b, &got) == 0, "another bit rate: measures");
+    decoder_choice_abandon(&b);
+    CHECK(decoder_choice_claim(&b, &got) == 0, "abandoned: measured again");
+    decoder_choice_abandon(&b);
+    b = a;
+    b.host_jobs = 8;
+    CHECK(decoder_choice_claim(&b, &got) == 0, "another number of jobs: measures");
+    decoder_choice_abandon(&b);
+    decoder_choice_reset();
+}
+
+/* Hashes of the rest of dec's pictures; their count in *n. */
+static uint64_t hash_rest(Decoder *dec, unsigned *n)
+{
+    uint64_t h = FRAME_HASH_START;
+    QgpuPicture pic;
+    char err[256];
+    *n = 0;
+    while (decoder_read(dec, &pic, err, sizeof(err)) == 1) {
+        h = frame_hash(h, &pic);
+        (*n)++;
+    }
+    return h;
+}
+
+/* decoder_rewind: the frames after it are a fresh decoder's (MPEG-2 with
+ * B-frames, in NUT and in MP4 with its edit list); probe_rate measures
+ * CPU decoders and leaves them to be rewound; too short an input is no
+ * measurement. */
+static void test_rewind(void)
+{
+    static const char *formats[2] = {"nut", "mp4"};
+    char path[1100], err[1024];
+    for (int f = 0; f < 2; f++) {
+        const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MPEG2VIDEO);
+        AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : NULL;
+        Decoder *fresh = NULL, *d = NULL, *e = NULL;
+        unsigned n1 = 0, n2 = 0, n3 = 0;
+        uint64_t h1 = 0, h2 = 0, h3 = 0;
+        double rate = 0.0;
+        int ok;
+        if (!enc)
+            continue; /* no MPEG-2 encoder in this FFmpeg */
+        enc->width = 64;
+        enc->height = 48;
+        enc->pix_fmt = AV_PIX_FMT_YUV420P;
+        enc->time_base = (AVRational){1, 25};
+        enc->framerate = (AVRational){25, 1};
+        enc->gop_size = 12;
+        enc->max_b_frames = 2;
+        enc->bit_rate = 4000000;
+        snprintf(path, sizeof(path), "%s/rewind.%s", dir, formats[f]);
+        ok = avcodec_open2(enc, codec, NULL) >= 0 &&
+             tool_encode_file(path, formats[f], enc, (AVRational){1, 90000}, 60, 0.0, -1, -1) ==
+                 0;
+        avcodec_free_context(&enc);
+        if (!CHECK(ok, "write rewind.%s", formats[f]))
+            continue;
+        ok = decoder_open(&fresh, path, err, sizeof(err)) == 0 &&
+             decoder_start(fresh, err, sizeof(err)) == 0 &&
+             decoder_open(&d, path, err, sizeof(err)) == 0 &&
+             decoder_start(d, err, sizeof(err)) == 0 &&
+             decoder_open(&e, path, err, sizeof(err)) == 0 &&
+             decoder_start(e, err, sizeof(err)) == 0;
+        if (ok) {
+            h1 = hash_rest(fresh, &n1);
+            rate = probe_rate(d, e, 3, 24, 10.0); /* 27 pairs read */
+            ok = decoder_rewind(d, err, sizeof(err)) == 0;
+            h2 = ok ? hash_rest(d, &n2) : 0;
+            ok = ok && decoder_rewind(d, err, sizeof(err)) == 0; /* at the end: again */
+            h3 = ok ? hash_rest(d, &n3) : 0;
+        }
+        CHECK(ok && n1 == 60 && n2 == n1 && h2 == h1 && n3 == n1 && h3 == h1 &&
+                  decoder_frame_count(d) == 60,
+              "%s: rewound after 27 frames and at the end, the frames are a fresh decoder's "
+              "(%u / %u / %u frames, %016llx / %016llx / %016llx) %s", formats[f], n1, n2, n3,
+              (unsigned long long)h1, (unsigned long long)h2, (unsigned long long)h3,
+              ok ? "" : err);
+        CHECK(rate > 0.0 && isfinite(rate), "%s: probe_rate of two CPU decoders in turn: %.1f "
+              "pairs/s", formats[f], rate);
+        /* 60 frames: 53 read before the timing, 7 timed */
+        ok = decoder_rewind(e, err, sizeof(err)) == 0;
+        rate = ok ? probe_rate(e, NULL, 53, 100, 10.0) : -1.0;
+        CHECK(rate == 0.0, "%s: 7 frames left, fewer than PROBE_MIN_FRAMES timed: no "
+              "measurement (%.1f)", formats[f], rate);
+        decoder_close(&fresh);
+        decoder_close(&d);
+        decoder_close(&e);
+    }
+}
+
+/* --hwdec auto's measurement end to end, CPU decoders standing for
+ * NVDEC's (QGPU_HWDEC_PROBE_TEST=1), the decisions kept in DIR/cache:
+ * measured, the log says so and its frames are --hwdec none's; the next
+ * run takes the saved decision, QGPU_HWDEC_PROBE=1 measures again; forced;
+ * a short pair is not measured. */
+static void test_probe_runs(void)
+{
+    char path[1100], how[64], env[1400], *none, *other;
+    static const struct {
+        const char *env, *how, *says;
+    } runs[] = {
+        {"", "measured", "--hwdec auto, measured: "},
+        {"", "saved", "--hwdec auto, measured by an earlier run on this host: "},
+        {"QGPU_HWDEC_PROBE=1", "measured", "--hwdec auto, measured: "},
+        {"QGPU_HWDEC_PROBE=cpu", "forced", "chosen by QGPU_HWDEC_PROBE"},
+        {"QGPU_HWDEC_PROBE=cuda", "forced", "chosen by QGPU_HWDEC_PROBE"},
+    };
+    int rc;
+    snprintf(path, sizeof(path), "%s/long.nut", dir);
+    if (!CHECK(write_bframes(path, 64, 48, PROBE_MIN_PAIRS + 20, 0.0) == 0,
+               "write long.nut (MPEG-2)"))
+        return;
+    rc = tool_run(tool, dir, NULL, 0, "-r long.nut -d long.nut -n --feature psnr --hwdec none "
+                  "--json -o probe_none.json", out_err, sizeof(out_err));
+    none = log_frames("probe_none.json", how, sizeof(how), "decoder_choice");
+    CHECK(rc == 0 && none && !*how, "--hwdec none: no choice in the log (rc %d): %s", rc,
+          out_err);
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        char rates[64];
+        int forced = !strcmp(runs[i].how, "forced");
+        snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache %s", dir,
+                 runs[i].env);
+        rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --json "
+                      "-o probe_auto.json", out_err, sizeof(out_err));
+        other = log_frames("probe_auto.json", how, sizeof(how), "decoder_choice");
+        free(log_frames("probe_auto.json", rates, sizeof(rates), "decoder_cpu_pairs_per_s"));
+        CHECK(rc == 0 && none && other && !strcmp(none, other) && !strcmp(how, runs[i].how) &&
+                  (forced ? !*rates : atof(rates) > 0.0) && strstr(out_err, runs[i].says),
+              "%s: %s, the frames --hwdec none's (rc %d, choice '%s', CPU '%s'): %s", env,
+              runs[i].how, rc, how, rates, out_err);
+        free(other);
+    }
+    free(none);
+    snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache2", dir);
+    rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --frame_cnt 40 "
+                  "--decode-only", out_err, sizeof(out_err));
+    CHECK(rc == 0 && strstr(out_err, "NVDEC kept, 40 pairs: too short to measure"),
+          "a short pair is not measured (rc %d): %s", rc, out_err);
+}
+
 int main(int argc, char **argv)
 {
     char cmd[256];
     (void)argc;
     test_pairing();
+    test_decoder_choice();
     if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))
         return test_finish();
     if (!CHECK(mkdtemp(dir) != NULL, "temporary directory"))
         return test_finish();
     test_runs();
     test_hwdec();
+    test_rewind();
+    test_probe_runs();
     test_semiplanar_input();
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

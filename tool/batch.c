@@ -58,6 +58,7 @@ typedef struct Running {
     FILE *msg;
     QgpuDevice *shared;
     int done, status, slot;
+    int host_jobs;        /* jobs of the batch at once (--hwdec auto, probe.h) */
     json_object *result;
     pthread_mutex_t *lock;
     pthread_cond_t *finished;
@@ -192,7 +193,7 @@ static void free_slot(Running *r)
 static void *job_thread(void *arg)
 {
     Running *r = arg;
-    RunSetup s = {r->shared, r->msg, &batch_signal, &batch_signal, &r->result};
+    RunSetup s = {r->shared, r->msg, &batch_signal, &batch_signal, &r->result, r->host_jobs};
     int ret = run_check_paths(r->msg, &r->opts);
     hwdec_use_slot(r->slot);
     if (!ret)
@@ -224,6 +225,7 @@ static int start_thread(Batch *b, Running *r, char **argv, char *err, size_t len
         return -1;
     }
     r->shared = b->devs.list[r->device].shared;
+    r->host_jobs = b->nb_slots;
     r->lock = &b->lock;
     r->finished = &b->finished;
     if ((ret = pthread_create(&r->thread, NULL, job_thread, r))) {

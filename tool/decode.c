@@ -501,6 +501,14 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
     info->hw_note = d->hw_note;
     info->hw_refused = d->hw && d->have_first && !hwdec_active(d->hw);
     info->semiplanar = semi_depth(d, d->src_fmt) != 0;
+    {
+        const AVCodecParameters *par = d->fmt->streams[d->stream]->codecpar;
+        info->codec_id = par->codec_id;
+        info->profile = par->profile;
+        info->bit_rate = par->bit_rate > 0 ? (double)par->bit_rate
+                         : d->fmt->bit_rate > 0 ? (double)d->fmt->bit_rate : 0.0;
+        info->threads = d->codec->thread_count > 0 ? d->codec->thread_count : 1;
+    }
 }
 
 static const struct {
@@ -1060,6 +1068,34 @@ unsigned decoder_count_rest(Decoder *d)
     }
     d->eof = 1;
     return rest;
+}
+
+int decoder_rewind(Decoder *d, char *err, size_t err_len)
+{
+    const AVStream *st = d->fmt->streams[d->stream];
+    int64_t start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    int ret;
+    if (input_is_stream(d->input) || d->eof) {
+        set_error(err, err_len, "cannot go back to the start (a stream is read once)", d->name,
+                  0);
+        return AVERROR(ESPIPE);
+    }
+    /* the last key frame at or before the stream's start: its first packet */
+    ret = avformat_seek_file(d->fmt, d->stream, INT64_MIN, start, start, 0);
+    if (ret < 0) {
+        set_error(err, err_len, "cannot seek back to the start", d->name, ret);
+        return ret;
+    }
+    avcodec_flush_buffers(d->codec);
+    av_packet_unref(d->packet);
+    av_frame_unref(d->frame);
+    av_frame_unref(d->pending);
+    d->delivered = NULL;
+    d->draining = 0;
+    d->frames = d->packets = 0;
+    d->errors = d->corrupt = d->in_a_row = 0;
+    d->data_end = 0;
+    return 0;
 }
 
 unsigned decoder_frame_count(const Decoder *d)

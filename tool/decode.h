@@ -37,6 +37,11 @@ typedef struct DecoderInfo {
     int semiplanar;      /* the frames are NV12/P010 (hardware decoders); they
                             go out as QGPU_LAYOUT_NV12 after
                             decoder_set_semiplanar(dec, 1) */
+    /* the coded stream (--hwdec auto's choice, decoder_choice.h) */
+    int codec_id;        /* enum AVCodecID */
+    int profile;         /* the codec's profile (FF_PROFILE_UNKNOWN: -99) */
+    double bit_rate;     /* bits/s of the stream (else of the file), 0 unknown */
+    int threads;         /* the decoder's threads (1 for hardware decoders' own) */
 } DecoderInfo;
 
 /* Decoding errors mid-stream (a corrupt packet, a frame decoded with
@@ -145,6 +150,14 @@ double decoder_zero_copy_seconds(const Decoder *dec);
 /* Frames left in the input, counted from its packets without decoding
  * them (reads to the end of the file; no frame can be read afterwards). */
 unsigned decoder_count_rest(Decoder *dec);
+
+/* Back to the first frame, to decode the input again from its start
+ * (--hwdec auto measures the decoders on the first frames, probe.h): the
+ * demuxer seeks to the stream's start, the decoder is flushed and the
+ * counts (frames, errors) start again; the frames delivered afterwards are
+ * those of a fresh decoder. Not for streams (pipes are read once). 0, or
+ * < 0 with a message in err. */
+int decoder_rewind(Decoder *dec, char *err, size_t err_len);
 
 /* Frames delivered so far. */
 unsigned decoder_frame_count(const Decoder *dec);

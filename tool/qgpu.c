@@ -129,7 +129,7 @@ static void ensure_pocl_cache(void)
 int main(int argc, char **argv)
 {
     Options o;
-    RunSetup s = {NULL, stderr, &interrupted, &stop_signal, NULL};
+    RunSetup s = {NULL, stderr, &interrupted, &stop_signal, NULL, 0};
     int ret;
 
     if (output_guard_std_fds() & 1)
@@ -156,6 +156,7 @@ int main(int argc, char **argv)
         return ret;
     options_warn(&o);
     ret = run_pair(&o, &s);
+    closer_drain(); /* decoders --hwdec auto did not keep (probe.h) */
     hwdec_release_devices();
     return ret;
 }

@@ -22,6 +22,7 @@
 #include "hwdec.h"
 #include "input.h"
 #include "output.h"
+#include "probe.h"
 #include "reader.h"
 #include "run.h"
 
@@ -241,7 +242,28 @@ static int check_hwdec(FILE *msg, const Options *o, const DecoderInfo *ri, const
     return 0;
 }
 
-static int open_inputs(FILE *msg, const Options *o, Decoder **ref, Decoder **dis)
+static unsigned expected_pairs(const Options *o, Decoder *ref, Decoder *dis, int mode);
+
+/* --hwdec auto: NVDEC or the CPU, by measured speed (probe.h); the
+ * decoders in use are then started and set to warn on msg. 0, or an exit
+ * status with the message on msg. */
+static int choose_decoders(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
+                           Decoder **dis, ProbeResult *probe)
+{
+    char err[1024] = "";
+    int ret = probe_choose(o, host_jobs, expected_pairs(o, *ref, *dis, PAIR_INDEX), ref, dis,
+                           probe, err, sizeof(err));
+    if (ret) {
+        fprintf(msg, "qgpu: %s\n", err);
+        return EXIT_INPUT;
+    }
+    decoder_set_warn(*ref, "reference", on_decode_warning, msg);
+    decoder_set_warn(*dis, "distorted", on_decode_warning, msg);
+    return 0;
+}
+
+static int open_inputs(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
+                       Decoder **dis, ProbeResult *probe)
 {
     char err[1024] = "";
     DecoderInfo ri, di;
@@ -262,6 +284,8 @@ static int open_inputs(FILE *msg, const Options *o, Decoder **ref, Decoder **dis
         fprintf(msg, "qgpu: %s\n", err);
         return ret == DECODER_ERR_HWDEC ? EXIT_DEVICE : EXIT_INPUT;
     }
+    if ((ret = choose_decoders(msg, o, host_jobs, ref, dis, probe)))
+        return ret;
     decoder_get_info(*ref, &ri);
     decoder_get_info(*dis, &di);
     if ((ret = check_hwdec(msg, o, &ri, &di)))
@@ -457,6 +481,8 @@ typedef struct Run {
      * handed to the device to the last score */
     clock_t first_submit, last_score;
     const char *decoder[2];   /* who decoded each input: "cpu", "cuda", "vaapi" */
+    ProbeResult probe;        /* --hwdec auto's choice by measurement */
+    int host_jobs;            /* RunSetup's */
     uint64_t hash[2];         /* --hash-frames: the inputs' samples */
     FILE *msg;                /* messages */
     volatile sig_atomic_t *stop, *stop_signal;
@@ -749,13 +775,24 @@ static int write_log(const Run *r)
     char name[256];
     double cpu = (double)(r->last_score - r->first_submit) / CLOCKS_PER_SEC;
     unsigned zero_copy = qgpu_frames_from_device(r->ctx); /* NVDEC frames left on the GPU */
-    QgpuLogField fields[5] = {{"decode_errors", NULL, r->decode_errors},
+    const ProbeResult *p = &r->probe;
+    QgpuLogField fields[8] = {{"decode_errors", NULL, r->decode_errors},
                               {"skipped_frames", NULL, r->skipped_frames},
                               {"decoder_reference", r->decoder[0], 0},
-                              {"decoder_distorted", r->decoder[1], 0},
-                              {"pairs_zero_copy", NULL, zero_copy}};
+                              {"decoder_distorted", r->decoder[1], 0}};
+    int n = 4;
+    if (zero_copy)
+        fields[n++] = (QgpuLogField){"pairs_zero_copy", NULL, zero_copy};
+    if (p->how) /* --hwdec auto's choice: how, and the floors it compared */
+        fields[n++] = (QgpuLogField){"decoder_choice", p->how, 0};
+    if (p->how && p->choice.cpu_pairs > 0.0) {
+        fields[n++] = (QgpuLogField){"decoder_cuda_pairs_per_s", NULL,
+                                     round(p->choice.hw_pairs)};
+        fields[n++] = (QgpuLogField){"decoder_cpu_pairs_per_s", NULL,
+                                     round(p->choice.cpu_pairs)};
+    }
     QgpuLogOptions lo = {o->format, r->submitted && cpu > 0 ? r->submitted / cpu : 0.0,
-                         o->subsample, fields, zero_copy ? 5 : 4};
+                         o->subsample, fields, n};
     if (qgpu_write_log_ex(r->ctx, o->output, &lo)) {
         fprintf(msg, "qgpu: -o %s: %s\n",
                 strcmp(o->output, "-") ? short_path(o->output, name, sizeof(name)) : "-",
@@ -851,6 +888,26 @@ static int interrupted_status(const Run *r)
     return 128 + (*r->stop_signal ? *r->stop_signal : SIGINT);
 }
 
+/* "decoders: reference cuda, distorted cuda", and --hwdec auto's choice
+ * by measurement with its figures. */
+static void print_decoders(const Run *r)
+{
+    const ProbeResult *p = &r->probe;
+    fprintf(r->msg, "qgpu: decoders: reference %s, distorted %s", r->decoder[0], r->decoder[1]);
+    if (p->how && p->choice.cpu_pairs > 0.0)
+        fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s)",
+                !strcmp(p->how, "cached") ? "measured earlier in this process"
+                : !strcmp(p->how, "saved") ? "measured by an earlier run on this host"
+                                           : "measured",
+                p->choice.hw_pairs, p->choice.cpu_pairs,
+                r->host_jobs > 1 ? ", its cores shared by the batch's jobs" : "", p->seconds);
+    else if (p->how)
+        fprintf(r->msg, " (--hwdec auto, chosen by QGPU_HWDEC_PROBE)");
+    else if (*p->note)
+        fprintf(r->msg, " (--hwdec auto: NVDEC kept, %s)", p->note);
+    fputc('\n', r->msg);
+}
+
 /* The end of a scoring run: the log (also of the frames before a failure
  * midway), the summary on stderr, the job's result. */
 static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decoder *dis,
@@ -868,6 +925,8 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
                     "(--decode-only); decoders: reference %s, distorted %s\n", r->submitted,
                     r->seconds, r->seconds > 0 ? r->submitted / r->seconds : 0.0,
                     r->decoder[0], r->decoder[1]);
+        if (!ret && (r->probe.how || *r->probe.note))
+            print_decoders(r);
         return ret;
     }
     /* a failure midway (device lost, an input that changes format, a
@@ -879,8 +938,7 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
         return ret;
     if (!o->quiet) {
         print_summary(msg, r->ctx, r->seconds, o->subsample);
-        fprintf(msg, "qgpu: decoders: reference %s, distorted %s\n", r->decoder[0],
-                r->decoder[1]);
+        print_decoders(r);
         print_zero_copy(msg, r->ctx, ref, dis);
     }
     if (o->output)
@@ -937,7 +995,8 @@ int run_pair(const Options *o, const RunSetup *s)
     }
     if ((ret = enable_metrics(msg, o, run.ctx)))
         goto out;
-    ret = open_inputs(msg, o, &ref, &dis);
+    run.host_jobs = s->host_jobs;
+    ret = open_inputs(msg, o, s->host_jobs, &ref, &dis, &run.probe);
     if (ret) {
         if (*run.stop)
             ret = interrupted_status(&run);

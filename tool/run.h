@@ -21,6 +21,8 @@ typedef struct RunSetup {
     volatile sig_atomic_t *stop;        /* non-zero: stop after the frame in progress */
     volatile sig_atomic_t *stop_signal; /* the signal that set it (0: SIGINT) */
     json_object **summary;              /* when set: the job's result, on success */
+    int host_jobs;                      /* a batch's jobs decoding at once (0: a single
+                                           run; --hwdec auto's choice, probe.h) */
 } RunSetup;
 
 /* The output paths (-o, --log-stream), checked before anything is opened:
