@@ -1253,6 +1253,42 @@ static void test_probe_runs(void)
               runs[i].how, rc, how, rates, out_err);
         free(other);
     }
+    /* a saved decision for the CPU (the measurement above may pick either:
+     * its last line is saved again saying cpu) is taken before any NVDEC
+     * decoder is opened, as QGPU_HWDEC_PROBE=cpu is */
+    {
+        char file[1200], line[640] = "", last[640] = "", *mode;
+        FILE *f;
+        snprintf(file, sizeof(file), "%s/cache/qgpu/hwdec-choices", dir);
+        if ((f = fopen(file, "r"))) {
+            while (fgets(line, sizeof(line), f))
+                snprintf(last, sizeof(last), "%s", line);
+            fclose(f);
+        }
+        mode = strstr(last, " cuda ");
+        if (!mode)
+            mode = strstr(last, " cpu ");
+        if (CHECK(mode != NULL, "a saved decision in %s: '%s'", file, last) &&
+            (f = fopen(file, "a"))) {
+            *mode = 0;
+            fprintf(f, "%s cpu 2000 1000\n", last);
+            fclose(f);
+        }
+        snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache", dir);
+        rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --json "
+                      "-o probe_saved.json", out_err, sizeof(out_err));
+        other = log_frames("probe_saved.json", how, sizeof(how), "decoder_choice");
+        CHECK(rc == 0 && none && other && !strcmp(none, other) && !strcmp(how, "saved") &&
+                  strstr(out_err, "CPU 2000 pairs/s") &&
+                  strstr(out_err, "known before opening NVDEC"),
+              "a saved CPU decision, before opening NVDEC (rc %d, choice '%s'): %s", rc, how,
+              out_err);
+        free(other);
+        rc = tool_run(tool, dir, "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_PROBE=cpu", 0,
+                      "-r long.nut -d long.nut -n --feature psnr", out_err, sizeof(out_err));
+        CHECK(rc == 0 && strstr(out_err, "QGPU_HWDEC_PROBE; known before opening NVDEC"),
+              "QGPU_HWDEC_PROBE=cpu: before opening NVDEC (rc %d): %s", rc, out_err);
+    }
     free(none);
     snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache2", dir);
     rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --frame_cnt 40 "

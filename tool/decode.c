@@ -503,6 +503,8 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
     info->semiplanar = semi_depth(d, d->src_fmt) != 0;
     {
         const AVCodecParameters *par = d->fmt->streams[d->stream]->codecpar;
+        const char *name = av_get_pix_fmt_name(par->format);
+        info->stream_pix_fmt = name ? name : "";
         info->codec_id = par->codec_id;
         info->profile = par->profile;
         info->bit_rate = par->bit_rate > 0 ? (double)par->bit_rate

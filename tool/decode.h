@@ -13,6 +13,8 @@ typedef struct DecoderInfo {
     int layout;          /* enum QgpuLayout of the output pictures */
     int bitdepth;
     const char *pix_fmt; /* the frames' own pixel format name */
+    const char *stream_pix_fmt; /* the coded stream's (the container's word,
+                                   the same whichever decoder; "" unknown) */
     double fps;          /* 0 when unknown (also a y4m header without a rate) */
     unsigned frames;     /* frames the container announces (or its duration
                             times fps), 0 when unknown */

@@ -92,11 +92,27 @@ int decoder_choice_claim(const DecoderChoiceKey *key, DecoderChoice *out)
     return found;
 }
 
+int decoder_choice_peek(const DecoderChoiceKey *key, DecoderChoice *out)
+{
+    int i, found;
+    pthread_mutex_lock(&lock);
+    i = find(key);
+    found = i >= 0 && table[i].state == DECIDED;
+    if (found)
+        *out = table[i].choice;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 void decoder_choice_store(const DecoderChoiceKey *key, const DecoderChoice *choice)
 {
     int i;
     pthread_mutex_lock(&lock);
-    if ((i = find(key)) >= 0) {
+    if ((i = find(key)) < 0) /* not claimed: a decision found elsewhere */
+        for (i = 0; i < CHOICES && table[i].state != EMPTY; i++)
+            ;
+    if (i < CHOICES) {
+        table[i].key = *key;
         table[i].choice = *choice;
         table[i].state = DECIDED;
     }

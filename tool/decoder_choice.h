@@ -60,9 +60,14 @@ int decoder_choice_pick(double cpu_pairs, double hw_pairs, int host_jobs);
 /* The process's table of decisions. decoder_choice_claim: 1 and *out set
  * when key was decided before (waiting while another thread measures it);
  * else 0, and the caller measures, then calls decoder_choice_store (or
- * decoder_choice_abandon when it could not measure: the next run tries). */
+ * decoder_choice_abandon when it could not measure: the next run tries).
+ * decoder_choice_store also enters a decision found elsewhere (the saved
+ * file) without a claim. */
 int decoder_choice_claim(const DecoderChoiceKey *key, DecoderChoice *out);
 void decoder_choice_store(const DecoderChoiceKey *key, const DecoderChoice *choice);
+/* 1 and *out set when key is decided already; 0 otherwise (nothing
+ * claimed, no waiting). */
+int decoder_choice_peek(const DecoderChoiceKey *key, DecoderChoice *out);
 void decoder_choice_abandon(const DecoderChoiceKey *key);
 
 /* Forgets every decision (tests). */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "closer.h"
+#include "cuda.h"
 #include "decoder_choice_file.h"
 #include "hwdec.h"
 #include "probe.h"
@@ -63,13 +64,23 @@ static void stream_key(const Decoder *dec, DecoderStreamKey *k)
     k->profile = info.profile;
     k->width = info.width;
     k->height = info.height;
-    snprintf(k->pix_fmt, sizeof(k->pix_fmt), "%s", info.pix_fmt ? info.pix_fmt : "");
+    /* the stream's format, not the frames' (NVDEC's nv12 is the CPU's
+     * yuv420p): the key is the same from either decoder */
+    snprintf(k->pix_fmt, sizeof(k->pix_fmt), "%s",
+             info.stream_pix_fmt ? info.stream_pix_fmt : "");
     k->rate_bucket = decoder_choice_bucket(info.bit_rate, info.width, info.height, info.fps);
 }
 
 /* An input whose decoder is NVDEC's, not a stream. $QGPU_HWDEC_PROBE_TEST=1
  * (tests): CPU decoders stand for NVDEC's, so that the measurement, the
  * choice and the rewinding run on machines without NVDEC. */
+/* NVDEC could be opened: a CUDA driver (or the tests' stand-in). */
+static int nvdec_possible(void)
+{
+    const char *test = getenv("QGPU_HWDEC_PROBE_TEST");
+    return cuda_driver_present() || (test && !strcmp(test, "1"));
+}
+
 static int is_cuda(const Decoder *dec)
 {
     const char *test = getenv("QGPU_HWDEC_PROBE_TEST");
@@ -155,6 +166,56 @@ static int forced(DecoderChoice *c)
         c->mode = HWDEC_CUDA;
         return 1;
     }
+    return 0;
+}
+
+int probe_known_cpu(const Options *o, int host_jobs, Decoder **ref, Decoder **dis,
+                    ProbeResult *res)
+{
+    Decoder *cpu[2] = {NULL, NULL};
+    DecoderChoiceKey key;
+    DecoderInfo info[2];
+    char note[256];
+    int force;
+
+    memset(res, 0, sizeof(*res));
+    if (o->hwdec != HWDEC_AUTO || o->hwdec_dist != HWDEC_AUTO || o->raw_spec ||
+        (force = forced(&res->choice)) < 0 || remeasure() || !nvdec_possible())
+        return 0;
+    if (force && res->choice.mode != HWDEC_NONE)
+        return 0;
+    if (open_cpu(o, cpu, note, sizeof(note)))
+        goto not_known;
+    decoder_get_info(cpu[0], &info[0]);
+    decoder_get_info(cpu[1], &info[1]);
+    if (info[0].stream || info[1].stream)
+        goto not_known;
+    if (force) {
+        res->how = "forced";
+    } else {
+        memset(&key, 0, sizeof(key));
+        stream_key(cpu[0], &key.in[0]);
+        stream_key(cpu[1], &key.in[1]);
+        key.host_jobs = host_jobs > 1 ? host_jobs : 1;
+        if (decoder_choice_peek(&key, &res->choice)) {
+            res->how = "cached";
+        } else if (decoder_choice_file_find(&key, &res->choice)) {
+            res->how = "saved";
+        }
+        if (!res->how || res->choice.mode != HWDEC_NONE)
+            goto not_known; /* probe_choose takes it from there */
+        if (!strcmp(res->how, "saved"))
+            decoder_choice_store(&key, &res->choice); /* for the process's next runs */
+    }
+    res->before_nvdec = 1;
+    *ref = cpu[0];
+    *dis = cpu[1];
+    return 1;
+
+not_known:
+    decoder_close(&cpu[0]);
+    decoder_close(&cpu[1]);
+    memset(res, 0, sizeof(*res));
     return 0;
 }
 

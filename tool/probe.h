@@ -35,6 +35,8 @@ typedef struct ProbeResult {
                              "forced" ($QGPU_HWDEC_PROBE) */
     DecoderChoice choice; /* when how is set */
     double seconds;       /* spent measuring */
+    int before_nvdec;     /* the CPU taken before any NVDEC session was
+                             opened (probe_known_cpu) */
     char note[256];       /* why nothing was measured, or why the measurement
                              failed (then NVDEC is kept) */
 } ProbeResult;
@@ -48,6 +50,16 @@ typedef struct ProbeResult {
  * measuring, "1" measure even when a decision was saved on this machine; $QGPU_HWDEC_PROBE_TEST=1 (tests): CPU decoders stand for
  * NVDEC's. 0, or < 0 with a message in err (an input could not be
  * rewound). */
+/* Before any decoder is opened, --hwdec auto on both inputs: when the
+ * process's table or the saved file (or QGPU_HWDEC_PROBE=cpu) already says
+ * the CPU for this kind of pair, opens and starts the CPU decoders into
+ * *ref and *dis and returns 1 (res says how): no NVDEC session is opened
+ * only to be closed. 0 otherwise, nothing opened (NVDEC possible, then
+ * probe_choose as before). The key comes from the CPU decoders (the
+ * stream's pixel format, not the frames': the same key as NVDEC's). */
+int probe_known_cpu(const Options *o, int host_jobs, Decoder **ref, Decoder **dis,
+                    ProbeResult *res);
+
 int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
                  Decoder **dis, ProbeResult *res, char *err, size_t err_len);
 

@@ -262,14 +262,21 @@ static int choose_decoders(FILE *msg, const Options *o, int host_jobs, Decoder *
     return 0;
 }
 
-static int open_inputs(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
-                       Decoder **dis, ProbeResult *probe)
+/* Opens and starts both decoders: --hwdec auto's choice already known to
+ * be the CPU (probe_known_cpu), else as the options say, then
+ * choose_decoders. 0, or an exit status with the message on msg. */
+static int open_decoders(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
+                         Decoder **dis, ProbeResult *probe)
 {
     char err[1024] = "";
-    DecoderInfo ri, di;
-    int w, h, depth;
-    int ret = o->raw_spec ? decoder_open_raw(ref, o->reference, o->raw_spec, err, sizeof(err))
-                          : decoder_open_hw(ref, o->reference, o->hwdec, err, sizeof(err));
+    int ret;
+    if (probe_known_cpu(o, host_jobs, ref, dis, probe)) {
+        decoder_set_warn(*ref, "reference", on_decode_warning, msg);
+        decoder_set_warn(*dis, "distorted", on_decode_warning, msg);
+        return 0;
+    }
+    ret = o->raw_spec ? decoder_open_raw(ref, o->reference, o->raw_spec, err, sizeof(err))
+                      : decoder_open_hw(ref, o->reference, o->hwdec, err, sizeof(err));
     if (ret == 0)
         ret = o->raw_spec ? decoder_open_raw(dis, o->distorted, o->raw_spec, err, sizeof(err))
                           : decoder_open_hw(dis, o->distorted, o->hwdec_dist, err, sizeof(err));
@@ -284,7 +291,17 @@ static int open_inputs(FILE *msg, const Options *o, int host_jobs, Decoder **ref
         fprintf(msg, "qgpu: %s\n", err);
         return ret == DECODER_ERR_HWDEC ? EXIT_DEVICE : EXIT_INPUT;
     }
-    if ((ret = choose_decoders(msg, o, host_jobs, ref, dis, probe)))
+    return choose_decoders(msg, o, host_jobs, ref, dis, probe);
+}
+
+static int open_inputs(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
+                       Decoder **dis, ProbeResult *probe)
+{
+    char err[1024] = "";
+    DecoderInfo ri, di;
+    int w, h, depth;
+    int ret = open_decoders(msg, o, host_jobs, ref, dis, probe);
+    if (ret)
         return ret;
     decoder_get_info(*ref, &ri);
     decoder_get_info(*dis, &di);
@@ -895,14 +912,16 @@ static void print_decoders(const Run *r)
     const ProbeResult *p = &r->probe;
     fprintf(r->msg, "qgpu: decoders: reference %s, distorted %s", r->decoder[0], r->decoder[1]);
     if (p->how && p->choice.cpu_pairs > 0.0)
-        fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s)",
+        fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s%s)",
                 !strcmp(p->how, "cached") ? "measured earlier in this process"
                 : !strcmp(p->how, "saved") ? "measured by an earlier run on this host"
                                            : "measured",
                 p->choice.hw_pairs, p->choice.cpu_pairs,
-                r->host_jobs > 1 ? ", its cores shared by the batch's jobs" : "", p->seconds);
+                r->host_jobs > 1 ? ", its cores shared by the batch's jobs" : "", p->seconds,
+                p->before_nvdec ? "; known before opening NVDEC" : "");
     else if (p->how)
-        fprintf(r->msg, " (--hwdec auto, chosen by QGPU_HWDEC_PROBE)");
+        fprintf(r->msg, " (--hwdec auto, chosen by QGPU_HWDEC_PROBE%s)",
+                p->before_nvdec ? "; known before opening NVDEC" : "");
     else if (*p->note)
         fprintf(r->msg, " (--hwdec auto: NVDEC kept, %s)", p->note);
     fputc('\n', r->msg);
