@@ -163,6 +163,11 @@ double decoder_start_time(const Decoder *dec);
  * stalled pipe; safe from another thread. */
 void decoder_abort(Decoder *dec);
 
+/* The CPU decoder's pool of pinned blocks its frames are decoded into
+ * (pinned_frames.h), NULL when none (hardware decoding, or
+ * QGPU_PINNED_FRAMES=0). */
+struct PinnedFrames *decoder_pinned_frames(const Decoder *dec);
+
 /* Batch jobs: the hardware decoder's reusable parts (hwdec_park) kept for
  * the slot's next job; call it after the library context the frames went
  * to is closed, before decoder_close. */

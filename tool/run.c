@@ -22,6 +22,7 @@
 #include "hwdec.h"
 #include "input.h"
 #include "output.h"
+#include "pinned_frames.h"
 #include "reader.h"
 #include "run.h"
 
@@ -565,7 +566,9 @@ static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *
         return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
     if (on[0] < 0 || on[1] < 0 || pair_to_host(ref, dis, pair) < 0)
         return GPU_COPY_FAILED;
-    return qgpu_submit(ctx, &pair->ref, &pair->dist);
+    /* CPU-decoded frames in pinned blocks go without the staging copy */
+    return pinned_frames_submit(ctx, decoder_pinned_frames(ref), &pair->ref,
+                                decoder_pinned_frames(dis), &pair->dist);
 }
 
 /* With NVDEC: whether the frames stayed on the GPU, and why not. */
@@ -599,6 +602,11 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
             "ring (with cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
             r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
+    fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames in "
+            "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",
+            pinned_frames_submitted(decoder_pinned_frames(ref)),
+            pinned_frames_misses(decoder_pinned_frames(ref)),
+            pinned_frames_misses(decoder_pinned_frames(dis)));
 }
 
 static int score(Run *r, Decoder *ref, Decoder *dis)
@@ -617,6 +625,8 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     PairStats st;
     int ret = 0, status = EXIT_OK;
 
+    pinned_frames_attach(decoder_pinned_frames(ref), r->ctx);
+    pinned_frames_attach(decoder_pinned_frames(dis), r->ctx);
     if (reader_start(&reader, ref, dis, &ro, err, sizeof(err))) {
         fprintf(msg, "qgpu: %s\n", err);
         return o->pairing == PAIR_TIME ? EXIT_USAGE : EXIT_INTERNAL;
