@@ -602,7 +602,7 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
             "ring (with cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
             r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
-    fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames in "
+    fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames given "
             "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",
             pinned_frames_submitted(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(ref)),
