@@ -18,7 +18,9 @@ typedef struct PinnedFrames PinnedFrames;
 void pinned_frames_install(PinnedFrames **pool, AVCodecContext *codec);
 
 /* The scoring context whose pinned blocks the pool hands out (on the
- * scoring thread, before its first submit). NULL-safe. */
+ * scoring thread, before its first submit and before the frames are read
+ * on another thread): allocates the first blocks, for the frames'
+ * layout if a frame was decoded already. NULL-safe. */
 void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx);
 
 /* qgpu_submit_pinned() when both pictures are decoded frames in the pools'

@@ -625,8 +625,6 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     PairStats st;
     int ret = 0, status = EXIT_OK;
 
-    pinned_frames_attach(decoder_pinned_frames(ref), r->ctx);
-    pinned_frames_attach(decoder_pinned_frames(dis), r->ctx);
     if (reader_start(&reader, ref, dis, &ro, err, sizeof(err))) {
         fprintf(msg, "qgpu: %s\n", err);
         return o->pairing == PAIR_TIME ? EXIT_USAGE : EXIT_INTERNAL;
@@ -961,6 +959,9 @@ int run_pair(const Options *o, const RunSetup *s)
         run.decoder[1] = di.decoder;
     }
     run.hash[0] = run.hash[1] = FRAME_HASH_START;
+    /* CPU decoders' frames into pinned blocks (their first ones made now) */
+    pinned_frames_attach(decoder_pinned_frames(ref), run.ctx);
+    pinned_frames_attach(decoder_pinned_frames(dis), run.ctx);
     ret = finish_run(&run, s, ref, dis, score(&run, ref, dis));
 out:
     if (output_close(&run.stream, err, sizeof(err))) {
