@@ -1101,6 +1101,15 @@ void decoder_abort(Decoder *d)
 
 PinnedFrames *decoder_pinned_frames(const Decoder *d)
 {
+    /* only frames delivered as decoded (deliver(): no scaling, format,
+     * range or depth conversion) are uploaded from the decoder's buffers */
+    int bitdepth;
+    if (!d->pinned || native_layout(d->src_fmt, &bitdepth) < 0)
+        return NULL;
+    if (d->src_w != d->out_w || d->src_h != d->out_h || d->src_layout != d->out_layout ||
+        bitdepth != d->src_bitdepth || d->out_bitdepth != d->src_bitdepth ||
+        (d->to_limited && d->full_range))
+        return NULL;
     return d->pinned;
 }
 
