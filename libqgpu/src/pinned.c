@@ -32,8 +32,11 @@ struct QgpuPinned {
     cl_command_queue queue; /* the block's own, for its map and unmap */
     cl_mem buffer;
     void *host;             /* the mapping */
-    size_t size;
+    unsigned char *data;    /* its first BLOCK_ALIGN-aligned byte */
+    size_t size;            /* bytes from data, as asked for */
 };
+
+#define BLOCK_ALIGN 64
 
 static void block_free(QgpuPinned *block)
 {
@@ -75,8 +78,9 @@ int qgpu_pinned_alloc(QgpuContext *ctx, size_t size, QgpuPinned **out)
         err = qgpu_cl_error(ctx, status, "clCreateCommandQueue(pinned block)");
     }
     if (!err) {
-        block->buffer = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size,
-                                       NULL, &status);
+        /* room to align the start, whatever alignment the driver maps at */
+        block->buffer = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                       size + BLOCK_ALIGN, NULL, &status);
         if (status != CL_SUCCESS) {
             block->buffer = NULL;
             err = qgpu_cl_error(ctx, status, "clCreateBuffer(pinned block)");
@@ -84,11 +88,14 @@ int qgpu_pinned_alloc(QgpuContext *ctx, size_t size, QgpuPinned **out)
     }
     if (!err) {
         block->host = clEnqueueMapBuffer(block->queue, block->buffer, CL_TRUE,
-                                         CL_MAP_READ | CL_MAP_WRITE, 0, size, 0, NULL, NULL,
-                                         &status);
+                                         CL_MAP_READ | CL_MAP_WRITE, 0, size + BLOCK_ALIGN, 0,
+                                         NULL, NULL, &status);
         if (status != CL_SUCCESS) {
             block->host = NULL;
             err = qgpu_cl_error(ctx, status, "clEnqueueMapBuffer(pinned block)");
+        } else {
+            unsigned char *host = block->host;
+            block->data = host + (-(uintptr_t)host & (BLOCK_ALIGN - 1));
         }
     }
     if (err) {
@@ -101,7 +108,7 @@ int qgpu_pinned_alloc(QgpuContext *ctx, size_t size, QgpuPinned **out)
 
 void *qgpu_pinned_data(const QgpuPinned *block)
 {
-    return block ? block->host : NULL;
+    return block ? block->data : NULL;
 }
 
 size_t qgpu_pinned_size(const QgpuPinned *block)
@@ -170,8 +177,9 @@ int qgpu_pinned_picture_alloc(QgpuContext *ctx, int width, int height, int layou
         offset[p] = round_up(total, (size_t)align);
         total = offset[p] + stride[p] * rows[p];
     }
-    /* room to align the first plane, wherever the driver maps the block */
-    err = qgpu_pinned_alloc(ctx, total + padding + (size_t)align, out);
+    /* room to align the first plane beyond the block's own alignment */
+    err = qgpu_pinned_alloc(ctx, total + padding + (align > BLOCK_ALIGN ? (size_t)align : 0),
+                            out);
     if (err)
         return err;
     base = qgpu_pinned_data(*out);
@@ -215,7 +223,7 @@ static int check_inside(QgpuContext *ctx, const QgpuPicture *pic, const QgpuPinn
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG,
                           "%s picture: its pinned block belongs to another OpenCL context",
                           which);
-    lo = block->host;
+    lo = block->data;
     hi = lo + block->size;
     qgpu_format_from_picture(&fmt, pic);
     nb_planes = pic->layout == QGPU_LAYOUT_NV12 ? 2 : fmt.nb_planes;
