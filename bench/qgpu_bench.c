@@ -5,13 +5,21 @@
  *
  *   qgpu-bench -r REF.y4m -d DIST.y4m [--cases LIST] [--sizes 1080p,2160p]
  *              [--bits 8,10] [--seconds S] [--frames N] [--device SPEC]
- *              [--depth N]
+ *              [--depth N] [--path pinned|staging|both]
  *
  * Frames are read once, tiled to the target size, converted to the target
  * bit depth (<< 2 for 10-bit, as the 10-bit goldens were made) and kept in
  * host memory; each case then scores them round-robin for S seconds, three
  * times; the table gives the median. QGPU_PROFILE=1 adds per-kernel device
  * times (profiling events; slower).
+ *
+ * --path: how the frames reach the library. "pinned" (the default): each
+ * run copies them once, before its timing starts, into pinned blocks of
+ * its context (qgpu_pinned_picture_alloc) and submits them with
+ * qgpu_submit_pinned(), so the device reads them where they are.
+ * "staging": from ordinary host memory with qgpu_submit(), which copies
+ * each pair into the library's pinned staging memory first. "both": a row
+ * for each.
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,7 +42,14 @@ typedef struct FrameSet {
     unsigned char *dist[MAX_FRAMES];
     QgpuPicture ref_pic[MAX_FRAMES];
     QgpuPicture dist_pic[MAX_FRAMES];
+    /* the same frames in pinned blocks of one context (--path pinned) */
+    QgpuPinned *ref_block[MAX_FRAMES];
+    QgpuPinned *dist_block[MAX_FRAMES];
+    QgpuPicture ref_pinned[MAX_FRAMES];
+    QgpuPicture dist_pinned[MAX_FRAMES];
 } FrameSet;
+
+enum { PATH_STAGING = 1, PATH_PINNED = 2 };
 
 typedef struct Case {
     char label[64];
@@ -126,6 +141,56 @@ static unsigned char *tile(const QgpuPicture *src, int w, int h, int bits, QgpuP
     return buf;
 }
 
+/* A pinned copy of a picture, in a new block of the context. */
+static int pin_picture(QgpuContext *ctx, const QgpuPicture *src, QgpuPicture *dst,
+                       QgpuPinned **block)
+{
+    int bps = src->bitdepth > 8 ? 2 : 1;
+    int planes = src->layout == QGPU_LAYOUT_400 ? 1 : 3;
+    int ss_x = src->layout == QGPU_LAYOUT_420 || src->layout == QGPU_LAYOUT_422;
+    int ss_y = src->layout == QGPU_LAYOUT_420;
+    int err = qgpu_pinned_picture_alloc(ctx, src->width, src->height, src->layout,
+                                        src->bitdepth, 64, 0, dst, block);
+    if (err)
+        return err;
+    for (int p = 0; p < planes; p++) {
+        int pw = p && ss_x ? (src->width + 1) / 2 : src->width;
+        int ph = p && ss_y ? (src->height + 1) / 2 : src->height;
+        for (int y = 0; y < ph; y++)
+            memcpy((unsigned char *)dst->data[p] + dst->stride[p] * y,
+                   (const unsigned char *)src->data[p] + src->stride[p] * y, (size_t)pw * bps);
+    }
+    return 0;
+}
+
+static void frameset_unpin(FrameSet *s)
+{
+    for (int i = 0; i < MAX_FRAMES; i++) {
+        qgpu_pinned_unref(&s->ref_block[i]);
+        qgpu_pinned_unref(&s->dist_block[i]);
+    }
+}
+
+static int frameset_pin(QgpuContext *ctx, FrameSet *s)
+{
+    for (int i = 0; i < s->count; i++) {
+        if (pin_picture(ctx, &s->ref_pic[i], &s->ref_pinned[i], &s->ref_block[i]) ||
+            pin_picture(ctx, &s->dist_pic[i], &s->dist_pinned[i], &s->dist_block[i])) {
+            frameset_unpin(s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int submit(QgpuContext *ctx, const FrameSet *set, int i, int path)
+{
+    if (path == PATH_PINNED)
+        return qgpu_submit_pinned(ctx, &set->ref_pinned[i], set->ref_block[i],
+                                  &set->dist_pinned[i], set->dist_block[i]);
+    return qgpu_submit(ctx, &set->ref_pic[i], &set->dist_pic[i]);
+}
+
 static void frameset_free(FrameSet *s)
 {
     for (int i = 0; i < s->count; i++) {
@@ -196,13 +261,13 @@ static int enable_case(QgpuContext *ctx, const Case *c)
 }
 
 /* Scores frames round-robin for `seconds`; returns fps or -1. */
-static double timed_run(QgpuContext *ctx, const FrameSet *set, double seconds, int warmup,
-                        unsigned *frames_done)
+static double timed_run(QgpuContext *ctx, const FrameSet *set, int path, double seconds,
+                        int warmup, unsigned *frames_done)
 {
     unsigned submitted = 0, frame;
     double t0 = 0.0, elapsed;
     for (int i = 0; i < warmup; i++) {
-        if (qgpu_submit(ctx, &set->ref_pic[i % set->count], &set->dist_pic[i % set->count]))
+        if (submit(ctx, set, i % set->count, path))
             return -1;
         while (qgpu_collect(ctx, &frame, 0) == 1)
             ;
@@ -211,7 +276,7 @@ static double timed_run(QgpuContext *ctx, const FrameSet *set, double seconds, i
     do {
         for (int k = 0; k < 8; k++, submitted++) {
             int i = (int)(submitted % set->count);
-            if (qgpu_submit(ctx, &set->ref_pic[i], &set->dist_pic[i]))
+            if (submit(ctx, set, i, path))
                 return -1;
             while (qgpu_collect(ctx, &frame, 0) == 1)
                 ;
@@ -225,6 +290,89 @@ static double timed_run(QgpuContext *ctx, const FrameSet *set, double seconds, i
     elapsed = now() - t0;
     *frames_done = submitted;
     return submitted / elapsed;
+}
+
+typedef struct Options {
+    const char *device;
+    int depth;
+    double seconds;
+} Options;
+
+/* One row of the table: a case over one path, the median of three runs,
+ * each in a new context. 0, 1 when the case failed (reported), -1 when
+ * no context opens. */
+static int bench_case(const Case *c, FrameSet *set, int path, const Options *opts,
+                      const char *size, int bits, double *h2d)
+{
+    double fps[3] = {0};
+    unsigned long long launches = 0;
+    unsigned frames = 0;
+    size_t upload = 0;
+    int ok = 1;
+
+    for (int run = 0; run < 3 && ok; run++) {
+        QgpuContext *ctx = NULL;
+        QgpuConfig cfg;
+        QgpuStats stats;
+        int warmup = 2 * opts->depth + 2;
+        unsigned on_path;
+        double r;
+
+        qgpu_config_default(&cfg);
+        cfg.device = opts->device;
+        cfg.pipeline_depth = opts->depth;
+        if (qgpu_open(&ctx, &cfg)) {
+            fprintf(stderr, "qgpu-bench: %s\n", qgpu_open_error());
+            return -1;
+        }
+        if (*h2d == 0.0) {
+            *h2d = measure_h2d(ctx);
+            fprintf(stderr, "device: %s (%s); pinned H2D %.2f GB/s\n", qgpu_device_name(ctx),
+                    qgpu_platform_name(ctx), *h2d);
+        }
+        ok = enable_case(ctx, c) == 0;
+        if (ok && path == PATH_PINNED && frameset_pin(ctx, set)) {
+            fprintf(stderr, "qgpu-bench: %s: pinned pictures: %s\n", c->label,
+                    qgpu_last_error(ctx));
+            ok = 0;
+        }
+        if (ok) {
+            r = timed_run(ctx, set, path, opts->seconds, warmup, &frames);
+            if (r < 0) {
+                fprintf(stderr, "qgpu-bench: %s: %s\n", c->label, qgpu_last_error(ctx));
+                ok = 0;
+            }
+            fps[run] = r;
+            qgpu_stats_get(ctx, &stats);
+            launches = stats.launches / (frames + warmup);
+            upload = 2 * stats.upload_bytes;
+            /* every frame took the path named in the table */
+            on_path = path == PATH_PINNED ? stats.frames_from_pinned : stats.frames_from_host;
+            if (ok && on_path != frames + (unsigned)warmup) {
+                fprintf(stderr, "qgpu-bench: %s: %u of %u frames on the %s path\n", c->label,
+                        on_path, frames + warmup, path == PATH_PINNED ? "pinned" : "staging");
+                ok = 0;
+            }
+            if (ok && run == 2 && stats.profiling) {
+                for (int k = 0; k < stats.nb_profile; k++)
+                    fprintf(stderr, "  profile %-44s %8.4f ms/launch x %llu\n",
+                            stats.profile[k].name,
+                            stats.profile[k].total_ms / stats.profile[k].count,
+                            stats.profile[k].count / (frames + warmup));
+            }
+        }
+        qgpu_close(&ctx);
+        frameset_unpin(set);
+    }
+    if (!ok)
+        return 1;
+    qsort(fps, 3, sizeof(double), compare_double);
+    double limit = *h2d * 1e9 / (double)upload;
+    printf("%-14s %-10s %4d %-8s %10.1f %9.3f %9llu %10.2f %9.2f %11.0f %6.1f%%\n", c->label,
+           size, bits, path == PATH_PINNED ? "pinned" : "staging", fps[1], 1000.0 / fps[1],
+           launches, upload / 1e6, *h2d, limit, 100.0 * fps[1] / limit);
+    fflush(stdout);
+    return 0;
 }
 
 static int parse_cases(const char *text, Case *cases)
@@ -262,15 +410,15 @@ static void usage(void)
             "       (a spec is a feature, or model:SPEC for a VMAF model; 'all' is the\n"
             "       vmaf_v0.6.1 model plus every feature)\n"
             "       [--sizes 1080p,2160p,WxH] [--bits 8,10] [--seconds 5] [--frames 8]\n"
-            "       [--device SPEC] [--depth N]\n");
+            "       [--device SPEC] [--depth N] [--path pinned|staging|both]\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *ref_path = NULL, *dist_path = NULL, *device = NULL;
+    const char *ref_path = NULL, *dist_path = NULL;
+    Options opts = {NULL, 4, 5.0};
     char cases_text[2048] = "psnr;vmaf=model:version=vmaf_v0.6.1;all", sizes_text[256] = "1080p,2160p", bits_text[64] = "8,10";
-    double seconds = 5.0;
-    int max_frames = 8, depth = 4;
+    int max_frames = 8, paths = PATH_PINNED;
     Case cases[MAX_CASES];
     unsigned char *src_ref[MAX_FRAMES], *src_dist[MAX_FRAMES];
     Y4mFile ref_info, dist_info;
@@ -288,10 +436,16 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--cases")) snprintf(cases_text, sizeof(cases_text), "%s", argv[++i]);
         else if (!strcmp(a, "--sizes")) snprintf(sizes_text, sizeof(sizes_text), "%s", argv[++i]);
         else if (!strcmp(a, "--bits")) snprintf(bits_text, sizeof(bits_text), "%s", argv[++i]);
-        else if (!strcmp(a, "--seconds")) seconds = atof(argv[++i]);
+        else if (!strcmp(a, "--seconds")) opts.seconds = atof(argv[++i]);
         else if (!strcmp(a, "--frames")) max_frames = atoi(argv[++i]);
-        else if (!strcmp(a, "--device")) device = argv[++i];
-        else if (!strcmp(a, "--depth")) depth = atoi(argv[++i]);
+        else if (!strcmp(a, "--device")) opts.device = argv[++i];
+        else if (!strcmp(a, "--depth")) opts.depth = atoi(argv[++i]);
+        else if (!strcmp(a, "--path")) {
+            const char *p = argv[++i];
+            paths = !strcmp(p, "pinned") ? PATH_PINNED : !strcmp(p, "staging") ? PATH_STAGING
+                    : !strcmp(p, "both") ? PATH_STAGING | PATH_PINNED : 0;
+            if (!paths) { usage(); return 2; }
+        }
         else { usage(); return 2; }
     }
     if (!ref_path || !dist_path || max_frames < 1 || max_frames > MAX_FRAMES) {
@@ -313,8 +467,8 @@ int main(int argc, char **argv)
     }
     nb_cases = parse_cases(cases_text, cases);
 
-    printf("%-14s %-10s %4s %10s %9s %9s %10s %9s %11s %7s\n", "case", "size", "bits",
-           "fps", "ms/frame", "launches", "MB/frame", "H2D GB/s", "H2D-lim fps", "of lim");
+    printf("%-14s %-10s %4s %-8s %10s %9s %9s %10s %9s %11s %7s\n", "case", "size", "bits",
+           "path", "fps", "ms/frame", "launches", "MB/frame", "H2D GB/s", "H2D-lim fps", "of lim");
     char *save = NULL, sizes_copy[256];
     snprintf(sizes_copy, sizeof(sizes_copy), "%s", sizes_text);
     for (char *size = strtok_r(sizes_copy, ",", &save); size; size = strtok_r(NULL, ",", &save)) {
@@ -343,63 +497,11 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
-            for (int c = 0; c < nb_cases; c++) {
-                double fps[3] = {0};
-                unsigned long long launches = 0;
-                unsigned frames = 0;
-                size_t upload = 0;
-                int ok = 1;
-                QgpuContext *ctx = NULL;
-                for (int run = 0; run < 3 && ok; run++) {
-                    QgpuConfig cfg;
-                    qgpu_config_default(&cfg);
-                    cfg.device = device;
-                    cfg.pipeline_depth = depth;
-                    if (qgpu_open(&ctx, &cfg)) {
-                        fprintf(stderr, "qgpu-bench: %s\n", qgpu_open_error());
+            for (int c = 0; c < nb_cases; c++)
+                for (int path = PATH_STAGING; path <= PATH_PINNED; path <<= 1)
+                    if ((paths & path) &&
+                        bench_case(&cases[c], &set, path, &opts, size, bits, &h2d) < 0)
                         return 1;
-                    }
-                    if (h2d == 0.0) {
-                        h2d = measure_h2d(ctx);
-                        fprintf(stderr, "device: %s (%s); pinned H2D %.2f GB/s\n",
-                                qgpu_device_name(ctx), qgpu_platform_name(ctx), h2d);
-                    }
-                    ok = enable_case(ctx, &cases[c]) == 0;
-                    if (ok) {
-                        unsigned long long before;
-                        QgpuStats stats;
-                        int warmup = 2 * depth + 2;
-                        double r;
-                        before = 0;
-                        r = timed_run(ctx, &set, seconds, warmup, &frames);
-                        if (r < 0) {
-                            fprintf(stderr, "qgpu-bench: %s: %s\n", cases[c].label,
-                                    qgpu_last_error(ctx));
-                            ok = 0;
-                        }
-                        fps[run] = r;
-                        qgpu_stats_get(ctx, &stats);
-                        launches = (stats.launches - before) / (frames + warmup);
-                        upload = 2 * stats.upload_bytes;
-                        if (ok && run == 2 && stats.profiling) {
-                            for (int k = 0; k < stats.nb_profile; k++)
-                                fprintf(stderr, "  profile %-44s %8.4f ms/launch x %llu\n",
-                                        stats.profile[k].name,
-                                        stats.profile[k].total_ms / stats.profile[k].count,
-                                        stats.profile[k].count / (frames + warmup));
-                        }
-                    }
-                    qgpu_close(&ctx);
-                }
-                if (!ok)
-                    continue;
-                qsort(fps, 3, sizeof(double), compare_double);
-                double limit = h2d * 1e9 / (double)upload;
-                printf("%-14s %-10s %4d %10.1f %9.3f %9llu %10.2f %9.2f %11.0f %6.1f%%\n",
-                       cases[c].label, size, bits, fps[1], 1000.0 / fps[1], launches,
-                       upload / 1e6, h2d, limit, 100.0 * fps[1] / limit);
-                fflush(stdout);
-            }
             frameset_free(&set);
         }
     }

@@ -31,6 +31,7 @@
 #include "decode.h"
 #include "hwdec.h"
 #include "input.h"
+#include "pinned_frames.h"
 
 struct Decoder {
     InputSource *input;
@@ -85,6 +86,7 @@ struct Decoder {
     int pass_semiplanar; /* semi-planar frames go out as QGPU_LAYOUT_NV12 */
     int64_t data_end;    /* file offset after the last whole frame read */
     int64_t header_size; /* y4m: its header line */
+    PinnedFrames *pinned; /* CPU decoding into pinned blocks (pinned_frames.h) */
 };
 
 /* Depth of semi-planar 4:2:0 frames (NV12, P010...), 0 for other formats:
@@ -366,6 +368,8 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         ret = DECODER_ERR_HWDEC;
         goto fail;
     }
+    if (!d->hw)
+        pinned_frames_install(&d->pinned, d->codec);
     ret = avcodec_open2(d->codec, codec, NULL);
     if (ret < 0) {
         set_error(err, err_len, "cannot open decoder", d->name, ret);
@@ -1133,6 +1137,20 @@ void decoder_abort(Decoder *d)
         input_abort(d->input);
 }
 
+PinnedFrames *decoder_pinned_frames(const Decoder *d)
+{
+    /* only frames delivered as decoded (deliver(): no scaling, format,
+     * range or depth conversion) are uploaded from the decoder's buffers */
+    int bitdepth;
+    if (!d->pinned || native_layout(d->src_fmt, &bitdepth) < 0)
+        return NULL;
+    if (d->src_w != d->out_w || d->src_h != d->out_h || d->src_layout != d->out_layout ||
+        bitdepth != d->src_bitdepth || d->out_bitdepth != d->src_bitdepth ||
+        (d->to_limited && d->full_range))
+        return NULL;
+    return d->pinned;
+}
+
 void decoder_park(Decoder *d)
 {
     if (d)
@@ -1157,6 +1175,7 @@ void decoder_close(Decoder **pd)
     av_freep(&d->range_lut[0]);
     av_freep(&d->range_lut[1]);
     sws_freeContext(d->sws);
+    pinned_frames_close(&d->pinned); /* frames still out keep their blocks */
     av_free(d);
     *pd = NULL;
 }

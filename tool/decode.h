@@ -178,6 +178,13 @@ double decoder_start_time(const Decoder *dec);
  * stalled pipe; safe from another thread. */
 void decoder_abort(Decoder *dec);
 
+/* The CPU decoder's pool of pinned blocks its frames are decoded into
+ * (pinned_frames.h), NULL when none (hardware decoding,
+ * QGPU_PINNED_FRAMES=0) or when the frames are converted before they are
+ * scored (decoder_set_output, decoder_set_limited_range), so that no
+ * block is made for nothing. */
+struct PinnedFrames *decoder_pinned_frames(const Decoder *dec);
+
 /* Batch jobs: the hardware decoder's reusable parts (hwdec_park) kept for
  * the slot's next job; call it after the library context the frames went
  * to is closed, before decoder_close. */

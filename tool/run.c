@@ -22,6 +22,7 @@
 #include "hwdec.h"
 #include "input.h"
 #include "output.h"
+#include "pinned_frames.h"
 #include "probe.h"
 #include "reader.h"
 #include "run.h"
@@ -608,7 +609,9 @@ static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *
         return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
     if (on[0] < 0 || on[1] < 0 || pair_to_host(ref, dis, pair) < 0)
         return GPU_COPY_FAILED;
-    return qgpu_submit(ctx, &pair->ref, &pair->dist);
+    /* CPU-decoded frames in pinned blocks go without the staging copy */
+    return pinned_frames_submit(ctx, decoder_pinned_frames(ref), &pair->ref,
+                                decoder_pinned_frames(dis), &pair->dist);
 }
 
 /* With NVDEC: whether the frames stayed on the GPU, and why not. */
@@ -642,6 +645,11 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
             "ring (with cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
             r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
+    fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames given "
+            "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",
+            pinned_frames_submitted(decoder_pinned_frames(ref)),
+            pinned_frames_misses(decoder_pinned_frames(ref)),
+            pinned_frames_misses(decoder_pinned_frames(dis)));
 }
 
 static int score(Run *r, Decoder *ref, Decoder *dis)
@@ -1029,6 +1037,9 @@ int run_pair(const Options *o, const RunSetup *s)
         run.decoder[1] = di.decoder;
     }
     run.hash[0] = run.hash[1] = FRAME_HASH_START;
+    /* CPU decoders' frames into pinned blocks (their first ones made now) */
+    pinned_frames_attach(decoder_pinned_frames(ref), run.ctx);
+    pinned_frames_attach(decoder_pinned_frames(dis), run.ctx);
     ret = finish_run(&run, s, ref, dis, score(&run, ref, dis));
 out:
     if (output_close(&run.stream, err, sizeof(err))) {

@@ -105,6 +105,8 @@ typedef struct QgpuSlot {
     cl_mem interleaved;     /* NV12 layout: both pictures' CbCr as uploaded */
     cl_mem results_pinned;  /* the pinned buffer behind results_host */
     cl_event done;          /* the readback of results: the frame's only wait */
+    struct QgpuPinned *pinned[2]; /* qgpu_submit_pinned's blocks, held until read */
+    cl_event pinned_read;   /* their last write (pinned.c) */
     QgpuSlotProfile profile;
 } QgpuSlot;
 

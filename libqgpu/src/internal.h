@@ -102,6 +102,7 @@ struct QgpuContext {
     /* statistics (qgpu-bench reads them) */
     unsigned long long launches;       /* kernels enqueued since open */
     unsigned frames_from_host;         /* qgpu_submit() */
+    unsigned frames_from_pinned;       /* qgpu_submit_pinned() */
     unsigned frames_from_device;       /* qgpu_submit_cl(), qgpu_submit_cl_buffer() */
     cl_mem *imports;                   /* qgpu_import_memory_fd()'s buffers (extmem.c) */
     int nb_imports;

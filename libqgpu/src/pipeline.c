@@ -69,8 +69,8 @@ void qgpu_format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic)
 }
 
 /* Geometry always; the data pointers and strides of host pictures. */
-static int check_picture(QgpuContext *ctx, const QgpuPicture *pic, const char *which,
-                         int check_data)
+int qgpu_picture_check(QgpuContext *ctx, const QgpuPicture *pic, const char *which,
+                       int check_data)
 {
     QgpuVideoFormat fmt;
     if (!pic)
@@ -240,6 +240,7 @@ void qgpu_pipeline_release(QgpuContext *ctx)
         qgpu_buffer_release(&slot->results);
         qgpu_buffer_release(&slot->raw);
         qgpu_buffer_release(&slot->interleaved);
+        qgpu_pinned_slot_release(slot);
         qgpu_profile_slot_free(slot);
         memset(slot, 0, sizeof(*slot));
     }
@@ -496,6 +497,8 @@ static int process_oldest(QgpuContext *ctx)
                    &exec_status, NULL);
     clReleaseEvent(slot->done);
     slot->done = NULL;
+    if (status == CL_SUCCESS && exec_status >= 0)
+        qgpu_pinned_slot_release(slot); /* the upload came before the results */
     if (status != CL_SUCCESS || exec_status < 0)
         return qgpu_cl_error(ctx, status != CL_SUCCESS ? status : exec_status,
                              "frame execution on the device");
@@ -549,8 +552,8 @@ int qgpu_submit_check(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPictur
         return qgpu_error(ctx, QGPU_ERR_STATE, "submit after flush");
     if (ctx->nb_features == 0)
         return qgpu_error(ctx, QGPU_ERR_STATE, "no feature enabled (qgpu_enable_feature)");
-    if ((err = check_picture(ctx, ref, "reference", check_data)) ||
-        (err = check_picture(ctx, dist, "distorted", check_data)))
+    if ((err = qgpu_picture_check(ctx, ref, "reference", check_data)) ||
+        (err = qgpu_picture_check(ctx, dist, "distorted", check_data)))
         return err;
     if (!same_geometry(ref, dist))
         return qgpu_error(ctx, QGPU_ERR_MISMATCH,
@@ -625,6 +628,8 @@ int qgpu_collect(QgpuContext *ctx, unsigned *frame_index, int wait)
         return QGPU_ERR_INVALID_ARG;
     if ((err = usable(ctx)))
         return err;
+    if (ctx->started)
+        qgpu_pinned_slots_poll(ctx);
     while (ctx->delivered >= ctx->finalized && ctx->processed < ctx->submitted) {
         if (!wait && !oldest_done(ctx))
             return 0;

@@ -15,6 +15,11 @@
 /* Fills a format from a picture description (data and strides unused). */
 void qgpu_format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic);
 
+/* Checks one picture's geometry (and, with check_data, its host planes
+ * and strides); `which` names it in messages. */
+int qgpu_picture_check(QgpuContext *ctx, const QgpuPicture *pic, const char *which,
+                       int check_data);
+
 /* Checks the context's state and both pictures' geometry (and, with
  * check_data, their host planes and strides). */
 int qgpu_submit_check(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist,
@@ -55,6 +60,13 @@ size_t qgpu_interleaved_bytes(const QgpuContext *ctx);
 int qgpu_split_chroma_create(QgpuContext *ctx);
 cl_int qgpu_upload_semiplanar(QgpuContext *ctx, QgpuSlot *slot, cl_event *uploaded);
 int qgpu_split_chroma(QgpuContext *ctx, QgpuSlot *slot);
+
+/* pinned.c: the references a slot holds to the pinned blocks of its pair
+ * (qgpu_submit_pinned). Release drops them (the upload must be complete,
+ * or the queues finished); poll drops those of the frames in flight whose
+ * upload is complete. */
+void qgpu_pinned_slot_release(QgpuSlot *slot);
+void qgpu_pinned_slots_poll(QgpuContext *ctx);
 
 /* Marks the context failed; returns err. */
 int qgpu_submit_failed(QgpuContext *ctx, int err);

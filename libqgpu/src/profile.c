@@ -113,6 +113,8 @@ void qgpu_stats_get(const QgpuContext *ctx, QgpuStats *stats)
     stats->profiling = ctx->profiling;
     stats->nb_profile = ctx->nb_profile;
     stats->profile = ctx->profile;
+    stats->frames_from_host = ctx->frames_from_host;
+    stats->frames_from_pinned = ctx->frames_from_pinned;
     stats->cl = ctx->cl;
     stats->device = ctx->device;
 }

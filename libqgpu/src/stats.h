@@ -23,6 +23,8 @@ typedef struct QgpuStats {
     int profiling;                  /* QGPU_PROFILE=1: every kernel is timed */
     int nb_profile;
     const QgpuProfileEntry *profile; /* per kernel label; valid until the next submit */
+    unsigned frames_from_host;      /* qgpu_submit() (staging copy) */
+    unsigned frames_from_pinned;    /* qgpu_submit_pinned() (no copy) */
     cl_context cl;                  /* the context's OpenCL context and device */
     cl_device_id device;
 } QgpuStats;

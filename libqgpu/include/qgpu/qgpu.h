@@ -196,6 +196,66 @@ typedef struct QgpuPicture {
  * The first submit fixes the geometry; later pictures must match it. */
 QGPU_API int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist);
 
+/* ---- Pictures in page-locked (pinned) host memory ----
+ * qgpu_submit() copies both pictures into the library's own pinned memory
+ * before the device reads them. A program that can decode or write its
+ * pictures straight into pinned memory saves that copy: it allocates
+ * blocks of the context's pinned memory, lays its pictures out in them,
+ * and submits with qgpu_submit_pinned(), which has the device read the
+ * planes where they are (a DMA from the block, no host copy).
+ *
+ * A QgpuPinned is a block of page-locked host memory of the context's
+ * OpenCL context (any context opened on the same QgpuDevice or the same
+ * cl_context may submit from it). It is reference counted: the allocating
+ * call holds the first reference; qgpu_submit_pinned() takes one more for
+ * each block until the device has read the pair, so the caller may drop its
+ * own right after the submit. The block is freed, in whichever thread drops
+ * the last reference, when its count reaches 0; it may outlive the context
+ * that allocated it. qgpu_pinned_ref/unref may be called from any thread
+ * (the count is atomic); everything else follows the context's threading
+ * rules. The caller must not write into a block while a submit of it is in
+ * flight (the library holds a reference then: qgpu_pinned_in_use()). */
+typedef struct QgpuPinned QgpuPinned;
+
+/* Allocates `size` bytes (> 0) of pinned memory, mapped for reading and
+ * writing; the start is aligned to at least 64 bytes. 0 or a negative code
+ * (QGPU_ERR_DEVICE_MEMORY / QGPU_ERR_OPENCL when the driver refuses). */
+QGPU_API int qgpu_pinned_alloc(QgpuContext *ctx, size_t size, QgpuPinned **block);
+/* The block's memory and size. */
+QGPU_API void *qgpu_pinned_data(const QgpuPinned *block);
+QGPU_API size_t qgpu_pinned_size(const QgpuPinned *block);
+/* Adds a reference; returns block. */
+QGPU_API QgpuPinned *qgpu_pinned_ref(QgpuPinned *block);
+/* Drops a reference and sets *block to NULL; NULL-safe. */
+QGPU_API void qgpu_pinned_unref(QgpuPinned **block);
+/* 1 while a submit of the block has not yet been read by the device (the
+ * library still holds a reference), else 0. Only as current as the last
+ * call on the submitting context (submit or collect release the
+ * references of uploads found complete). */
+QGPU_API int qgpu_pinned_in_use(const QgpuPinned *block);
+
+/* Allocates one picture in a new block: width x height, layout (any,
+ * QGPU_LAYOUT_NV12 included: then data[1] holds the Cb Cr pairs),
+ * bitdepth 8..16. Each plane starts at an `align`-byte boundary and its
+ * stride is its row rounded up to a multiple of `align` (a power of two,
+ * 0 for 64); `padding` bytes follow the last plane (decoders may read or
+ * write past the last row). Fills *pic (its data pointers are writable
+ * memory of the block) and returns the block with one reference. */
+QGPU_API int qgpu_pinned_picture_alloc(QgpuContext *ctx, int width, int height, int layout,
+                                       int bitdepth, int align, size_t padding,
+                                       QgpuPicture *pic, QgpuPinned **block);
+
+/* qgpu_submit() for pictures whose planes lie in pinned blocks: every plane
+ * the device reads of ref must lie inside ref_block, and of dist inside
+ * dist_block (the same block is fine). The planes are uploaded from where
+ * they are (strides and padding allowed); no host copy. The library keeps
+ * a reference to each block until the device has read it. Otherwise as
+ * qgpu_submit() (and a stream may mix both). QGPU_ERR_INVALID_ARG for a
+ * NULL block, a block of another OpenCL context, or a plane outside its
+ * block. */
+QGPU_API int qgpu_submit_pinned(QgpuContext *ctx, const QgpuPicture *ref, QgpuPinned *ref_block,
+                                const QgpuPicture *dist, QgpuPinned *dist_block);
+
 /* Returns the next finished frame in submission order: 1 and *frame_index
  * set when a frame is final, 0 when none is final yet (with wait == 0) or
  * none is pending, negative on error. With wait != 0 it blocks until the
