@@ -1297,6 +1297,45 @@ static void test_probe_runs(void)
           "a short pair is not measured (rc %d): %s", rc, out_err);
 }
 
+/* The CPU decoders' frames decoded into the library's pinned blocks
+ * (QGPU_PINNED_FRAMES=1; on by default only for long pairs) give the
+ * staging path's scores, and most pairs come from them; a short pair by
+ * default does not use them. */
+static void test_pinned_frames(void)
+{
+    static const int sizes[][2] = {{64, 48}, {98, 66}};
+    char path[1100], args[1400], value[64], *staging, *pinned;
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        int w = sizes[i][0], h = sizes[i][1], rc, n = -1;
+        snprintf(path, sizeof(path), "%s/pinned%zu.nut", dir, i);
+        if (!CHECK(write_bframes(path, w, h, 40, 0.0) == 0, "write %s", path))
+            return;
+        snprintf(args, sizeof(args), "-r pinned%zu.nut -d pinned%zu.nut -n --feature psnr "
+                 "--feature ciede --json -o pinned_staging.json", i, i);
+        rc = tool_run(tool, dir, "QGPU_PINNED_FRAMES=0", 0, args, out_err, sizeof(out_err));
+        staging = log_frames("pinned_staging.json", value, sizeof(value), NULL);
+        CHECK(rc == 0 && staging, "%dx%d: staging path (rc %d): %s", w, h, rc, out_err);
+        snprintf(args, sizeof(args), "-r pinned%zu.nut -d pinned%zu.nut -n --feature psnr "
+                 "--feature ciede --json -o pinned_blocks.json", i, i);
+        rc = tool_run(tool, dir, "QGPU_PINNED_FRAMES=1 QGPU_TIMING=1", 0, args, out_err,
+                      sizeof(out_err));
+        pinned = log_frames("pinned_blocks.json", value, sizeof(value), NULL);
+        for (const char *t = strstr(out_err, "qgpu: timing: "); t && n < 0;
+             t = strstr(t + 1, "qgpu: timing: "))
+            if (sscanf(t, "qgpu: timing: %d pairs from pinned frames", &n) != 1)
+                n = -1;
+        CHECK(rc == 0 && staging && pinned && !strcmp(staging, pinned),
+              "%dx%d: pinned frames score as the staging path (rc %d): %s", w, h, rc, out_err);
+        CHECK(n >= 20, "%dx%d: %d of 40 pairs from pinned frames: %s", w, h, n, out_err);
+        free(staging);
+        free(pinned);
+        rc = tool_run(tool, dir, "QGPU_TIMING=1", 0, args, out_err, sizeof(out_err));
+        CHECK(rc == 0 && strstr(out_err, "qgpu: timing: 0 pairs from pinned frames"),
+              "%dx%d: 40 pairs, fewer than the default's minimum: no pinned frames (rc %d): %s",
+              w, h, rc, out_err);
+    }
+}
+
 int main(int argc, char **argv)
 {
     char cmd[256];
@@ -1311,6 +1350,7 @@ int main(int argc, char **argv)
     test_hwdec();
     test_rewind();
     test_probe_runs();
+    test_pinned_frames();
     test_semiplanar_input();
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -87,6 +87,7 @@ struct Decoder {
     int64_t data_end;    /* file offset after the last whole frame read */
     int64_t header_size; /* y4m: its header line */
     PinnedFrames *pinned; /* CPU decoding into pinned blocks (pinned_frames.h) */
+    int pinned_off;       /* decoder_use_pinned_frames(d, 0) */
 };
 
 /* Depth of semi-planar 4:2:0 frames (NV12, P010...), 0 for other formats:
@@ -1142,13 +1143,18 @@ PinnedFrames *decoder_pinned_frames(const Decoder *d)
     /* only frames delivered as decoded (deliver(): no scaling, format,
      * range or depth conversion) are uploaded from the decoder's buffers */
     int bitdepth;
-    if (!d->pinned || native_layout(d->src_fmt, &bitdepth) < 0)
+    if (!d->pinned || d->pinned_off || native_layout(d->src_fmt, &bitdepth) < 0)
         return NULL;
     if (d->src_w != d->out_w || d->src_h != d->out_h || d->src_layout != d->out_layout ||
         bitdepth != d->src_bitdepth || d->out_bitdepth != d->src_bitdepth ||
         (d->to_limited && d->full_range))
         return NULL;
     return d->pinned;
+}
+
+void decoder_use_pinned_frames(Decoder *d, int on)
+{
+    d->pinned_off = !on;
 }
 
 void decoder_park(Decoder *d)

@@ -184,6 +184,9 @@ void decoder_abort(Decoder *dec);
  * scored (decoder_set_output, decoder_set_limited_range), so that no
  * block is made for nothing. */
 struct PinnedFrames *decoder_pinned_frames(const Decoder *dec);
+/* Off: the decoder's frames are copied into the library's staging memory
+ * as before (decoder_pinned_frames then gives NULL, no block is made). */
+void decoder_use_pinned_frames(Decoder *dec, int on);
 
 /* Batch jobs: the hardware decoder's reusable parts (hwdec_park) kept for
  * the slot's next job; call it after the library context the frames went

@@ -455,6 +455,25 @@ static unsigned expected_pairs(const Options *o, Decoder *ref, Decoder *dis, int
     return total;
 }
 
+/* Whether the CPU decoders decode into pinned blocks. Their set-up (~3 MB
+ * of pinned memory per 1080p block, 48 blocks: 0.05-0.26 s on the H200)
+ * is paid back only on long pairs (~0.1 ms per HEVC pair saved, none
+ * measurable on low-bitrate H.264: doc/performance.md): on from
+ * PINNED_FRAMES_MIN_PAIRS known pairs, or an unknown count (a stream);
+ * QGPU_PINNED_FRAMES=1 always, =0 never. */
+#define PINNED_FRAMES_MIN_PAIRS 2000
+static int use_pinned_frames(const Options *o, Decoder *ref, Decoder *dis)
+{
+    const char *env = getenv("QGPU_PINNED_FRAMES");
+    unsigned pairs;
+    if (env && !strcmp(env, "1"))
+        return 1;
+    if (env && !strcmp(env, "0"))
+        return 0;
+    pairs = expected_pairs(o, ref, dis, PAIR_INDEX);
+    return !pairs || pairs >= PINNED_FRAMES_MIN_PAIRS;
+}
+
 /* The progress line (stderr is a terminal): frames, fps, ETA. */
 static void show_progress(unsigned done, unsigned total, double elapsed)
 {
@@ -1037,7 +1056,12 @@ int run_pair(const Options *o, const RunSetup *s)
         run.decoder[1] = di.decoder;
     }
     run.hash[0] = run.hash[1] = FRAME_HASH_START;
-    /* CPU decoders' frames into pinned blocks (their first ones made now) */
+    /* CPU decoders' frames into pinned blocks (their first ones made now),
+     * for long pairs */
+    if (!use_pinned_frames(o, ref, dis)) {
+        decoder_use_pinned_frames(ref, 0);
+        decoder_use_pinned_frames(dis, 0);
+    }
     pinned_frames_attach(decoder_pinned_frames(ref), run.ctx);
     pinned_frames_attach(decoder_pinned_frames(dis), run.ctx);
     ret = finish_run(&run, s, ref, dis, score(&run, ref, dis));
