@@ -176,7 +176,6 @@ static void run_case(TestClEnv *env, const Case *c)
     QgpuConfig cfg;
     QgpuContext *host = test_open(c->depth), *ext = NULL;
     int err, device_frames = 0, host_frames = 0;
-    unsigned frame;
 
     qgpu_config_default(&cfg);
     cfg.pipeline_depth = c->depth;
@@ -222,18 +221,9 @@ static void run_case(TestClEnv *env, const Case *c)
             device_frames++;
         }
         CHECK(err == 0, "%s: submit %d from images: %s", c->label, i, qgpu_last_error(ext));
-        while (qgpu_collect(host, &frame, 0) == 1)
-            ;
-        while (qgpu_collect(ext, &frame, 0) == 1)
-            ;
+        test_collect_both(host, ext);
     }
-    CHECK(qgpu_flush(host) == 0 && qgpu_flush(ext) == 0, "%s: flush: %s", c->label,
-          qgpu_last_error(ext));
-    while (qgpu_collect(host, &frame, 1) == 1)
-        ;
-    while (qgpu_collect(ext, &frame, 1) == 1)
-        ;
-    test_same_scores(c->label, host, "host", ext, "images", (unsigned)c->frames);
+    test_flush_compare(c->label, host, "host", ext, "images", (unsigned)c->frames);
     CHECK(qgpu_frames_from_device(ext) == (unsigned)device_frames &&
               qgpu_frames_from_host(ext) == (unsigned)host_frames,
           "%s: counters %u device, %u host; expected %d, %d", c->label,

@@ -169,8 +169,7 @@ static void run_buffer_case(TestClEnv *env, const Case *c)
         test_picture_free(&r);
         test_picture_free(&d);
     }
-    if (ok && CHECK(qgpu_flush(host) == 0 && qgpu_flush(dev) == 0, "%s: flush", c->label)) {
-        test_same_scores(c->label, host, "host", dev, "buffer", (unsigned)c->frames);
+    if (ok && test_flush_compare(c->label, host, "host", dev, "buffer", (unsigned)c->frames) == 0) {
         CHECK(qgpu_frames_from_device(dev) == (unsigned)c->frames &&
                   qgpu_frames_from_host(dev) == 0,
               "%s: %u frames from the device, %u from the host", c->label,
@@ -337,8 +336,7 @@ static void test_cuda(TestClEnv *env)
                        qgpu_submit_cl_buffer(dev, &cb[0], &cb[1]) == 0,
                    "submit %d: %s / %s", f, qgpu_last_error(host), qgpu_last_error(dev)))
             goto out;
-    if (CHECK(qgpu_flush(host) == 0 && qgpu_flush(dev) == 0, "flush"))
-        test_same_scores("CUDA memory", host, "host", dev, "imported", 3);
+    test_flush_compare("CUDA memory", host, "host", dev, "imported", 3);
     printf("test_extmem: CUDA memory imported into OpenCL on %s\n", qgpu_device_name(dev));
 out:
     qgpu_close(&host);

@@ -147,7 +147,7 @@ static void run_case(const Case *c)
     QgpuPinned *ring[2][2] = {{NULL}};
     QgpuPicture ring_pic[2][2];
     TestPicture ref, dist;
-    unsigned frame, from_pinned = 0;
+    unsigned from_pinned = 0;
 
     if (!CHECK(host && pinned, "%s: open", c->label) ||
         !CHECK(test_configure(host, c->features, c->model, c->compute_bitdepth) == 0 &&
@@ -218,18 +218,9 @@ static void run_case(const Case *c)
             qgpu_pinned_unref(&pair);
         }
     collect:
-        while (qgpu_collect(host, &frame, 0) == 1)
-            ;
-        while (qgpu_collect(pinned, &frame, 0) == 1)
-            ;
+        test_collect_both(host, pinned);
     }
-    CHECK(qgpu_flush(host) == 0 && qgpu_flush(pinned) == 0, "%s: flush: %s", c->label,
-          qgpu_last_error(pinned));
-    while (qgpu_collect(host, &frame, 1) == 1)
-        ;
-    while (qgpu_collect(pinned, &frame, 1) == 1)
-        ;
-    test_same_scores(c->label, host, "host", pinned, "pinned", (unsigned)c->frames);
+    test_flush_compare(c->label, host, "host", pinned, "pinned", (unsigned)c->frames);
     CHECK(pinned->frames_from_pinned == from_pinned &&
               pinned->frames_from_host == (unsigned)c->frames - from_pinned,
           "%s: %u frames from pinned blocks and %u from host memory, expected %u and %u",

@@ -86,7 +86,6 @@ static void run_case(const Case *c)
 {
     QgpuContext *planar = test_open(c->depth), *semi = test_open(c->depth);
     TestPicture ref, dist;
-    unsigned frame;
 
     if (!CHECK(planar && semi, "%s: open", c->label) ||
         !CHECK(configure(planar, c) == 0 && configure(semi, c) == 0, "%s: features: %s",
@@ -111,18 +110,9 @@ static void run_case(const Case *c)
                   i, qgpu_last_error(semi));
         semiplanar_free(&r);
         semiplanar_free(&d);
-        while (qgpu_collect(planar, &frame, 0) == 1)
-            ;
-        while (qgpu_collect(semi, &frame, 0) == 1)
-            ;
+        test_collect_both(planar, semi);
     }
-    CHECK(qgpu_flush(planar) == 0 && qgpu_flush(semi) == 0, "%s: flush: %s", c->label,
-          qgpu_last_error(semi));
-    while (qgpu_collect(planar, &frame, 1) == 1)
-        ;
-    while (qgpu_collect(semi, &frame, 1) == 1)
-        ;
-    test_same_scores(c->label, planar, "planar", semi, "NV12", (unsigned)c->frames);
+    test_flush_compare(c->label, planar, "planar", semi, "NV12", (unsigned)c->frames);
     if (c->luma_only)
         CHECK(!semi->split_chroma && semi->upload_bytes == semi->in_fmt.plane_offset[1],
               "%s: luma only: %zu bytes uploaded per picture, the luma is %zu", c->label,

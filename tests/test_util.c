@@ -249,3 +249,27 @@ void test_same_scores(const char *label, const QgpuContext *a, const char *a_nam
     CHECK(bad == 0, "%s: %u of %d x %u scores equal to the %s path's", label,
           (unsigned)n * frames - (unsigned)bad, n, frames, a_name);
 }
+
+void test_collect_both(QgpuContext *a, QgpuContext *b)
+{
+    unsigned frame;
+    while (qgpu_collect(a, &frame, 0) == 1)
+        ;
+    while (qgpu_collect(b, &frame, 0) == 1)
+        ;
+}
+
+int test_flush_compare(const char *label, QgpuContext *a, const char *a_name, QgpuContext *b,
+                       const char *b_name, unsigned frames)
+{
+    unsigned frame;
+    if (!CHECK(qgpu_flush(a) == 0 && qgpu_flush(b) == 0, "%s: flush: %s / %s", label,
+               qgpu_last_error(a), qgpu_last_error(b)))
+        return -1;
+    while (qgpu_collect(a, &frame, 1) == 1)
+        ;
+    while (qgpu_collect(b, &frame, 1) == 1)
+        ;
+    test_same_scores(label, a, a_name, b, b_name, frames);
+    return 0;
+}

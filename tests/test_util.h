@@ -58,6 +58,13 @@ void test_store_sample(unsigned char *row, size_t x, int bytes_per_sample, unsig
 int test_configure(QgpuContext *ctx, const char *features, const char *model,
                    int compute_bitdepth);
 
+/* Collects the finished frames of both contexts, without waiting. */
+void test_collect_both(QgpuContext *a, QgpuContext *b);
+/* Flushes both contexts, collects every frame and checks that they hold
+ * the same scores (test_same_scores); 0 when it got that far. */
+int test_flush_compare(const char *label, QgpuContext *a, const char *a_name, QgpuContext *b,
+                       const char *b_name, unsigned frames);
+
 /* Checks that two contexts hold the same score names and, for each of
  * `frames` frames, identical bits for every score (NaN equals NaN); the
  * messages name the case and the two paths ("host", "images"). */

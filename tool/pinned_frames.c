@@ -144,22 +144,29 @@ static int collect_idle(PinnedFrames *pool, QgpuPinned **drop, int all)
     return n;
 }
 
-static void buffer_free(void *opaque, uint8_t *data)
+/* Drops the idle blocks (every one once the pool is closed) and one
+ * reference of the pool, freeing it at the last. Called with the lock
+ * held; returns with it released. */
+static void unref_unlock(PinnedFrames *pool)
 {
-    Entry *e = opaque;
-    PinnedFrames *pool = e->pool;
     QgpuPinned *drop[MAX_BLOCKS];
-    int n, last;
-    (void)data;
-    pthread_mutex_lock(&pool->lock);
-    e->in_frame = 0;
-    n = collect_idle(pool, drop, pool->closed);
-    last = pool_unref_locked(pool);
+    int n = collect_idle(pool, drop, pool->closed);
+    int last = pool_unref_locked(pool);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < n; i++)
         qgpu_pinned_unref(&drop[i]);
     if (last)
         pool_free(pool);
+}
+
+static void buffer_free(void *opaque, uint8_t *data)
+{
+    Entry *e = opaque;
+    PinnedFrames *pool = e->pool;
+    (void)data;
+    pthread_mutex_lock(&pool->lock);
+    e->in_frame = 0;
+    unref_unlock(pool);
 }
 
 /* A free block for the frame and its layout, or NULL (a miss: FFmpeg's
@@ -224,6 +231,24 @@ static int get_buffer(AVCodecContext *codec, AVFrame *frame, int flags)
     return 0;
 }
 
+/* get_buffer (and the default get_format) may be called from FFmpeg's
+ * frame threads at once. libavcodec before 60 (FFmpeg 5.1, Debian 12's)
+ * must be told so: otherwise each decoding thread hands every get_buffer2
+ * call over to the thread that feeds the packets and waits for it, which
+ * serialises the frame threads (libavcodec/pthread_frame.c). From 60 on
+ * the field is gone and callbacks must be thread-safe anyway. */
+static void mark_thread_safe(AVCodecContext *codec)
+{
+#if defined(FF_API_THREAD_SAFE_CALLBACKS) && FF_API_THREAD_SAFE_CALLBACKS
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    codec->thread_safe_callbacks = 1;
+#pragma GCC diagnostic pop
+#else
+    (void)codec;
+#endif
+}
+
 void pinned_frames_install(PinnedFrames **out, AVCodecContext *codec)
 {
     const char *env = getenv("QGPU_PINNED_FRAMES");
@@ -239,6 +264,7 @@ void pinned_frames_install(PinnedFrames **out, AVCodecContext *codec)
     pool->refs = 1;
     codec->opaque = pool;
     codec->get_buffer2 = get_buffer;
+    mark_thread_safe(codec);
     *out = pool;
 }
 
@@ -354,19 +380,11 @@ unsigned pinned_frames_misses(const PinnedFrames *pool)
 void pinned_frames_close(PinnedFrames **ppool)
 {
     PinnedFrames *pool = *ppool;
-    QgpuPinned *drop[MAX_BLOCKS];
-    int n, last;
     if (!pool)
         return;
     *ppool = NULL;
     pthread_mutex_lock(&pool->lock);
     pool->closed = 1;
     pool->ctx = NULL;
-    n = collect_idle(pool, drop, 1);
-    last = pool_unref_locked(pool);
-    pthread_mutex_unlock(&pool->lock);
-    for (int i = 0; i < n; i++)
-        qgpu_pinned_unref(&drop[i]);
-    if (last)
-        pool_free(pool);
+    unref_unlock(pool);
 }
