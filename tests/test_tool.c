@@ -1204,7 +1204,9 @@ static void test_rewind(void)
 }
 
 /* --hwdec auto's measurement end to end, CPU decoders standing for
- * NVDEC's (QGPU_HWDEC_PROBE_TEST=1), the decisions kept in DIR/cache:
+ * NVDEC's (QGPU_HWDEC_PROBE_TEST=1), the decisions kept in
+ * DIR/hwdec-choices (QGPU_HWDEC_CHOICES: a fresh XDG_CACHE_HOME would also
+ * move PoCL's kernel cache, and LLVM's compile leaks under LeakSanitizer):
  * measured, the log says so and its frames are --hwdec none's; the next
  * run takes the saved decision, QGPU_HWDEC_PROBE=1 measures again; forced;
  * a short pair is not measured. */
@@ -1233,7 +1235,8 @@ static void test_probe_runs(void)
     for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
         char rates[64];
         int forced = !strcmp(runs[i].how, "forced");
-        snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache %s", dir,
+        snprintf(env, sizeof(env),
+                 "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_CHOICES=%s/hwdec-choices %s", dir,
                  runs[i].env);
         rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --json "
                       "-o probe_auto.json", out_err, sizeof(out_err));
@@ -1251,7 +1254,7 @@ static void test_probe_runs(void)
     {
         char file[1200], line[640] = "", last[640] = "", *mode;
         FILE *f;
-        snprintf(file, sizeof(file), "%s/cache/qgpu/hwdec-choices", dir);
+        snprintf(file, sizeof(file), "%s/hwdec-choices", dir);
         if ((f = fopen(file, "r"))) {
             while (fgets(line, sizeof(line), f))
                 snprintf(last, sizeof(last), "%s", line);
@@ -1266,7 +1269,8 @@ static void test_probe_runs(void)
             fprintf(f, "%s cpu 2000 1000\n", last);
             fclose(f);
         }
-        snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache", dir);
+        snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_CHOICES=%s/hwdec-choices",
+                 dir);
         rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --json "
                       "-o probe_saved.json", out_err, sizeof(out_err));
         other = log_frames("probe_saved.json", how, sizeof(how), "decoder_choice");
@@ -1282,7 +1286,8 @@ static void test_probe_runs(void)
               "QGPU_HWDEC_PROBE=cpu: before opening NVDEC (rc %d): %s", rc, out_err);
     }
     free(none);
-    snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 XDG_CACHE_HOME=%s/cache2", dir);
+    snprintf(env, sizeof(env), "QGPU_HWDEC_PROBE_TEST=1 QGPU_HWDEC_CHOICES=%s/hwdec-choices2",
+             dir);
     rc = tool_run(tool, dir, env, 0, "-r long.nut -d long.nut -n --feature psnr --frame_cnt 40 "
                   "--decode-only", out_err, sizeof(out_err));
     CHECK(rc == 0 && strstr(out_err, "NVDEC kept, 40 pairs: too short to measure"),

@@ -42,7 +42,14 @@ static int cache_dir(char *out, size_t len)
 
 static int file_path(char *out, size_t len)
 {
+    const char *own = getenv("QGPU_HWDEC_CHOICES");
+    const char *no_cache = getenv("QGPU_NO_CACHE");
     char dir[4096];
+    if (own && *own) {
+        if (no_cache && *no_cache && strcmp(no_cache, "0"))
+            return -1;
+        return snprintf(out, len, "%s", own) < (int)len ? 0 : -1;
+    }
     if (cache_dir(dir, sizeof(dir)))
         return -1;
     return snprintf(out, len, "%s/hwdec-choices", dir) < (int)len ? 0 : -1;

@@ -1,7 +1,8 @@
 /*
  * --hwdec auto's decisions kept between runs on this machine, in
  * $XDG_CACHE_HOME/qgpu/hwdec-choices (else ~/.cache/qgpu/; none with
- * QGPU_NO_CACHE=1), so that a later run of the same kind of pair does not
+ * QGPU_NO_CACHE=1; QGPU_HWDEC_CHOICES=FILE names the file itself, whose
+ * folder must exist), so that a later run of the same kind of pair does not
  * measure again (decoder_choice.h). One line per decision, appended; the
  * last line of a key wins. The key names the host and its processor count.
  */

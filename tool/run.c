@@ -456,12 +456,13 @@ static unsigned expected_pairs(const Options *o, Decoder *ref, Decoder *dis, int
 }
 
 /* Whether the CPU decoders decode into pinned blocks. Their set-up (~3 MB
- * of pinned memory per 1080p block, 48 blocks: 0.05-0.26 s on the H200)
- * is paid back only on long pairs (~0.1 ms per HEVC pair saved, none
- * measurable on low-bitrate H.264: doc/performance.md): on from
+ * of pinned memory per 1080p block, 48 blocks: ~0.07-0.1 s on the H200)
+ * is paid back from ~400 (low-bitrate H.264: 1301-1317 fps against
+ * 1077-1205) to ~1,100 pairs (HEVC: 919-929 against 849-883), measured at
+ * 600 pairs (doc/performance.md, the session's final check): on from
  * PINNED_FRAMES_MIN_PAIRS known pairs, or an unknown count (a stream);
  * QGPU_PINNED_FRAMES=1 always, =0 never. */
-#define PINNED_FRAMES_MIN_PAIRS 2000
+#define PINNED_FRAMES_MIN_PAIRS 1000
 static int use_pinned_frames(const Options *o, Decoder *ref, Decoder *dis)
 {
     const char *env = getenv("QGPU_PINNED_FRAMES");
@@ -1044,8 +1045,12 @@ int run_pair(const Options *o, const RunSetup *s)
     run.host_jobs = s->host_jobs;
     ret = open_inputs(msg, o, s->host_jobs, &ref, &dis, &run.probe);
     if (ret) {
-        if (*run.stop)
+        if (*run.stop) {
+            /* the last line says so, as an interruption while scoring does */
+            fprintf(msg, "qgpu: interrupted (%s) after 0 pairs, while opening the inputs\n",
+                    strsignal(*run.stop_signal ? *run.stop_signal : SIGINT));
             ret = interrupted_status(&run);
+        }
         goto out;
     }
     {
