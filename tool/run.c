@@ -266,11 +266,11 @@ static int choose_decoders(FILE *msg, const Options *o, int host_jobs, Decoder *
 /* Opens and starts both decoders: --hwdec auto's choice already known to
  * be the CPU (probe_known_cpu), else as the options say, then
  * choose_decoders. 0, or an exit status with the message on msg. */
-static int open_decoders(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
+static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder **ref,
                          Decoder **dis, ProbeResult *probe)
 {
     char err[1024] = "";
-    int ret;
+    int host_jobs = s->host_jobs, ret;
     if (probe_known_cpu(o, host_jobs, ref, dis, probe)) {
         decoder_set_warn(*ref, "reference", on_decode_warning, msg);
         decoder_set_warn(*dis, "distorted", on_decode_warning, msg);
@@ -288,6 +288,12 @@ static int open_decoders(FILE *msg, const Options *o, int host_jobs, Decoder **r
         if (ret == 0)
             ret = decoder_start(*dis, err, sizeof(err));
     }
+    if (ret && *s->stop) {
+        /* one line, the last, saying so as an interruption while scoring does */
+        fprintf(msg, "qgpu: interrupted (%s) after 0 pairs, while opening the inputs (%s)\n",
+                strsignal(*s->stop_signal ? *s->stop_signal : SIGINT), err);
+        return EXIT_INPUT;
+    }
     if (ret) {
         fprintf(msg, "qgpu: %s\n", err);
         return ret == DECODER_ERR_HWDEC ? EXIT_DEVICE : EXIT_INPUT;
@@ -295,13 +301,13 @@ static int open_decoders(FILE *msg, const Options *o, int host_jobs, Decoder **r
     return choose_decoders(msg, o, host_jobs, ref, dis, probe);
 }
 
-static int open_inputs(FILE *msg, const Options *o, int host_jobs, Decoder **ref,
+static int open_inputs(FILE *msg, const Options *o, const RunSetup *s, Decoder **ref,
                        Decoder **dis, ProbeResult *probe)
 {
     char err[1024] = "";
     DecoderInfo ri, di;
     int w, h, depth;
-    int ret = open_decoders(msg, o, host_jobs, ref, dis, probe);
+    int ret = open_decoders(msg, o, s, ref, dis, probe);
     if (ret)
         return ret;
     decoder_get_info(*ref, &ri);
@@ -1043,14 +1049,10 @@ int run_pair(const Options *o, const RunSetup *s)
     if ((ret = enable_metrics(msg, o, run.ctx)))
         goto out;
     run.host_jobs = s->host_jobs;
-    ret = open_inputs(msg, o, s->host_jobs, &ref, &dis, &run.probe);
+    ret = open_inputs(msg, o, s, &ref, &dis, &run.probe);
     if (ret) {
-        if (*run.stop) {
-            /* the last line says so, as an interruption while scoring does */
-            fprintf(msg, "qgpu: interrupted (%s) after 0 pairs, while opening the inputs\n",
-                    strsignal(*run.stop_signal ? *run.stop_signal : SIGINT));
+        if (*run.stop)
             ret = interrupted_status(&run);
-        }
         goto out;
     }
     {
