@@ -8,7 +8,10 @@
  * the host adds them and finishes in float/double exactly as libvmaf
  * does (powf(x, 1/3), num / den, ...).
  *
- * Launches per frame: adm_dwt0, adm_dwt123 x 3, adm_score = 5.
+ * Launches per frame: adm_dwt0, adm_dwt123 x 3, adm_decouple, adm_score = 6.
+ * adm_decouple splits each sample the score reads once (the score kernel's
+ * work-groups overlap by a row above and below and a column either side,
+ * which they used to decouple again: 1.5-1.8x the samples at 1080p).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -29,11 +32,13 @@
 #define ADM_CW_WIDE 128
 #define ADM_CW_NARROW 64
 #define ADM_NP 24
+#define ADM_DC_WG 256   /* adm_decouple work-group, at most (1D) */
 #define ADM_MIN_SIZE 33 /* 4 dyadic scales with 3+ rows/columns of taps each */
 
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
-    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE
+    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE,
+    P_DTOP, P_DLEFT, P_DCOLS, P_DFIRST
 };
 
 enum {
@@ -62,13 +67,16 @@ typedef struct AdmState {
     int bw[4], bh[4];
     int top[4], bottom[4], left[4], right[4];
     int groups[4], total_groups;
+    int total_decouple;  /* samples adm_decouple splits, all scales */
+    size_t dc_local;     /* adm_decouple work-group size */
     int params[4 * ADM_NP];
     float rf[4][3];
     cl_ulong cos_m, egl_n;
     cl_int egl_s;
     /* OpenCL */
-    cl_kernel k_dwt0, k_dwt123, k_score;
+    cl_kernel k_dwt0, k_dwt123, k_decouple, k_score;
     cl_mem bands[QGPU_MAX_LANES][4]; /* per lane */
+    cl_mem rst[QGPU_MAX_LANES][4];   /* per lane: r of h, v, d (adm_decouple) */
     cl_mem params_buf;
     size_t offset;
     int ids[OUT_COUNT];
@@ -133,7 +141,7 @@ static uint32_t ceil_log2_u(double v)
 /* Fixed-point constants and per-scale parameters of the kernels. */
 static void setup_scales(AdmState *s)
 {
-    int cw = s->w, ch = s->h, first = 0;
+    int cw = s->w, ch = s->h, first = 0, dfirst = 0;
     memset(s->params, 0, sizeof(s->params));
     for (int sc = 0; sc < 4; sc++) {
         int *P = s->params + sc * ADM_NP;
@@ -190,10 +198,25 @@ static void setup_scales(AdmState *s)
         s->groups[sc] = (sc == 0 && s->skip_scale0) ? 0 : (rows + ADM_RS - 1) / ADM_RS;
         P[P_ACTIVE] = s->groups[sc] > 0;
         first += s->groups[sc];
+        /* what adm_score reads: the scored rows and columns and one more on
+         * each side, mirrored inside the band */
+        {
+            int dtop = s->top[sc] > 0 ? s->top[sc] - 1 : 0;
+            int dbottom = s->bottom[sc] < bh ? s->bottom[sc] + 1 : bh;
+            int dleft = s->left[sc] > 0 ? s->left[sc] - 1 : 0;
+            int dright = s->right[sc] < bw ? s->right[sc] + 1 : bw;
+            P[P_DTOP] = dtop;
+            P[P_DLEFT] = dleft;
+            P[P_DCOLS] = dright - dleft;
+            P[P_DFIRST] = dfirst;
+            if (s->groups[sc] > 0)
+                dfirst += (dbottom - dtop) * (dright - dleft);
+        }
         cw = bw;
         ch = bh;
     }
     s->total_groups = first;
+    s->total_decouple = dfirst;
 }
 
 static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
@@ -296,11 +319,23 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(ctx, program, "adm_dwt0", &s->k_dwt0);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "adm_dwt123", &s->k_dwt123);
+    if (!err)
+        err = qgpu_kernel_create(ctx, program, "adm_decouple", &s->k_decouple);
+    if (!err) {
+        size_t kmax = 0;
+        clGetKernelWorkGroupInfo(s->k_decouple, qgpu_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof(kmax), &kmax, NULL);
+        s->dc_local = ADM_DC_WG;
+        while (s->dc_local > 1 && s->dc_local > kmax)
+            s->dc_local /= 2;
+    }
     for (int k = 0; k < qgpu_lanes(ctx) * 4 && !err; k++) {
         int sc = k % 4;
-        err = qgpu_buffer_create(ctx, (sc ? sizeof(cl_int) : sizeof(cl_short)) * 8 *
-                                          (size_t)s->bw[sc] * s->bh[sc],
-                                 &s->bands[k / 4][sc]);
+        size_t sample = sc ? sizeof(cl_int) : sizeof(cl_short);
+        size_t plane = (size_t)s->bw[sc] * s->bh[sc];
+        err = qgpu_buffer_create(ctx, sample * 8 * plane, &s->bands[k / 4][sc]);
+        if (!err)
+            err = qgpu_buffer_create(ctx, sample * 3 * plane, &s->rst[k / 4][sc]);
     }
     if (!err)
         err = qgpu_buffer_upload(ctx, sizeof(s->params), s->params, &s->params_buf,
@@ -316,6 +351,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     AdmState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
     cl_mem *bands = s->bands[slot->lane];
+    cl_mem *rst = s->rst[slot->lane];
     size_t local[3] = {ADM_T, ADM_T, 1};
     int err;
 
@@ -362,7 +398,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (s->total_groups == 0)
         return 0;
     {
-        size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
+        size_t global = qgpu_round_up(s->total_decouple, s->dc_local);
         const QgpuArg args[] = {
             qgpu_arg_mem("b0", bands[0]),
             qgpu_arg_mem("b1", bands[1]),
@@ -372,6 +408,29 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_ulong("cos_m", s->cos_m),
             qgpu_arg_ulong("egl_n", s->egl_n),
             qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("rst0", rst[0]),
+            qgpu_arg_mem("rst1", rst[1]),
+            qgpu_arg_mem("rst2", rst[2]),
+            qgpu_arg_mem("rst3", rst[3]),
+            qgpu_arg_int("total", s->total_decouple),
+        };
+        err = qgpu_launch(f->ctx, slot, s->k_decouple, "adm: adm_decouple", args,
+                          QGPU_ARRAY_SIZE(args), 1, &global, &s->dc_local);
+        if (err)
+            return err;
+    }
+    {
+        size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
+        const QgpuArg args[] = {
+            qgpu_arg_mem("b0", bands[0]),
+            qgpu_arg_mem("b1", bands[1]),
+            qgpu_arg_mem("b2", bands[2]),
+            qgpu_arg_mem("b3", bands[3]),
+            qgpu_arg_mem("rst0", rst[0]),
+            qgpu_arg_mem("rst1", rst[1]),
+            qgpu_arg_mem("rst2", rst[2]),
+            qgpu_arg_mem("rst3", rst[3]),
+            qgpu_arg_mem("params", s->params_buf),
             qgpu_arg_int("skip_aim", s->skip_aim),
             qgpu_arg_mem("results", slot->results),
             qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(cl_long))),
@@ -494,9 +553,12 @@ static void adm_uninit(QgpuFeature *f)
     AdmState *s = f->priv;
     qgpu_kernel_release(&s->k_dwt0);
     qgpu_kernel_release(&s->k_dwt123);
+    qgpu_kernel_release(&s->k_decouple);
     qgpu_kernel_release(&s->k_score);
-    for (int k = 0; k < QGPU_MAX_LANES * 4; k++)
+    for (int k = 0; k < QGPU_MAX_LANES * 4; k++) {
         qgpu_buffer_release(&s->bands[k / 4][k % 4]);
+        qgpu_buffer_release(&s->rst[k / 4][k % 4]);
+    }
     qgpu_buffer_release(&s->params_buf);
 }
 

@@ -6,15 +6,22 @@
  *               staged in __local: source 34x34, vertical pass, horizontal pass.
  *   adm_dwt123  the same from the previous scale's band a (int32, int64 sums);
  *               launched for scales 1, 2, 3.
+ *   adm_decouple all four scales in one launch, one work-item per band
+ *               sample of the scored region and its 1-sample border: splits
+ *               dist h/v/d into the restored part r (written to the rst
+ *               planes) and the additive part a = t - r. Each sample is
+ *               decoupled once; the score kernel reads r.
  *   adm_score   all four scales in one launch: each work-group scores
  *               ADM_RS band rows across the whole scored width, ADM_CW
- *               columns at a time (each work-item decouples its own sample
- *               in registers; the masking terms of the tile and its halo are
- *               staged in __local), finishes libvmaf's per-row rounding and
- *               writes 9 int64 partial sums (den h/v/d, DLM num h/v/d, AIM
- *               num h/v/d).
+ *               columns at a time (each work-item loads its own sample's
+ *               ref, dist and r into registers; the masking terms of the
+ *               tile and its halo are staged in __local), finishes libvmaf's
+ *               per-row rounding and writes 9 int64 partial sums (den h/v/d,
+ *               DLM num h/v/d, AIM num h/v/d).
  * Band buffers hold 8 planes of bw x bh: ref a, h, v, d, dist a, h, v, d; int16
  * at scale 0 (libvmaf's type there, half the memory traffic), int32 above.
+ * The rst buffers hold 3 planes of bw x bh (r of h, v, d), same types; only
+ * the decoupled region is written and read.
  * Every intermediate is truncated to the type libvmaf gives it (int16 at
  * scale 0, int32 above); wrap-arounds go through unsigned arithmetic.
  */
@@ -316,6 +323,12 @@ static long gain_trunc(long v, ulong n, int s)
     return v < 0 ? -(long)r : (long)r;
 }
 
+/* The additive part a = t - r, wrapped to the scale's type. */
+static inline int additive(int scale0, int t, int r)
+{
+    return scale0 ? wrap16(t - r) : as_int((uint)t - (uint)r);
+}
+
 /* Splits dist band t into restored r and additive a (adm_decouple,
  * adm_decouple_s123); o = ref h/v/d. */
 static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a[3], ulong cos_m,
@@ -361,7 +374,7 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
                 rst = wrap16(rst);
         }
         r[k] = rst;
-        a[k] = scale0 ? wrap16(t[k] - rst) : as_int((uint)t[k] - (uint)rst);
+        a[k] = additive(scale0, t[k], rst);
     }
 }
 
@@ -401,8 +414,77 @@ static inline int csf_centre(int scale0, int c, int vec)
 /* Parameter table, ADM_NP ints per scale (adm.c fills it). */
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
-    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE
+    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE,
+    P_DTOP, P_DLEFT, P_DCOLS, P_DFIRST
 };
+
+/* Restored parts r of every sample the score kernel reads: the scored
+ * region and its 1-sample border (mirrored inside the band), all scales in
+ * one launch, one work-item per sample. */
+__kernel void adm_decouple(__global const short *b0, __global const int *b1,
+                           __global const int *b2, __global const int *b3,
+                           __constant int *params, ulong cos_m, ulong egl_n, int egl_s,
+                           __global short *rst0, __global int *rst1, __global int *rst2,
+                           __global int *rst3, int total)
+{
+    int gid = get_global_id(0);
+    if (gid >= total)
+        return;
+    int scale = 0;
+    while (scale < 3 && gid >= params[(scale + 1) * ADM_NP + P_DFIRST])
+        scale++;
+    __constant int *P = params + scale * ADM_NP;
+    int scale0 = scale == 0;
+    int n = gid - P[P_DFIRST], cols = P[P_DCOLS];
+    int row = P[P_DTOP] + n / cols, col = P[P_DLEFT] + n % cols;
+    size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)row * P[P_BW] + col;
+    __global const int *bands = scale == 1 ? b1 : scale == 2 ? b2 : b3;
+    __global int *rst = scale == 1 ? rst1 : scale == 2 ? rst2 : rst3;
+    int o[3], t[3], r[3], a[3];
+    for (int k = 0; k < 3; k++) {
+        if (scale0) {
+            o[k] = b0[(k + 1) * plane + at];
+            t[k] = b0[(k + 5) * plane + at];
+        } else {
+            o[k] = bands[(k + 1) * plane + at];
+            t[k] = bands[(k + 5) * plane + at];
+        }
+    }
+    decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
+    for (int k = 0; k < 3; k++) {
+        if (scale0)
+            rst0[k * plane + at] = (short)r[k];
+        else
+            rst[k * plane + at] = r[k];
+    }
+}
+
+/* A staged sample's dist t, restored r and, with want_o, ref o, at the
+ * band position (y, x) before mirroring. Positions outside the decoupled
+ * region (rows top-1..bottom, columns left-1..right) are only staged by
+ * work-items past the scored area, whose results are never used: 0. */
+static inline void load_sample(__global const short *ref16, __global const int *ref,
+                               __global const short *dis16, __global const int *dis,
+                               __global const short *rst16, __global const int *rst,
+                               __constant int *P, int y, int x, int want_o, int o[3], int t[3],
+                               int r[3])
+{
+    int bw = P[P_BW], bh = P[P_BH];
+    int inside = y >= P[P_TOP] - 1 && y <= P[P_BOTTOM] && x >= P[P_LEFT] - 1 && x <= P[P_RIGHT];
+    size_t plane = (size_t)bw * bh;
+    size_t at = (size_t)mirror_skip_start_edge(y, bh) * bw + mirror_skip_start_edge(x, bw);
+    for (int k = 0; k < 3; k++) {
+        o[k] = 0;
+        t[k] = 0;
+        r[k] = 0;
+        if (!inside)
+            continue;
+        t[k] = prev_at(dis16, dis, (k + 1) * plane + at);
+        r[k] = prev_at(rst16, rst, k * plane + at);
+        if (want_o)
+            o[k] = prev_at(ref16, ref, (k + 1) * plane + at);
+    }
+}
 
 static inline long add_for(int sh)
 {
@@ -411,8 +493,9 @@ static inline long add_for(int sh)
 
 __kernel __attribute__((reqd_work_group_size(ADM_CW * ADM_RS, 1, 1)))
 void adm_score(__global const short *b0, __global const int *b1, __global const int *b2,
-               __global const int *b3, __constant int *params, ulong cos_m,
-               ulong egl_n, int egl_s, int skip_aim, __global long *results, uint results_index)
+               __global const int *b3, __global const short *rst0, __global const int *rst1,
+               __global const int *rst2, __global const int *rst3, __constant int *params,
+               int skip_aim, __global long *results, uint results_index)
 {
     __local int lfa[3][ADM_LH][ADM_LW], lfr[3][ADM_LH][ADM_LW];
     __local long red[ADM_CW * ADM_RS];
@@ -432,12 +515,16 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
     size_t plane = (size_t)bw * bh;
     __global const int *ref = bands, *dis = bands + 4 * plane;
     __global const short *ref16 = b0, *dis16 = b0 + 4 * plane;
+    __global const int *rst = scale == 1 ? rst1 : scale == 2 ? rst2 : rst3;
+    __global const short *rst16 = rst0;
     if (scale0) {
         ref = 0;
         dis = 0;
+        rst = 0;
     } else {
         ref16 = 0;
         dis16 = 0;
+        rst16 = 0;
     }
 
     long acc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -450,17 +537,12 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
         int col = c0 + tx;
         int o[3], t[3], r[3], a[3];
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* own sample: decoupled into registers, its masking terms to __local
+        /* own sample: into registers, its masking terms to __local
          * (outside the band the mirrored sample, as a neighbour needs it) */
         {
-            size_t at = (size_t)mirror_skip_start_edge(row, bh) * bw +
-                        mirror_skip_start_edge(col, bw);
+            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row, col, 1, o, t, r);
             for (int k = 0; k < 3; k++) {
-                o[k] = prev_at(ref16, ref, (k + 1) * plane + at);
-                t[k] = prev_at(dis16, dis, (k + 1) * plane + at);
-            }
-            decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
-            for (int k = 0; k < 3; k++) {
+                a[k] = additive(scale0, t[k], r[k]);
                 lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
                 lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, r[k]));
             }
@@ -475,16 +557,12 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 y = 1 + (p - 2 * ADM_LW) / 2;
                 x = (p & 1) ? ADM_LW - 1 : 0;
             }
-            size_t at = (size_t)mirror_skip_start_edge(row0 - 1 + y, bh) * bw +
-                        mirror_skip_start_edge(c0 - 1 + x, bw);
-            int ho[3], ht[3], hr[3], ha[3];
+            int ho[3], ht[3], hr[3];
+            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row0 - 1 + y, c0 - 1 + x, 0, ho,
+                        ht, hr);
             for (int k = 0; k < 3; k++) {
-                ho[k] = prev_at(ref16, ref, (k + 1) * plane + at);
-                ht[k] = prev_at(dis16, dis, (k + 1) * plane + at);
-            }
-            decouple(scale0, ho, ht, hr, ha, cos_m, egl_n, egl_s);
-            for (int k = 0; k < 3; k++) {
-                lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha[k]));
+                int ha = additive(scale0, ht[k], hr[k]);
+                lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha));
                 lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[k]));
             }
         }
