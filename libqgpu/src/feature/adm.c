@@ -8,10 +8,10 @@
  * the host adds them and finishes in float/double exactly as libvmaf
  * does (powf(x, 1/3), num / den, ...).
  *
- * Launches per frame: adm_dwt0, adm_dwt123 x 3, adm_decouple, adm_score = 6.
- * adm_decouple splits each sample the score reads once (the score kernel's
- * work-groups overlap by a row above and below and a column either side,
- * which they used to decouple again: 1.5-1.8x the samples at 1080p).
+ * Launches per frame: adm_dwt0, adm_dwt123 x 3, adm_score = 5. The DWT
+ * kernels also decouple each sample the score reads, once (the score
+ * kernel's work-groups overlap by a row above and below and a column either
+ * side, which they used to decouple again: 1.7-1.8x the samples).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -32,13 +32,12 @@
 #define ADM_CW_WIDE 128
 #define ADM_CW_NARROW 64
 #define ADM_NP 24
-#define ADM_DC_WG 256   /* adm_decouple work-group, at most (1D) */
 #define ADM_MIN_SIZE 33 /* 4 dyadic scales with 3+ rows/columns of taps each */
 
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
     P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE,
-    P_DTOP, P_DLEFT, P_DCOLS, P_DFIRST
+    P_DTOP, P_DLEFT, P_DCOLS, P_DROWS
 };
 
 enum {
@@ -67,16 +66,14 @@ typedef struct AdmState {
     int bw[4], bh[4];
     int top[4], bottom[4], left[4], right[4];
     int groups[4], total_groups;
-    int total_decouple;  /* samples adm_decouple splits, all scales */
-    size_t dc_local;     /* adm_decouple work-group size */
     int params[4 * ADM_NP];
     float rf[4][3];
     cl_ulong cos_m, egl_n;
     cl_int egl_s;
     /* OpenCL */
-    cl_kernel k_dwt0, k_dwt123, k_decouple, k_score;
+    cl_kernel k_dwt0, k_dwt123, k_score;
     cl_mem bands[QGPU_MAX_LANES][4]; /* per lane */
-    cl_mem rst[QGPU_MAX_LANES][4];   /* per lane: r of h, v, d (adm_decouple) */
+    cl_mem rst[QGPU_MAX_LANES][4];   /* per lane: r of h, v, d (the DWT kernels) */
     cl_mem params_buf;
     size_t offset;
     int ids[OUT_COUNT];
@@ -141,7 +138,7 @@ static uint32_t ceil_log2_u(double v)
 /* Fixed-point constants and per-scale parameters of the kernels. */
 static void setup_scales(AdmState *s)
 {
-    int cw = s->w, ch = s->h, first = 0, dfirst = 0;
+    int cw = s->w, ch = s->h, first = 0;
     memset(s->params, 0, sizeof(s->params));
     for (int sc = 0; sc < 4; sc++) {
         int *P = s->params + sc * ADM_NP;
@@ -198,8 +195,9 @@ static void setup_scales(AdmState *s)
         s->groups[sc] = (sc == 0 && s->skip_scale0) ? 0 : (rows + ADM_RS - 1) / ADM_RS;
         P[P_ACTIVE] = s->groups[sc] > 0;
         first += s->groups[sc];
-        /* what adm_score reads: the scored rows and columns and one more on
-         * each side, mirrored inside the band */
+        /* what adm_score reads, decoupled by the DWT kernels: the scored
+         * rows and columns and one more on each side, mirrored inside the
+         * band */
         {
             int dtop = s->top[sc] > 0 ? s->top[sc] - 1 : 0;
             int dbottom = s->bottom[sc] < bh ? s->bottom[sc] + 1 : bh;
@@ -208,15 +206,12 @@ static void setup_scales(AdmState *s)
             P[P_DTOP] = dtop;
             P[P_DLEFT] = dleft;
             P[P_DCOLS] = dright - dleft;
-            P[P_DFIRST] = dfirst;
-            if (s->groups[sc] > 0)
-                dfirst += (dbottom - dtop) * (dright - dleft);
+            P[P_DROWS] = dbottom - dtop;
         }
         cw = bw;
         ch = bh;
     }
     s->total_groups = first;
-    s->total_decouple = dfirst;
 }
 
 static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
@@ -319,16 +314,6 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(ctx, program, "adm_dwt0", &s->k_dwt0);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "adm_dwt123", &s->k_dwt123);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "adm_decouple", &s->k_decouple);
-    if (!err) {
-        size_t kmax = 0;
-        clGetKernelWorkGroupInfo(s->k_decouple, qgpu_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE,
-                                 sizeof(kmax), &kmax, NULL);
-        s->dc_local = ADM_DC_WG;
-        while (s->dc_local > 1 && s->dc_local > kmax)
-            s->dc_local /= 2;
-    }
     for (int k = 0; k < qgpu_lanes(ctx) * 4 && !err; k++) {
         int sc = k % 4;
         size_t sample = sc ? sizeof(cl_int) : sizeof(cl_short);
@@ -356,7 +341,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     int err;
 
     {
-        size_t global[3] = {qgpu_round_up(s->bw[0], ADM_T), qgpu_round_up(s->bh[0], ADM_T), 2};
+        size_t global[3] = {qgpu_round_up(s->bw[0], ADM_T), qgpu_round_up(s->bh[0], ADM_T), 1};
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", slot->ref),
             qgpu_arg_mem("dist", slot->dist),
@@ -368,6 +353,11 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("bands", bands[0]),
             qgpu_arg_int("bw", s->bw[0]),
             qgpu_arg_int("bh", s->bh[0]),
+            qgpu_arg_mem("params", s->params_buf),
+            qgpu_arg_ulong("cos_m", s->cos_m),
+            qgpu_arg_ulong("egl_n", s->egl_n),
+            qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("rst", rst[0]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_dwt0, "adm: adm_dwt0", args, QGPU_ARRAY_SIZE(args),
                           3, global, local);
@@ -376,7 +366,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     }
     for (int sc = 1; sc < 4; sc++) {
         size_t global[3] = {qgpu_round_up(s->bw[sc], ADM_T), qgpu_round_up(s->bh[sc], ADM_T),
-                            2};
+                            1};
         /* scale 1 reads the int16 planes of scale 0; the unused pointer
          * argument gets a valid buffer too */
         const QgpuArg args[] = {
@@ -389,6 +379,11 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("bands", bands[sc]),
             qgpu_arg_int("bw", s->bw[sc]),
             qgpu_arg_int("bh", s->bh[sc]),
+            qgpu_arg_mem("params", s->params_buf),
+            qgpu_arg_ulong("cos_m", s->cos_m),
+            qgpu_arg_ulong("egl_n", s->egl_n),
+            qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("rst", rst[sc]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_dwt123, "adm: adm_dwt123", args,
                           QGPU_ARRAY_SIZE(args), 3, global, local);
@@ -397,28 +392,6 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     }
     if (s->total_groups == 0)
         return 0;
-    {
-        size_t global = qgpu_round_up(s->total_decouple, s->dc_local);
-        const QgpuArg args[] = {
-            qgpu_arg_mem("b0", bands[0]),
-            qgpu_arg_mem("b1", bands[1]),
-            qgpu_arg_mem("b2", bands[2]),
-            qgpu_arg_mem("b3", bands[3]),
-            qgpu_arg_mem("params", s->params_buf),
-            qgpu_arg_ulong("cos_m", s->cos_m),
-            qgpu_arg_ulong("egl_n", s->egl_n),
-            qgpu_arg_int("egl_s", s->egl_s),
-            qgpu_arg_mem("rst0", rst[0]),
-            qgpu_arg_mem("rst1", rst[1]),
-            qgpu_arg_mem("rst2", rst[2]),
-            qgpu_arg_mem("rst3", rst[3]),
-            qgpu_arg_int("total", s->total_decouple),
-        };
-        err = qgpu_launch(f->ctx, slot, s->k_decouple, "adm: adm_decouple", args,
-                          QGPU_ARRAY_SIZE(args), 1, &global, &s->dc_local);
-        if (err)
-            return err;
-    }
     {
         size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
         const QgpuArg args[] = {
@@ -553,7 +526,6 @@ static void adm_uninit(QgpuFeature *f)
     AdmState *s = f->priv;
     qgpu_kernel_release(&s->k_dwt0);
     qgpu_kernel_release(&s->k_dwt123);
-    qgpu_kernel_release(&s->k_decouple);
     qgpu_kernel_release(&s->k_score);
     for (int k = 0; k < QGPU_MAX_LANES * 4; k++) {
         qgpu_buffer_release(&s->bands[k / 4][k % 4]);

@@ -2,15 +2,15 @@
  * ADM: libvmaf's integer ADM extractor (libvmaf 3.2.0 integer_adm.c), bit-exact.
  *
  * Per frame, luma only:
- *   adm_dwt0    scale 0 db2 DWT of ref and dist (z = 0 / 1), 16x16 band tiles
- *               staged in __local: source 34x34, vertical pass, horizontal pass.
+ *   adm_dwt0    scale 0 db2 DWT of ref then dist, 16x16 band tiles staged
+ *               in __local: source 34x34, vertical pass, horizontal pass;
+ *               each work-item keeps its sample's bands of both pictures in
+ *               registers and, where the score reads it (the scored region
+ *               and its 1-sample border), splits dist h/v/d into the
+ *               restored part r (written to the rst planes; the additive
+ *               part is a = t - r): every such sample is decoupled once.
  *   adm_dwt123  the same from the previous scale's band a (int32, int64 sums);
  *               launched for scales 1, 2, 3.
- *   adm_decouple all four scales in one launch, one work-item per band
- *               sample of the scored region and its 1-sample border: splits
- *               dist h/v/d into the restored part r (written to the rst
- *               planes) and the additive part a = t - r. Each sample is
- *               decoupled once; the score kernel reads r.
  *   adm_score   all four scales in one launch: each work-group scores
  *               ADM_RS band rows across the whole scored width, ADM_CW
  *               columns at a time (each work-item loads its own sample's
@@ -96,13 +96,15 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
     return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
 }
 
-static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
-                     __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
-                     long vp_add, int vp_shift, long hp_add, int hp_shift,
-                     __global short *out16, __global int *out, int bw, int bh,
-                     __global const short *same16, __global const int *same,
-                     __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
-                     __global const uchar *pic0, int bps, int pitch, int bpc)
+/* Returns 1, with the work-item's four band samples (a, h, v, d) in res,
+ * when its sample lies inside the band; 0 otherwise. */
+static int dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
+                    __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
+                    long vp_add, int vp_shift, long hp_add, int hp_shift,
+                    __global short *out16, __global int *out, int bw, int bh,
+                    __global const short *same16, __global const int *same,
+                    __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
+                    __global const uchar *pic0, int bps, int pitch, int bpc, int res[4])
 {
     int tx = get_local_id(0), ty = get_local_id(1), lid = ty * ADM_T + tx;
     for (int p = lid; p < ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
@@ -132,8 +134,7 @@ static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC
 
     int i = get_group_id(1) * ADM_T + ty, j = get_group_id(0) * ADM_T + tx;
     if (i >= bh || j >= bw)
-        return;
-    int res[4];
+        return 0;
     if (scale0) {
         int s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 scale-0 DWT: 32-output blocks, the last column
@@ -183,59 +184,7 @@ static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC
         else
             out[b * plane + at] = res[b];
     }
-}
-
-/* Scale 0 from the pictures; z = 0 ref, 1 dist. */
-__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
-void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
-              int pitch, int bpc, __global short *bands, int bw, int bh)
-{
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
-    __global const uchar *pic = get_group_id(2) ? dist : ref;
-    int lid = get_local_id(1) * ADM_T + get_local_id(0);
-    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
-        int r = p / ADM_SRC, c = p % ADM_SRC;
-        size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
-                    mirror_skip_start_edge(c0 + c, w);
-        src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int shift_vp = bpc == 8 ? 8 : bpc;
-    dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
-             bands + get_group_id(2) * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
-             bps, pitch, bpc);
-}
-
-/* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
- * (prev16, from16 = 1), else int32 (prev). */
-__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
-void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
-                int scale, __global int *bands, int bw, int bh)
-{
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
-    /* adm_dwt2_s123_combined rounding per scale */
-    const long vp_add = scale == 1 ? 0 : 32768;
-    const int vp_shift = scale == 1 ? 0 : 16;
-    const long hp_add = scale == 2 ? 32768 : 16384;
-    const int hp_shift = scale == 2 ? 16 : 15;
-    size_t pa = get_group_id(2) * 4 * (size_t)w * h; /* plane a of this picture */
-    __global const short *pic16 = from16 ? prev16 + pa : 0;
-    __global const int *pic = from16 ? 0 : prev + pa;
-    int lid = get_local_id(1) * ADM_T + get_local_id(0);
-    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
-        int r = p / ADM_SRC, c = p % ADM_SRC;
-        src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                                            mirror_skip_start_edge(c0 + c, w));
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift,
-             0, bands + get_group_id(2) * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
-             from16 ? prev16 + 4 * (size_t)w * h : 0, from16 ? 0 : prev + 4 * (size_t)w * h, w,
-             h, get_group_id(2), 0, 0, 0, 0);
+    return 1;
 }
 
 /* ------------------------------------------------------------ decouple */
@@ -416,48 +365,101 @@ static inline int csf_centre(int scale0, int c, int vec)
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
     P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE,
-    P_DTOP, P_DLEFT, P_DCOLS, P_DFIRST
+    P_DTOP, P_DLEFT, P_DCOLS, P_DROWS
 };
 
-/* Restored parts r of every sample the score kernel reads: the scored
- * region and its 1-sample border (mirrored inside the band), all scales in
- * one launch, one work-item per sample. */
-__kernel void adm_decouple(__global const short *b0, __global const int *b1,
-                           __global const int *b2, __global const int *b3,
-                           __constant int *params, ulong cos_m, ulong egl_n, int egl_s,
-                           __global short *rst0, __global int *rst1, __global int *rst2,
-                           __global int *rst3, int total)
+/* The restored parts r of the work-item's sample (i, j), from its ref and
+ * dist band samples (a, h, v, d), when adm_score reads it: the scored
+ * region and its 1-sample border (inactive scales: none). */
+static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[4],
+                      const int tb[4], ulong cos_m, ulong egl_n, int egl_s,
+                      __global short *rst16, __global int *rst)
 {
-    int gid = get_global_id(0);
-    if (gid >= total)
+    if (!P[P_ACTIVE] || i < P[P_DTOP] || i >= P[P_DTOP] + P[P_DROWS] || j < P[P_DLEFT] ||
+        j >= P[P_DLEFT] + P[P_DCOLS])
         return;
-    int scale = 0;
-    while (scale < 3 && gid >= params[(scale + 1) * ADM_NP + P_DFIRST])
-        scale++;
-    __constant int *P = params + scale * ADM_NP;
-    int scale0 = scale == 0;
-    int n = gid - P[P_DFIRST], cols = P[P_DCOLS];
-    int row = P[P_DTOP] + n / cols, col = P[P_DLEFT] + n % cols;
-    size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)row * P[P_BW] + col;
-    __global const int *bands = scale == 1 ? b1 : scale == 2 ? b2 : b3;
-    __global int *rst = scale == 1 ? rst1 : scale == 2 ? rst2 : rst3;
-    int o[3], t[3], r[3], a[3];
-    for (int k = 0; k < 3; k++) {
-        if (scale0) {
-            o[k] = b0[(k + 1) * plane + at];
-            t[k] = b0[(k + 5) * plane + at];
-        } else {
-            o[k] = bands[(k + 1) * plane + at];
-            t[k] = bands[(k + 5) * plane + at];
-        }
-    }
+    int o[3] = {ob[1], ob[2], ob[3]}, t[3] = {tb[1], tb[2], tb[3]}, r[3], a[3];
     decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
+    size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)i * P[P_BW] + j;
     for (int k = 0; k < 3; k++) {
         if (scale0)
-            rst0[k * plane + at] = (short)r[k];
+            rst16[k * plane + at] = (short)r[k];
         else
             rst[k * plane + at] = r[k];
     }
+}
+
+/* Scale 0 from the pictures: z = 0 ref, then 1 dist, the sample's four
+ * bands of each kept in registers, then its decoupling (store_rst). */
+__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
+void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
+              int pitch, int bpc, __global short *bands, int bw, int bh,
+              __constant int *params, ulong cos_m, ulong egl_n, int egl_s, __global short *rst)
+{
+    __local int src[ADM_SRC][ADM_SRC + 1];
+    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    int shift_vp = bpc == 8 ? 8 : bpc;
+    int res[2][4], have = 0;
+    /* no barrier between the pictures: the last reads of src and of vlo/vhi
+     * come before barriers that precede their next writes */
+    for (int z = 0; z < 2; z++) {
+        __global const uchar *pic = z ? dist : ref;
+        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
+                        mirror_skip_start_edge(c0 + c, w);
+            src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        have = dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
+                        bands + z * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
+                        bps, pitch, bpc, res[z]);
+    }
+    if (have)
+        store_rst(1, params, get_group_id(1) * ADM_T + get_local_id(1),
+                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
+                  egl_s, rst, 0);
+}
+
+/* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
+ * (prev16, from16 = 1), else int32 (prev); ref then dist, then the
+ * decoupling as in adm_dwt0. */
+__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
+void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
+                int scale, __global int *bands, int bw, int bh, __constant int *params,
+                ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
+{
+    __local int src[ADM_SRC][ADM_SRC + 1];
+    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    /* adm_dwt2_s123_combined rounding per scale */
+    const long vp_add = scale == 1 ? 0 : 32768;
+    const int vp_shift = scale == 1 ? 0 : 16;
+    const long hp_add = scale == 2 ? 32768 : 16384;
+    const int hp_shift = scale == 2 ? 16 : 15;
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    int res[2][4], have = 0;
+    for (int z = 0; z < 2; z++) {
+        size_t pa = z * 4 * (size_t)w * h; /* plane a of this picture */
+        __global const short *pic16 = from16 ? prev16 + pa : 0;
+        __global const int *pic = from16 ? 0 : prev + pa;
+        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                                                mirror_skip_start_edge(c0 + c, w));
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        have = dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
+                        bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
+                        from16 ? prev16 + 4 * (size_t)w * h : 0,
+                        from16 ? 0 : prev + 4 * (size_t)w * h, w, h, z, 0, 0, 0, 0, res[z]);
+    }
+    if (have)
+        store_rst(0, params + scale * ADM_NP, get_group_id(1) * ADM_T + get_local_id(1),
+                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
+                  egl_s, 0, rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the
