@@ -8,7 +8,10 @@
  * the host adds them and finishes in float/double exactly as libvmaf
  * does (powf(x, 1/3), num / den, ...).
  *
- * Launches per frame: adm_dwt0, adm_dwt123 x 3, adm_score = 5.
+ * Launches per frame: adm_dwt0, adm_dwt123 x 3, adm_score = 5. The DWT
+ * kernels also decouple each sample the score reads, once (the score
+ * kernel's work-groups overlap by a row above and below and a column either
+ * side, which they used to decouple again: 1.7-1.8x the samples).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -33,7 +36,8 @@
 
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
-    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE
+    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE,
+    P_DTOP, P_DLEFT, P_DCOLS, P_DROWS
 };
 
 enum {
@@ -69,6 +73,7 @@ typedef struct AdmState {
     /* OpenCL */
     cl_kernel k_dwt0, k_dwt123, k_score;
     cl_mem bands[QGPU_MAX_LANES][4]; /* per lane */
+    cl_mem rst[QGPU_MAX_LANES][4];   /* per lane: r of h, v, d (the DWT kernels) */
     cl_mem params_buf;
     size_t offset;
     int ids[OUT_COUNT];
@@ -190,6 +195,19 @@ static void setup_scales(AdmState *s)
         s->groups[sc] = (sc == 0 && s->skip_scale0) ? 0 : (rows + ADM_RS - 1) / ADM_RS;
         P[P_ACTIVE] = s->groups[sc] > 0;
         first += s->groups[sc];
+        /* what adm_score reads, decoupled by the DWT kernels: the scored
+         * rows and columns and one more on each side, mirrored inside the
+         * band */
+        {
+            int dtop = s->top[sc] > 0 ? s->top[sc] - 1 : 0;
+            int dbottom = s->bottom[sc] < bh ? s->bottom[sc] + 1 : bh;
+            int dleft = s->left[sc] > 0 ? s->left[sc] - 1 : 0;
+            int dright = s->right[sc] < bw ? s->right[sc] + 1 : bw;
+            P[P_DTOP] = dtop;
+            P[P_DLEFT] = dleft;
+            P[P_DCOLS] = dright - dleft;
+            P[P_DROWS] = dbottom - dtop;
+        }
         cw = bw;
         ch = bh;
     }
@@ -298,9 +316,11 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(ctx, program, "adm_dwt123", &s->k_dwt123);
     for (int k = 0; k < qgpu_lanes(ctx) * 4 && !err; k++) {
         int sc = k % 4;
-        err = qgpu_buffer_create(ctx, (sc ? sizeof(cl_int) : sizeof(cl_short)) * 8 *
-                                          (size_t)s->bw[sc] * s->bh[sc],
-                                 &s->bands[k / 4][sc]);
+        size_t sample = sc ? sizeof(cl_int) : sizeof(cl_short);
+        size_t plane = (size_t)s->bw[sc] * s->bh[sc];
+        err = qgpu_buffer_create(ctx, sample * 8 * plane, &s->bands[k / 4][sc]);
+        if (!err)
+            err = qgpu_buffer_create(ctx, sample * 3 * plane, &s->rst[k / 4][sc]);
     }
     if (!err)
         err = qgpu_buffer_upload(ctx, sizeof(s->params), s->params, &s->params_buf,
@@ -316,11 +336,12 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     AdmState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
     cl_mem *bands = s->bands[slot->lane];
+    cl_mem *rst = s->rst[slot->lane];
     size_t local[3] = {ADM_T, ADM_T, 1};
     int err;
 
     {
-        size_t global[3] = {qgpu_round_up(s->bw[0], ADM_T), qgpu_round_up(s->bh[0], ADM_T), 2};
+        size_t global[3] = {qgpu_round_up(s->bw[0], ADM_T), qgpu_round_up(s->bh[0], ADM_T), 1};
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", slot->ref),
             qgpu_arg_mem("dist", slot->dist),
@@ -332,6 +353,11 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("bands", bands[0]),
             qgpu_arg_int("bw", s->bw[0]),
             qgpu_arg_int("bh", s->bh[0]),
+            qgpu_arg_mem("params", s->params_buf),
+            qgpu_arg_ulong("cos_m", s->cos_m),
+            qgpu_arg_ulong("egl_n", s->egl_n),
+            qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("rst", rst[0]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_dwt0, "adm: adm_dwt0", args, QGPU_ARRAY_SIZE(args),
                           3, global, local);
@@ -340,7 +366,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     }
     for (int sc = 1; sc < 4; sc++) {
         size_t global[3] = {qgpu_round_up(s->bw[sc], ADM_T), qgpu_round_up(s->bh[sc], ADM_T),
-                            2};
+                            1};
         /* scale 1 reads the int16 planes of scale 0; the unused pointer
          * argument gets a valid buffer too */
         const QgpuArg args[] = {
@@ -353,6 +379,11 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("bands", bands[sc]),
             qgpu_arg_int("bw", s->bw[sc]),
             qgpu_arg_int("bh", s->bh[sc]),
+            qgpu_arg_mem("params", s->params_buf),
+            qgpu_arg_ulong("cos_m", s->cos_m),
+            qgpu_arg_ulong("egl_n", s->egl_n),
+            qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("rst", rst[sc]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_dwt123, "adm: adm_dwt123", args,
                           QGPU_ARRAY_SIZE(args), 3, global, local);
@@ -368,10 +399,11 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("b1", bands[1]),
             qgpu_arg_mem("b2", bands[2]),
             qgpu_arg_mem("b3", bands[3]),
+            qgpu_arg_mem("rst0", rst[0]),
+            qgpu_arg_mem("rst1", rst[1]),
+            qgpu_arg_mem("rst2", rst[2]),
+            qgpu_arg_mem("rst3", rst[3]),
             qgpu_arg_mem("params", s->params_buf),
-            qgpu_arg_ulong("cos_m", s->cos_m),
-            qgpu_arg_ulong("egl_n", s->egl_n),
-            qgpu_arg_int("egl_s", s->egl_s),
             qgpu_arg_int("skip_aim", s->skip_aim),
             qgpu_arg_mem("results", slot->results),
             qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(cl_long))),
@@ -495,8 +527,10 @@ static void adm_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_dwt0);
     qgpu_kernel_release(&s->k_dwt123);
     qgpu_kernel_release(&s->k_score);
-    for (int k = 0; k < QGPU_MAX_LANES * 4; k++)
+    for (int k = 0; k < QGPU_MAX_LANES * 4; k++) {
         qgpu_buffer_release(&s->bands[k / 4][k % 4]);
+        qgpu_buffer_release(&s->rst[k / 4][k % 4]);
+    }
     qgpu_buffer_release(&s->params_buf);
 }
 

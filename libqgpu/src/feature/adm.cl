@@ -2,19 +2,26 @@
  * ADM: libvmaf's integer ADM extractor (libvmaf 3.2.0 integer_adm.c), bit-exact.
  *
  * Per frame, luma only:
- *   adm_dwt0    scale 0 db2 DWT of ref and dist (z = 0 / 1), 16x16 band tiles
- *               staged in __local: source 34x34, vertical pass, horizontal pass.
+ *   adm_dwt0    scale 0 db2 DWT of ref then dist, 16x16 band tiles staged
+ *               in __local: source 34x34, vertical pass, horizontal pass;
+ *               each work-item keeps its sample's bands of both pictures in
+ *               registers and, where the score reads it (the scored region
+ *               and its 1-sample border), splits dist h/v/d into the
+ *               restored part r (written to the rst planes; the additive
+ *               part is a = t - r): every such sample is decoupled once.
  *   adm_dwt123  the same from the previous scale's band a (int32, int64 sums);
  *               launched for scales 1, 2, 3.
  *   adm_score   all four scales in one launch: each work-group scores
  *               ADM_RS band rows across the whole scored width, ADM_CW
- *               columns at a time (each work-item decouples its own sample
- *               in registers; the masking terms of the tile and its halo are
- *               staged in __local), finishes libvmaf's per-row rounding and
- *               writes 9 int64 partial sums (den h/v/d, DLM num h/v/d, AIM
- *               num h/v/d).
+ *               columns at a time (each work-item loads its own sample's
+ *               ref, dist and r into registers; the masking terms of the
+ *               tile and its halo are staged in __local), finishes libvmaf's
+ *               per-row rounding and writes 9 int64 partial sums (den h/v/d,
+ *               DLM num h/v/d, AIM num h/v/d).
  * Band buffers hold 8 planes of bw x bh: ref a, h, v, d, dist a, h, v, d; int16
  * at scale 0 (libvmaf's type there, half the memory traffic), int32 above.
+ * The rst buffers hold 3 planes of bw x bh (r of h, v, d), same types; only
+ * the decoupled region is written and read.
  * Every intermediate is truncated to the type libvmaf gives it (int16 at
  * scale 0, int32 above); wrap-arounds go through unsigned arithmetic.
  */
@@ -38,6 +45,7 @@
 #define ADM_LW (ADM_CW + 2)
 #define ADM_LH (ADM_RS + 2)
 #define ADM_NP 24     /* ints per scale in the parameter table */
+#define ADM_NRED 3    /* score kernel: row sums reduced together (divides 9) */
 
 /* db2 in Q15 (integer_adm.h dwt2_db2_coeffs_lo/hi) */
 __constant int DB2_LO[4] = {15826, 27411, 7345, -4240};
@@ -88,13 +96,15 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
     return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
 }
 
-static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
-                     __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
-                     long vp_add, int vp_shift, long hp_add, int hp_shift,
-                     __global short *out16, __global int *out, int bw, int bh,
-                     __global const short *same16, __global const int *same,
-                     __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
-                     __global const uchar *pic0, int bps, int pitch, int bpc)
+/* Returns 1, with the work-item's four band samples (a, h, v, d) in res,
+ * when its sample lies inside the band; 0 otherwise. */
+static int dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
+                    __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
+                    long vp_add, int vp_shift, long hp_add, int hp_shift,
+                    __global short *out16, __global int *out, int bw, int bh,
+                    __global const short *same16, __global const int *same,
+                    __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
+                    __global const uchar *pic0, int bps, int pitch, int bpc, int res[4])
 {
     int tx = get_local_id(0), ty = get_local_id(1), lid = ty * ADM_T + tx;
     for (int p = lid; p < ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
@@ -124,8 +134,7 @@ static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC
 
     int i = get_group_id(1) * ADM_T + ty, j = get_group_id(0) * ADM_T + tx;
     if (i >= bh || j >= bw)
-        return;
-    int res[4];
+        return 0;
     if (scale0) {
         int s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 scale-0 DWT: 32-output blocks, the last column
@@ -175,59 +184,7 @@ static void dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC
         else
             out[b * plane + at] = res[b];
     }
-}
-
-/* Scale 0 from the pictures; z = 0 ref, 1 dist. */
-__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
-void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
-              int pitch, int bpc, __global short *bands, int bw, int bh)
-{
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
-    __global const uchar *pic = get_group_id(2) ? dist : ref;
-    int lid = get_local_id(1) * ADM_T + get_local_id(0);
-    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
-        int r = p / ADM_SRC, c = p % ADM_SRC;
-        size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
-                    mirror_skip_start_edge(c0 + c, w);
-        src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int shift_vp = bpc == 8 ? 8 : bpc;
-    dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
-             bands + get_group_id(2) * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
-             bps, pitch, bpc);
-}
-
-/* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
- * (prev16, from16 = 1), else int32 (prev). */
-__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
-void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
-                int scale, __global int *bands, int bw, int bh)
-{
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
-    /* adm_dwt2_s123_combined rounding per scale */
-    const long vp_add = scale == 1 ? 0 : 32768;
-    const int vp_shift = scale == 1 ? 0 : 16;
-    const long hp_add = scale == 2 ? 32768 : 16384;
-    const int hp_shift = scale == 2 ? 16 : 15;
-    size_t pa = get_group_id(2) * 4 * (size_t)w * h; /* plane a of this picture */
-    __global const short *pic16 = from16 ? prev16 + pa : 0;
-    __global const int *pic = from16 ? 0 : prev + pa;
-    int lid = get_local_id(1) * ADM_T + get_local_id(0);
-    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
-        int r = p / ADM_SRC, c = p % ADM_SRC;
-        src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                                            mirror_skip_start_edge(c0 + c, w));
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift,
-             0, bands + get_group_id(2) * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
-             from16 ? prev16 + 4 * (size_t)w * h : 0, from16 ? 0 : prev + 4 * (size_t)w * h, w,
-             h, get_group_id(2), 0, 0, 0, 0);
+    return 1;
 }
 
 /* ------------------------------------------------------------ decouple */
@@ -316,6 +273,12 @@ static long gain_trunc(long v, ulong n, int s)
     return v < 0 ? -(long)r : (long)r;
 }
 
+/* The additive part a = t - r, wrapped to the scale's type. */
+static inline int additive(int scale0, int t, int r)
+{
+    return scale0 ? wrap16(t - r) : as_int((uint)t - (uint)r);
+}
+
 /* Splits dist band t into restored r and additive a (adm_decouple,
  * adm_decouple_s123); o = ref h/v/d. */
 static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a[3], ulong cos_m,
@@ -361,7 +324,7 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
                 rst = wrap16(rst);
         }
         r[k] = rst;
-        a[k] = scale0 ? wrap16(t[k] - rst) : as_int((uint)t[k] - (uint)rst);
+        a[k] = additive(scale0, t[k], rst);
     }
 }
 
@@ -401,8 +364,130 @@ static inline int csf_centre(int scale0, int c, int vec)
 /* Parameter table, ADM_NP ints per scale (adm.c fills it). */
 enum {
     P_BW, P_BH, P_TOP, P_BOTTOM, P_LEFT, P_RIGHT, P_RF0, P_RF1, P_RF2,
-    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE
+    P_DEN_SH, P_DEN_CUB, P_DEN_SQ, P_CUB0, P_CUB1, P_CUB2, P_INNER, P_FIRST, P_ACTIVE,
+    P_DTOP, P_DLEFT, P_DCOLS, P_DROWS
 };
+
+/* The restored parts r of the work-item's sample (i, j), from its ref and
+ * dist band samples (a, h, v, d), when adm_score reads it: the scored
+ * region and its 1-sample border (inactive scales: none). */
+static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[4],
+                      const int tb[4], ulong cos_m, ulong egl_n, int egl_s,
+                      __global short *rst16, __global int *rst)
+{
+    if (!P[P_ACTIVE] || i < P[P_DTOP] || i >= P[P_DTOP] + P[P_DROWS] || j < P[P_DLEFT] ||
+        j >= P[P_DLEFT] + P[P_DCOLS])
+        return;
+    int o[3] = {ob[1], ob[2], ob[3]}, t[3] = {tb[1], tb[2], tb[3]}, r[3], a[3];
+    decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
+    size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)i * P[P_BW] + j;
+    for (int k = 0; k < 3; k++) {
+        if (scale0)
+            rst16[k * plane + at] = (short)r[k];
+        else
+            rst[k * plane + at] = r[k];
+    }
+}
+
+/* Scale 0 from the pictures: z = 0 ref, then 1 dist, the sample's four
+ * bands of each kept in registers, then its decoupling (store_rst). */
+__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
+void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
+              int pitch, int bpc, __global short *bands, int bw, int bh,
+              __constant int *params, ulong cos_m, ulong egl_n, int egl_s, __global short *rst)
+{
+    __local int src[ADM_SRC][ADM_SRC + 1];
+    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    int shift_vp = bpc == 8 ? 8 : bpc;
+    int res[2][4], have = 0;
+    /* no barrier between the pictures: the last reads of src and of vlo/vhi
+     * come before barriers that precede their next writes */
+    for (int z = 0; z < 2; z++) {
+        __global const uchar *pic = z ? dist : ref;
+        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
+                        mirror_skip_start_edge(c0 + c, w);
+            src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        have = dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
+                        bands + z * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
+                        bps, pitch, bpc, res[z]);
+    }
+    if (have)
+        store_rst(1, params, get_group_id(1) * ADM_T + get_local_id(1),
+                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
+                  egl_s, rst, 0);
+}
+
+/* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
+ * (prev16, from16 = 1), else int32 (prev); ref then dist, then the
+ * decoupling as in adm_dwt0. */
+__kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
+void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
+                int scale, __global int *bands, int bw, int bh, __constant int *params,
+                ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
+{
+    __local int src[ADM_SRC][ADM_SRC + 1];
+    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    /* adm_dwt2_s123_combined rounding per scale */
+    const long vp_add = scale == 1 ? 0 : 32768;
+    const int vp_shift = scale == 1 ? 0 : 16;
+    const long hp_add = scale == 2 ? 32768 : 16384;
+    const int hp_shift = scale == 2 ? 16 : 15;
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    int res[2][4], have = 0;
+    for (int z = 0; z < 2; z++) {
+        size_t pa = z * 4 * (size_t)w * h; /* plane a of this picture */
+        __global const short *pic16 = from16 ? prev16 + pa : 0;
+        __global const int *pic = from16 ? 0 : prev + pa;
+        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                                                mirror_skip_start_edge(c0 + c, w));
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        have = dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
+                        bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
+                        from16 ? prev16 + 4 * (size_t)w * h : 0,
+                        from16 ? 0 : prev + 4 * (size_t)w * h, w, h, z, 0, 0, 0, 0, res[z]);
+    }
+    if (have)
+        store_rst(0, params + scale * ADM_NP, get_group_id(1) * ADM_T + get_local_id(1),
+                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
+                  egl_s, 0, rst);
+}
+
+/* A staged sample's dist t, restored r and, with want_o, ref o, at the
+ * band position (y, x) before mirroring. Positions outside the decoupled
+ * region (rows top-1..bottom, columns left-1..right) are only staged by
+ * work-items past the scored area, whose results are never used: 0. */
+static inline void load_sample(__global const short *ref16, __global const int *ref,
+                               __global const short *dis16, __global const int *dis,
+                               __global const short *rst16, __global const int *rst,
+                               __constant int *P, int y, int x, int want_o, int o[3], int t[3],
+                               int r[3])
+{
+    int bw = P[P_BW], bh = P[P_BH];
+    int inside = y >= P[P_TOP] - 1 && y <= P[P_BOTTOM] && x >= P[P_LEFT] - 1 && x <= P[P_RIGHT];
+    size_t plane = (size_t)bw * bh;
+    size_t at = (size_t)mirror_skip_start_edge(y, bh) * bw + mirror_skip_start_edge(x, bw);
+    for (int k = 0; k < 3; k++) {
+        o[k] = 0;
+        t[k] = 0;
+        r[k] = 0;
+        if (!inside)
+            continue;
+        t[k] = prev_at(dis16, dis, (k + 1) * plane + at);
+        r[k] = prev_at(rst16, rst, k * plane + at);
+        if (want_o)
+            o[k] = prev_at(ref16, ref, (k + 1) * plane + at);
+    }
+}
 
 static inline long add_for(int sh)
 {
@@ -411,11 +496,12 @@ static inline long add_for(int sh)
 
 __kernel __attribute__((reqd_work_group_size(ADM_CW * ADM_RS, 1, 1)))
 void adm_score(__global const short *b0, __global const int *b1, __global const int *b2,
-               __global const int *b3, __constant int *params, ulong cos_m,
-               ulong egl_n, int egl_s, int skip_aim, __global long *results, uint results_index)
+               __global const int *b3, __global const short *rst0, __global const int *rst1,
+               __global const int *rst2, __global const int *rst3, __constant int *params,
+               int skip_aim, __global long *results, uint results_index)
 {
     __local int lfa[3][ADM_LH][ADM_LW], lfr[3][ADM_LH][ADM_LW];
-    __local long red[ADM_CW * ADM_RS];
+    __local long red[ADM_NRED][ADM_CW * ADM_RS];
     __local long rows[ADM_RS][9];
 
     int g = get_group_id(0), lid = get_local_id(0);
@@ -432,12 +518,16 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
     size_t plane = (size_t)bw * bh;
     __global const int *ref = bands, *dis = bands + 4 * plane;
     __global const short *ref16 = b0, *dis16 = b0 + 4 * plane;
+    __global const int *rst = scale == 1 ? rst1 : scale == 2 ? rst2 : rst3;
+    __global const short *rst16 = rst0;
     if (scale0) {
         ref = 0;
         dis = 0;
+        rst = 0;
     } else {
         ref16 = 0;
         dis16 = 0;
+        rst16 = 0;
     }
 
     long acc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -450,17 +540,12 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
         int col = c0 + tx;
         int o[3], t[3], r[3], a[3];
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* own sample: decoupled into registers, its masking terms to __local
+        /* own sample: into registers, its masking terms to __local
          * (outside the band the mirrored sample, as a neighbour needs it) */
         {
-            size_t at = (size_t)mirror_skip_start_edge(row, bh) * bw +
-                        mirror_skip_start_edge(col, bw);
+            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row, col, 1, o, t, r);
             for (int k = 0; k < 3; k++) {
-                o[k] = prev_at(ref16, ref, (k + 1) * plane + at);
-                t[k] = prev_at(dis16, dis, (k + 1) * plane + at);
-            }
-            decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
-            for (int k = 0; k < 3; k++) {
+                a[k] = additive(scale0, t[k], r[k]);
                 lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
                 lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, r[k]));
             }
@@ -475,16 +560,12 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 y = 1 + (p - 2 * ADM_LW) / 2;
                 x = (p & 1) ? ADM_LW - 1 : 0;
             }
-            size_t at = (size_t)mirror_skip_start_edge(row0 - 1 + y, bh) * bw +
-                        mirror_skip_start_edge(c0 - 1 + x, bw);
-            int ho[3], ht[3], hr[3], ha[3];
+            int ho[3], ht[3], hr[3];
+            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row0 - 1 + y, c0 - 1 + x, 0, ho,
+                        ht, hr);
             for (int k = 0; k < 3; k++) {
-                ho[k] = prev_at(ref16, ref, (k + 1) * plane + at);
-                ht[k] = prev_at(dis16, dis, (k + 1) * plane + at);
-            }
-            decouple(scale0, ho, ht, hr, ha, cos_m, egl_n, egl_s);
-            for (int k = 0; k < 3; k++) {
-                lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha[k]));
+                int ha = additive(scale0, ht[k], hr[k]);
+                lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha));
                 lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[k]));
             }
         }
@@ -550,26 +631,33 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
         }
     }
 
-    /* per-row rounding as libvmaf, then the work-group's sum */
+    /* per-row rounding as libvmaf, then the work-group's sum; the row sums
+     * three at a time (a third of the barriers of one at a time) */
     int inner = P[P_INNER];
-    for (int q = 0; q < 9; q++) {
+    for (int q0 = 0; q0 < 9; q0 += ADM_NRED) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        red[lid] = acc[q];
+        for (int j = 0; j < ADM_NRED; j++)
+            red[j][lid] = acc[q0 + j];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int step = ADM_CW / 2; step > 0; step >>= 1) {
-            if (tx < step)
-                red[lid] += red[lid + step];
+            if (tx < step) {
+                for (int j = 0; j < ADM_NRED; j++)
+                    red[j][lid] += red[j][lid + step];
+            }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         if (tx == 0) {
-            long s = red[lid], v = 0;
-            if (row < bottom) {
-                if (q < 3)
-                    v = (long)(((ulong)s + (ulong)add_for(den_sh)) >> den_sh);
-                else
-                    v = (s + add_for(inner)) >> inner;
+            for (int j = 0; j < ADM_NRED; j++) {
+                int q = q0 + j;
+                long s = red[j][lid], v = 0;
+                if (row < bottom) {
+                    if (q < 3)
+                        v = (long)(((ulong)s + (ulong)add_for(den_sh)) >> den_sh);
+                    else
+                        v = (s + add_for(inner)) >> inner;
+                }
+                rows[ty][q] = v;
             }
-            rows[ty][q] = v;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
