@@ -104,6 +104,16 @@ int decoder_choice_peek(const DecoderChoiceKey *key, DecoderChoice *out)
     return found;
 }
 
+int decoder_choice_has_cpu(void)
+{
+    int found = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < CHOICES && !found; i++)
+        found = table[i].state == DECIDED && table[i].choice.mode == HWDEC_NONE;
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 void decoder_choice_store(const DecoderChoiceKey *key, const DecoderChoice *choice)
 {
     int i;

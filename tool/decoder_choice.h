@@ -68,6 +68,8 @@ void decoder_choice_store(const DecoderChoiceKey *key, const DecoderChoice *choi
 /* 1 and *out set when key is decided already; 0 otherwise (nothing
  * claimed, no waiting). */
 int decoder_choice_peek(const DecoderChoiceKey *key, DecoderChoice *out);
+/* 1 when some kind of pair was decided for the CPU in this process. */
+int decoder_choice_has_cpu(void);
 void decoder_choice_abandon(const DecoderChoiceKey *key);
 
 /* Forgets every decision (tests). */

@@ -55,18 +55,23 @@ static int file_path(char *out, size_t len)
     return snprintf(out, len, "%s/hwdec-choices", dir) < (int)len ? 0 : -1;
 }
 
-/* The key as one word-separated string (the host, its processors, both
- * inputs, the jobs at once). */
-static void key_text(const DecoderChoiceKey *k, char *out, size_t len)
+/* "HOST PROCESSORS": the start of this machine's keys. */
+static size_t host_text(char *out, size_t len)
 {
     char host[256] = "?";
-    size_t n;
     gethostname(host, sizeof(host) - 1);
     host[sizeof(host) - 1] = 0;
     for (char *c = host; *c; c++)
         if (*c == ' ' || *c == '\n')
             *c = '_';
-    n = (size_t)snprintf(out, len, "%s %ld", host, sysconf(_SC_NPROCESSORS_ONLN));
+    return (size_t)snprintf(out, len, "%s %ld", host, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/* The key as one word-separated string (the host, its processors, both
+ * inputs, the jobs at once). */
+static void key_text(const DecoderChoiceKey *k, char *out, size_t len)
+{
+    size_t n = host_text(out, len);
     for (int i = 0; i < 2 && n < len; i++)
         n += (size_t)snprintf(out + n, len - n, " %d %d %d %d %s %d", k->in[i].codec_id,
                               k->in[i].profile, k->in[i].width, k->in[i].height,
@@ -76,29 +81,62 @@ static void key_text(const DecoderChoiceKey *k, char *out, size_t len)
         snprintf(out + n, len - n, " %d", k->host_jobs);
 }
 
-int decoder_choice_file_find(const DecoderChoiceKey *key, DecoderChoice *out)
+/* The start of a line's last n words. */
+static const char *last_words(const char *line, int n)
 {
-    char path[4200], want[512], line[640];
-    size_t klen;
+    const char *p = line + strlen(line);
+    while (p > line && (p[-1] == '\n' || p[-1] == ' '))
+        p--;
+    for (int i = 0; i < n; i++) {
+        while (p > line && p[-1] != ' ')
+            p--;
+        while (i + 1 < n && p > line && p[-1] == ' ')
+            p--;
+    }
+    return p;
+}
+
+/* The decision ("KEY MODE CPU HW": the last three words) of the last line
+ * starting with `want` and a space: 1 and *out set, or 0. cpu_only: only
+ * lines deciding for the CPU count (`want` then being the host part). */
+static int scan(const char *want, int cpu_only, DecoderChoice *out)
+{
+    char path[4200], line[640];
+    size_t klen = strlen(want);
     int found = 0;
     FILE *f;
     if (file_path(path, sizeof(path)) || !(f = fopen(path, "r")))
         return 0;
-    key_text(key, want, sizeof(want));
-    klen = strlen(want);
     while (fgets(line, sizeof(line), f)) {
         DecoderChoice c;
         char mode[16];
         if (strncmp(line, want, klen) || line[klen] != ' ' ||
-            sscanf(line + klen, " %15s %lf %lf", mode, &c.cpu_pairs, &c.hw_pairs) != 3 ||
+            sscanf(last_words(line, 3), "%15s %lf %lf", mode, &c.cpu_pairs, &c.hw_pairs) != 3 ||
             (strcmp(mode, "cpu") && strcmp(mode, "cuda")))
             continue;
         c.mode = strcmp(mode, "cpu") ? HWDEC_CUDA : HWDEC_NONE;
+        if (cpu_only && c.mode != HWDEC_NONE)
+            continue;
         *out = c; /* the last line of the key wins */
         found = 1;
     }
     fclose(f);
     return found;
+}
+
+int decoder_choice_file_find(const DecoderChoiceKey *key, DecoderChoice *out)
+{
+    char want[512];
+    key_text(key, want, sizeof(want));
+    return scan(want, 0, out);
+}
+
+int decoder_choice_file_has_cpu(void)
+{
+    char want[512];
+    DecoderChoice c;
+    host_text(want, sizeof(want));
+    return scan(want, 1, &c);
 }
 
 void decoder_choice_file_add(const DecoderChoiceKey *key, const DecoderChoice *choice)

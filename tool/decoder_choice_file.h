@@ -14,6 +14,11 @@
 /* 1 and *out set when the file has key, else 0. */
 int decoder_choice_file_find(const DecoderChoiceKey *key, DecoderChoice *out);
 
+/* 1 when the file holds a decision for the CPU on this machine (any kind
+ * of pair): only then can a pair's decision be the CPU before NVDEC is
+ * tried (probe_known_cpu). */
+int decoder_choice_file_has_cpu(void);
+
 /* Adds the decision (errors ignored: the file is only a cache). */
 void decoder_choice_file_add(const DecoderChoiceKey *key, const DecoderChoice *choice);
 

@@ -184,6 +184,10 @@ int probe_known_cpu(const Options *o, int host_jobs, Decoder **ref, Decoder **di
         return 0;
     if (force && res->choice.mode != HWDEC_NONE)
         return 0;
+    /* the key needs the CPU decoders opened: only worth it when some
+     * decision for the CPU exists (else every NVDEC run would pay it) */
+    if (!force && !decoder_choice_has_cpu() && !decoder_choice_file_has_cpu())
+        return 0;
     if (open_cpu(o, cpu, note, sizeof(note)))
         goto not_known;
     decoder_get_info(cpu[0], &info[0]);
