@@ -29,6 +29,21 @@ check() { # check CONDITION-EXIT-STATUS MESSAGE
     fi
 }
 
+# build_and_run PACKAGE NAME BUILDS RUNS SONAME: $tmp/NAME.c built with
+# pkg-config's flags for PACKAGE, run (its output in $out) and loading
+# SONAME from the installed tree $lib; a check each.
+build_and_run() {
+    flags=$(pkg-config --cflags --libs "$1" 2>"$tmp/pkg-config.log")
+    check $? "pkg-config --cflags --libs $1: $(cat "$tmp/pkg-config.log")"
+    # shellcheck disable=SC2086
+    ${CC:-cc} -o "$tmp/$2" "$tmp/$2.c" $flags >"$tmp/cc.log" 2>&1
+    check $? "$3: $flags $(cat "$tmp/cc.log")"
+    out=$(LD_LIBRARY_PATH="$lib" "$tmp/$2" 2>&1)
+    check $? "$4: $out"
+    LD_LIBRARY_PATH="$lib" ldd "$tmp/$2" 2>/dev/null | grep -q "$5 => $lib/$5"
+    check $? "it loads $5 from the installed tree"
+}
+
 tmp=$(mktemp -d /tmp/qgpu-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 multiarch=$(${CC:-cc} -print-multiarch 2>/dev/null)
@@ -85,17 +100,10 @@ int main(void)
 EOF
 export PKG_CONFIG_SYSROOT_DIR="$dest"
 export PKG_CONFIG_PATH="$lib/pkgconfig"
-flags=$(pkg-config --cflags --libs qgpu 2>"$tmp/pkg-config.log")
-check $? "pkg-config --cflags --libs qgpu: $(cat "$tmp/pkg-config.log")"
-# shellcheck disable=SC2086
-${CC:-cc} -o "$tmp/hello" "$tmp/hello.c" $flags >"$tmp/cc.log" 2>&1
-check $? "a program builds with pkg-config's flags: $flags $(cat "$tmp/cc.log")"
-out=$(LD_LIBRARY_PATH="$lib" "$tmp/hello" 2>&1)
-check $? "it runs with the installed library: $out"
+build_and_run qgpu hello "a program builds with pkg-config's flags" \
+    "it runs with the installed library" "libqgpu.so.$major"
 [ "$out" = "$version $version" ]
 check $? "qgpu_version() and QGPU_VERSION are $version: $out"
-LD_LIBRARY_PATH="$lib" ldd "$tmp/hello" 2>/dev/null | grep -q "libqgpu.so.$major => $lib/libqgpu.so.$major"
-check $? "it loads libqgpu.so.$major from the installed tree"
 
 # libvmaf-qgpu (doc/libvmaf-abi.md): make install-libvmaf in the same tree.
 make -C "$tmp/build" -j2 install-libvmaf DESTDIR="$dest" PREFIX=/usr >"$tmp/make-vmaf.log" 2>&1
@@ -126,15 +134,8 @@ int main(void)
     return err != 0;
 }
 EOF
-flags=$(pkg-config --cflags --libs libvmaf 2>"$tmp/pkg-config.log")
-check $? "pkg-config --cflags --libs libvmaf: $(cat "$tmp/pkg-config.log")"
-# shellcheck disable=SC2086
-${CC:-cc} -o "$tmp/vmaf" "$tmp/vmaf.c" $flags >"$tmp/cc.log" 2>&1
-check $? "a program including <libvmaf.h> (as FFmpeg) builds: $flags $(cat "$tmp/cc.log")"
-out=$(LD_LIBRARY_PATH="$lib" "$tmp/vmaf" 2>&1)
-check $? "it runs with the installed libvmaf.so.3 and loads a model: $out"
-LD_LIBRARY_PATH="$lib" ldd "$tmp/vmaf" 2>/dev/null | grep -q "libvmaf.so.3 => $lib/libvmaf.so.3"
-check $? "it loads libvmaf.so.3 from the installed tree"
+build_and_run libvmaf vmaf "a program including <libvmaf.h> (as FFmpeg) builds" \
+    "it runs with the installed libvmaf.so.3 and loads a model" libvmaf.so.3
 unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
 
 # The build under test: its make install with PREFIX=/usr (no --libdir).
