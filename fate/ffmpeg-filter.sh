@@ -21,14 +21,8 @@
 # Last line: "N passed, N failed"; exit status 1 when a test failed.
 
 FFMPEG=${1:?usage: $0 PATH/TO/ffmpeg}
-SRC=${QGPU_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
-FATE=$SRC/fate
-TOL=5e-5
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/qgpu-fate-XXXXXX")
-[ -n "$QGPU_FATE_KEEP" ] || trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
 . "$(dirname "$0")/golden.sh"
+fate_init qgpu-fate
 
 want() {
     [ -n "$QGPU_FATE_ONLY" ] || return 0

@@ -1,6 +1,20 @@
 # Shell helpers of the FATE scripts that compare logs with libvmaf's golden
-# JSON logs (fate/ffmpeg-filter.sh, fate/libvmaf-abi.sh); sourced. The
-# caller sets TOL and the counters `passed` and `failed`.
+# JSON logs (fate/ffmpeg-filter.sh, fate/libvmaf-abi.sh); sourced, then
+# fate_init.
+
+# fate_init NAME: SRC (QGPU_SRC, else the tree of the sourcing script),
+# FATE, the tolerance TOL (the precision contract), the counters `passed`
+# and `failed`, and a work directory WORK (/tmp/NAME-XXXXXX, removed at
+# exit unless QGPU_FATE_KEEP is set).
+fate_init() {
+    SRC=${QGPU_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+    FATE=$SRC/fate
+    TOL=5e-5
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/$1-XXXXXX")
+    [ -n "$QGPU_FATE_KEEP" ] || trap 'rm -rf "$WORK"' EXIT
+    passed=0
+    failed=0
+}
 
 pass() { passed=$((passed + 1)); echo "PASS $1"; }
 fail() { failed=$((failed + 1)); echo "FAIL $1: $2"; }

@@ -13,14 +13,8 @@
 # Last line: "N passed, N failed"; exit status 1 when a test failed.
 
 FFMPEG=${1:?usage: $0 PATH/TO/ffmpeg}
-SRC=${QGPU_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
-FATE=$SRC/fate
-TOL=5e-5
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/qgpu-vmafabi-XXXXXX")
-[ -n "$QGPU_FATE_KEEP" ] || trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
 . "$(dirname "$0")/golden.sh"
+fate_init qgpu-vmafabi
 
 [ -x "$FFMPEG" ] || { echo "no ffmpeg at $FFMPEG (make ffmpeg FFMPEG_WITH_LIBVMAF_ABI=1)"; echo "0 passed, 1 failed"; exit 1; }
 if ! "$FFMPEG" -hide_banner -h filter=libvmaf 2>/dev/null | grep -q 'Filter libvmaf' ||
