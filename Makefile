@@ -157,12 +157,6 @@ $(BUILD)/tests/test_model_refs: $(BUILD)/tests/test_model_refs.o $(TEST_SUPPORT_
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/bench/y4m.o $(BUILD)/libqgpu.a \
 	      $(TEST_LIBS)
 
-# test_extmem loads the CUDA driver with the tool's shim (tool/cuda.c: libc only).
-$(BUILD)/tests/test_extmem: $(BUILD)/tests/test_extmem.o $(TEST_SUPPORT_OBJS) $(BUILD)/tool/cuda.o \
-                            $(BUILD)/libqgpu.a
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/tool/cuda.o $(BUILD)/libqgpu.a \
-	      $(TEST_LIBS)
-
 tests: $(TEST_BINS)
 
 # After `make ffmpeg`, make check also runs the filter's FATE tests

@@ -112,7 +112,7 @@ static void test_bad_arguments(void)
     CHECK(qgpu_write_log(ctx, "/nonexistent-dir/x.json", QGPU_LOG_FORMAT_JSON, 0) ==
               QGPU_ERR_IO, "unwritable log");
     CHECK(qgpu_flush(ctx) == 0, "flush twice");
-    for (int e = 0; e >= -13; e--)
+    for (int e = 0; e >= -14; e--)
         CHECK(strlen(qgpu_strerror(e)) > 0 && strcmp(qgpu_strerror(e), "unknown error"),
               "strerror(%d)", e);
     CHECK(!strcmp(qgpu_strerror(-999), "unknown error"), "strerror of an unknown code");

@@ -5,7 +5,7 @@
  *    qgpu_submit() of the same bytes from host memory; its error paths; and
  *    qgpu_import_memory_fd() refuses cleanly on a device without
  *    cl_khr_external_memory_opaque_fd. Runs everywhere (PoCL in CI).
- * 2. The CUDA import (the zero-copy decode path, tool/cuda.c): a picture
+ * 2. The CUDA import (the zero-copy decode path, libqgpu/src/cuda_driver.c): a picture
  *    written by CUDA into an exportable allocation, imported into OpenCL,
  *    read back byte for byte through OpenCL and scored as the host copy
  *    is. Runs only where the CUDA driver and the extension exist (the
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda.h"
+#include "cuda_driver.h"
 #include "internal.h"
 #include "qgpu/qgpu_opencl.h"
 #include "cl_env.h"
@@ -277,7 +277,7 @@ out:
 static void test_cuda(TestClEnv *env)
 {
     char err[512] = "";
-    const CudaApi *cu = cuda_api(err, sizeof(err));
+    const CudaApi *cu = qgpu_cuda_api(err, sizeof(err));
     CudaExportable mem[2];
     CUcontext cuctx = NULL;
     CUdevice cudev;
@@ -311,10 +311,10 @@ static void test_cuda(TestClEnv *env)
         const QgpuPicture *src = i ? &d.pic : &r.pic;
         cl_mem buffer = NULL;
         if (!CHECK(blob_make(&blob[i], src, 1, 128) == 0, "blob") ||
-            !CHECK(cuda_alloc_exportable(cu, blob[i].size, &mem[i], err, sizeof(err)) == 0,
+            !CHECK(qgpu_cuda_alloc_exportable(cu, blob[i].size, &mem[i], err, sizeof(err)) == 0,
                    "exportable allocation: %s", err))
             goto out;
-        ret = cuda_copy_2d(cu, mem[i].ptr, NULL, blob[i].size, 0, blob[i].data, blob[i].size,
+        ret = qgpu_cuda_copy_2d(cu, mem[i].ptr, NULL, blob[i].size, 0, blob[i].data, blob[i].size,
                            blob[i].size, 1, NULL);
         if (!ret)
             ret = cu->cuStreamSynchronize(NULL);
@@ -342,7 +342,7 @@ out:
     qgpu_close(&host);
     qgpu_close(&dev); /* releases the imports, before their memory goes */
     for (int i = 0; i < 2; i++) {
-        cuda_free_exportable(cu, &mem[i]);
+        qgpu_cuda_free_exportable(cu, &mem[i]);
         free(blob[i].data);
     }
     test_picture_free(&r);

@@ -1,18 +1,19 @@
 /*
  * The zero-copy path of --hwdec cuda: NVDEC's frames stay in GPU memory.
  *
- * Each decoded frame (AV_PIX_FMT_CUDA: NV12/P010 surfaces) is copied on the
- * GPU (cuMemcpy2DAsync on FFmpeg's CUDA stream, then cuStreamSynchronize)
- * into a slot of a ring of exportable CUDA allocations (tool/cuda.c); the
- * frame handed on is a "device frame": the software format (NV12, P010),
- * no host data (data[] NULL), its buf[0] holding the slot until the frame
- * is freed. The scoring thread imports each slot once into the library's
- * OpenCL context (qgpu_import_memory_fd) and submits the picture with
- * qgpu_submit_cl_buffer. A frame that must be converted on the host, or
- * whose slot cannot be imported, is copied to host memory instead
+ * An adapter of AVFrames over the library's CUDA input (qgpu/qgpu_cuda.h:
+ * the ring of exportable CUDA allocations, the copies, the imports). Each
+ * decoded frame (AV_PIX_FMT_CUDA: NV12/P010 surfaces) is copied on the GPU
+ * into a slot of the input's ring; the frame handed on is a "device
+ * frame": the software format (NV12, P010), no host data (data[] NULL),
+ * its buf[0] holding the library's QgpuCudaFrame until the frame is freed
+ * (buf[1] a reference to FFmpeg's CUDA device, whose context must outlive
+ * the ring's memory). The scoring thread submits a pair of device frames
+ * with qgpu_submit_cuda. A frame that must be converted on the host, or
+ * whose memory cannot be imported, is copied to host memory instead
  * (cuda_ring_to_host): the host path's result, exactly.
  *
- * Threads: cuda_ring_take on the decoding thread; cuda_ring_buffer and
+ * Threads: cuda_ring_take on the decoding thread; cuda_ring_frame and
  * cuda_ring_to_host on the scoring thread; frames may be freed on either.
  */
 #ifndef QGPU_TOOL_CUDA_RING_H
@@ -22,7 +23,7 @@
 
 #include <libavutil/frame.h>
 
-#include "qgpu/qgpu_opencl.h"
+#include "qgpu/qgpu_cuda.h"
 
 typedef struct CudaRing CudaRing;
 
@@ -31,30 +32,24 @@ typedef struct CudaRing CudaRing;
  * why NULL: only whether libcuda.so.1 is there (no cuInit: cheap). */
 int cuda_ring_available(char *why, size_t why_len);
 
-/* frame (AV_PIX_FMT_CUDA) into a free slot, *ring made at the first call:
- * 1 with frame replaced by the device frame; 0 when no slot is free, the
- * format is not semi-planar or the ring could not be made (frame left as
- * it is: the caller copies it to the host); < 0 an AVERROR (CUDA failed;
- * message in err). */
-int cuda_ring_take(CudaRing **ring, AVFrame *frame, char *err, size_t err_len);
+/* frame (AV_PIX_FMT_CUDA, samples of bitdepth bits) into a free slot,
+ * *ring made at the first call: 1 with frame replaced by the device frame;
+ * 0 when no slot is free, the format is not semi-planar or the ring could
+ * not be made (frame left as it is: the caller copies it to the host);
+ * < 0 an AVERROR (CUDA failed; message in err). */
+int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, char *err, size_t err_len);
 
 /* Whether frame is a device frame of this ring. */
 int cuda_ring_owns(const CudaRing *ring, const AVFrame *frame);
 
-/* A device frame (samples of bitdepth bits) as a picture of the library's
- * context (its slot imported at the first use): 1 and *out set; 0 when the
- * import failed (the reason kept for cuda_ring_note; later frames go
- * through the host). */
-int cuda_ring_buffer(CudaRing *ring, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
-                     QgpuCLBuffer *out);
+/* The library's frame behind a device frame (qgpu_submit_cuda). */
+QgpuCudaFrame *cuda_ring_frame(const AVFrame *frame);
 
 /* A device frame replaced by a copy in host memory, same format and
  * properties. 0 or a negative AVERROR (message in err). */
 int cuda_ring_to_host(CudaRing *ring, AVFrame *frame, char *err, size_t err_len);
 
-/* Frames that went through the ring, and why the zero-copy path stopped
- * (empty when it did not). */
-unsigned cuda_ring_frames(const CudaRing *ring);
+/* Why the zero-copy path stopped (empty when it did not). */
 const char *cuda_ring_note(const CudaRing *ring);
 
 /* Seconds the decoding thread spent copying frames into the ring (the
@@ -66,14 +61,14 @@ double cuda_ring_copy_seconds(const CudaRing *ring);
  * serve another decoder of the same CUDA context (it did not fail, no
  * frame of it is out), after forgetting its slots' OpenCL imports (they
  * belonged to the finished job's library context, closed by now) and its
- * frame count; else 0 (the caller frees it). */
+ * timing; else 0 (the caller frees it). */
 int cuda_ring_park(CudaRing *ring);
 
 /* Whether a parked ring fits frame (AV_PIX_FMT_CUDA): the same CUDA context
  * and stream, software format and size. */
 int cuda_ring_fits(const CudaRing *ring, const AVFrame *frame);
 
-/* Drops the ring's own reference; the memory goes with the last frame. */
+/* Drops the ring; the library's memory goes with the last frame out. */
 void cuda_ring_free(CudaRing **ring);
 
 #endif

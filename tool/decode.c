@@ -102,6 +102,15 @@ static int semi_depth(const Decoder *d, enum AVPixelFormat f)
     return depth;
 }
 
+/* The depth of a frame in GPU memory's samples (its software format's,
+ * or the codec's when fewer bits: 12-bit video in P016), 0 for others. */
+static int hw_depth(const Decoder *d, const AVFrame *f)
+{
+    if (!f->hw_frames_ctx)
+        return 0;
+    return semi_depth(d, ((const AVHWFramesContext *)f->hw_frames_ctx->data)->sw_format);
+}
+
 /* The planar format qgpu reads for a layout and bit depth. */
 static enum AVPixelFormat planar_format(int layout, int bitdepth)
 {
@@ -873,7 +882,7 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
             }
             d->in_a_row = 0;
             /* frames in GPU memory: to host memory, as NV12/P010 */
-            if ((ret = hwdec_download(d->hw, d->frame)) < 0) {
+            if ((ret = hwdec_download(d->hw, d->frame, hw_depth(d, d->frame))) < 0) {
                 set_error(err, err_len, "copying a frame from the GPU failed", d->name, ret);
                 return ret;
             }
@@ -1028,15 +1037,9 @@ void decoder_owner_picture(const Decoder *d, void *owner, QgpuPicture *pic)
     fill_picture(d, owner, pic);
 }
 
-int decoder_device_picture(Decoder *d, void *owner, QgpuPicture *pic, QgpuContext *ctx,
-                           QgpuCLBuffer *out)
+QgpuCudaFrame *decoder_device_frame(const Decoder *d, void *owner)
 {
-    int ret;
-    if (!hwdec_on_device(d->hw, owner))
-        return 0;
-    if ((ret = hwdec_device_buffer(d->hw, owner, pic->bitdepth, ctx, out)) != 0)
-        return ret;
-    return decoder_owner_to_host(d, owner, pic);
+    return hwdec_on_device(d->hw, owner) ? hwdec_device_frame(owner) : NULL;
 }
 
 int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "qgpu/qgpu_cuda.h"
 #include "qgpu/qgpu_opencl.h" /* also qgpu.h */
 
 typedef struct Decoder Decoder;
@@ -132,13 +133,11 @@ void *decoder_ref_frame(void *owner);
 void decoder_owner_picture(const Decoder *dec, void *owner, QgpuPicture *pic);
 
 /* Owned frames that NVDEC's zero-copy path kept on the GPU (hwdec.h): their
- * picture has no host data. decoder_device_picture: 1 with *out, the
- * picture in the library's OpenCL memory; 0 when the frame is in host
- * memory (pic valid: it was, or it has just been copied there because its
- * memory could not be imported); < 0 an AVERROR. decoder_owner_to_host: a
- * device frame copied to host memory, pic refilled (0 or an AVERROR). */
-int decoder_device_picture(Decoder *dec, void *owner, QgpuPicture *pic, QgpuContext *ctx,
-                           QgpuCLBuffer *out);
+ * picture has no host data. decoder_device_frame: the library's frame
+ * (qgpu_submit_cuda), NULL when the frame is in host memory.
+ * decoder_owner_to_host: a device frame copied to host memory, pic
+ * refilled (0 or an AVERROR; a host frame is left alone). */
+QgpuCudaFrame *decoder_device_frame(const Decoder *dec, void *owner);
 int decoder_owner_to_host(Decoder *dec, void *owner, QgpuPicture *pic);
 
 /* Why NVDEC's frames went through host memory ("" when they did not, or

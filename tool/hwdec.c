@@ -295,7 +295,7 @@ static int host_frame(Hwdec *hw, const AVFrame *src)
     return size < 0 ? size : 0;
 }
 
-int hwdec_download(Hwdec *hw, AVFrame *frame)
+int hwdec_download(Hwdec *hw, AVFrame *frame, int bitdepth)
 {
     char msg[256];
     int ret;
@@ -311,7 +311,7 @@ int hwdec_download(Hwdec *hw, AVFrame *frame)
             }
             pthread_mutex_unlock(&devices_lock);
         }
-        ret = cuda_ring_take(&hw->ring, frame, msg, sizeof(msg));
+        ret = cuda_ring_take(&hw->ring, frame, bitdepth, msg, sizeof(msg));
         if (ret)
             return ret < 0 ? ret : 0;
     }
@@ -343,10 +343,9 @@ int hwdec_on_device(const Hwdec *hw, const AVFrame *frame)
     return hw && cuda_ring_owns(hw->ring, frame);
 }
 
-int hwdec_device_buffer(Hwdec *hw, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
-                        QgpuCLBuffer *out)
+QgpuCudaFrame *hwdec_device_frame(const AVFrame *frame)
 {
-    return cuda_ring_buffer(hw->ring, frame, bitdepth, ctx, out);
+    return cuda_ring_frame(frame);
 }
 
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame)

@@ -11,7 +11,7 @@
 
 #include <libavcodec/avcodec.h>
 
-#include "qgpu/qgpu_opencl.h"
+#include "qgpu/qgpu_cuda.h"
 
 enum HwdecMode {
     HWDEC_AUTO = 0, /* a hardware decoder when one takes the stream, else the CPU */
@@ -45,23 +45,23 @@ int hwdec_active(const Hwdec *hw);
 const char *hwdec_name(const Hwdec *hw);
 
 /* A frame in GPU memory is replaced by a device frame (NVDEC's zero-copy
- * path, cuda_ring.h: NV12/P010 on the GPU, no host data) or by its copy in
- * host memory (NV12, P010... with the frame's properties); a host frame is
- * left alone. 0 or a negative AVERROR. */
-int hwdec_download(Hwdec *hw, AVFrame *frame);
+ * path, cuda_ring.h: NV12/P010 on the GPU, no host data; samples of
+ * bitdepth bits, e.g. 12 for P016 of 12-bit video) or by its copy in host
+ * memory (NV12, P010... with the frame's properties); a host frame is left
+ * alone. 0 or a negative AVERROR. */
+int hwdec_download(Hwdec *hw, AVFrame *frame, int bitdepth);
 
 /* The pipeline depth to score NVDEC's frames from the GPU at (4: the
  * zero-copy path keeps 4 frames in flight, 10-15% faster than 2 on the
  * H200), or 0 (the library's default) when neither input may use it. */
 int hwdec_pipeline_depth(int ref_mode, int dist_mode);
 
-/* Device frames (hw may be NULL): whether frame is one; the library picture
- * of one (1; 0 when its memory could not be imported, the zero-copy path
- * then stops: copy it to the host); its copy in host memory (0 or an
- * AVERROR). */
+/* Device frames (hw may be NULL): whether frame is one; the library's
+ * frame behind one (qgpu_submit_cuda; QGPU_ERR_UNSUPPORTED from it means
+ * the memory could not be imported, the zero-copy path then stops: copy
+ * it to the host); its copy in host memory (0 or an AVERROR). */
 int hwdec_on_device(const Hwdec *hw, const AVFrame *frame);
-int hwdec_device_buffer(Hwdec *hw, const AVFrame *frame, int bitdepth, QgpuContext *ctx,
-                        QgpuCLBuffer *out);
+QgpuCudaFrame *hwdec_device_frame(const AVFrame *frame);
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
 
 /* With NVDEC: why frames went through host memory ("" when they stayed on

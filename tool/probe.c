@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "closer.h"
-#include "cuda.h"
+#include "qgpu/qgpu_cuda.h"
 #include "decoder_choice_file.h"
 #include "hwdec.h"
 #include "probe.h"
@@ -78,7 +78,7 @@ static void stream_key(const Decoder *dec, DecoderStreamKey *k)
 static int nvdec_possible(void)
 {
     const char *test = getenv("QGPU_HWDEC_PROBE_TEST");
-    return cuda_driver_present() || (test && !strcmp(test, "1"));
+    return qgpu_cuda_driver_present() || (test && !strcmp(test, "1"));
 }
 
 static int is_cuda(const Decoder *dec)

@@ -627,13 +627,16 @@ static int pair_to_host(Decoder *ref, Decoder *dis, FramePair *pair)
  * 0, a QGPU_ERR_* code, or GPU_COPY_FAILED (CUDA failed to copy a frame). */
 static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *pair)
 {
-    QgpuCLBuffer buf[2];
-    int on[2];
-    on[0] = decoder_device_picture(ref, pair->ref_owner, &pair->ref, ctx, &buf[0]);
-    on[1] = decoder_device_picture(dis, pair->dist_owner, &pair->dist, ctx, &buf[1]);
-    if (on[0] == 1 && on[1] == 1)
-        return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
-    if (on[0] < 0 || on[1] < 0 || pair_to_host(ref, dis, pair) < 0)
+    QgpuCudaFrame *on[2] = {decoder_device_frame(ref, pair->ref_owner),
+                            decoder_device_frame(dis, pair->dist_owner)};
+    if (on[0] && on[1]) {
+        int ret = qgpu_submit_cuda(ctx, on[0], on[1]);
+        /* UNSUPPORTED: the memory cannot be imported (the ring stopped and
+         * says why): this pair and later frames go through the host */
+        if (ret != QGPU_ERR_UNSUPPORTED)
+            return ret;
+    }
+    if (pair_to_host(ref, dis, pair) < 0)
         return GPU_COPY_FAILED;
     /* CPU-decoded frames in pinned blocks go without the staging copy */
     return pinned_frames_submit(ctx, decoder_pinned_frames(ref), &pair->ref,

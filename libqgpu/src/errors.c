@@ -61,6 +61,7 @@ const char *qgpu_strerror(int err)
     case QGPU_ERR_DEVICE_MEMORY: return "out of device memory";
     case QGPU_ERR_IO: return "input/output error";
     case QGPU_ERR_MODEL: return "invalid model";
+    case QGPU_ERR_CUDA: return "CUDA error";
     }
     return "unknown error";
 }

@@ -69,6 +69,7 @@ enum QgpuError {
     QGPU_ERR_DEVICE_MEMORY = -11, /* device out of memory */
     QGPU_ERR_IO = -12,           /* file could not be read or written */
     QGPU_ERR_MODEL = -13,        /* a model file is invalid */
+    QGPU_ERR_CUDA = -14,         /* a CUDA driver call failed (qgpu_cuda.h) */
 };
 
 /* Static English name of an error code; never NULL. */

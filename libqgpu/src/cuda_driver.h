@@ -1,15 +1,16 @@
 /*
- * The few CUDA driver API calls the zero-copy decode path needs, from the
- * driver's libcuda.so.1 loaded at run time (dlopen): no CUDA SDK at build
- * time, no link-time dependency, as FFmpeg loads it.
+ * The few CUDA driver API calls the CUDA input (qgpu_cuda.h, cuda_ring.c)
+ * needs, from the driver's libcuda.so.1 loaded at run time (dlopen, libc's
+ * libdl): no CUDA SDK at build time, no link-time dependency, as FFmpeg
+ * loads it.
  *
  * The declarations are our own, written from NVIDIA's CUDA Driver API
  * reference (types and values of CUDA 11+, unchanged since; the _v2 entry
- * points are the ones the 64-bit API uses): only what cuda_alloc_exportable,
- * the copies and the tests call.
+ * points are the ones the 64-bit API uses): only what the ring and the
+ * tests call. Internal to the library (tests link libqgpu.a and use it).
  */
-#ifndef QGPU_TOOL_CUDA_H
-#define QGPU_TOOL_CUDA_H
+#ifndef QGPU_CUDA_DRIVER_H
+#define QGPU_CUDA_DRIVER_H
 
 #include <stddef.h>
 
@@ -100,13 +101,13 @@ typedef struct CudaApi {
 
 /* The driver's entry points, loaded once (thread-safe): NULL when there is
  * no libcuda.so.1 or it lacks one of them (why in err). */
-const CudaApi *cuda_api(char *err, size_t err_len);
+const CudaApi *qgpu_cuda_api(char *err, size_t err_len);
 
 /* Whether the driver's libcuda.so.1 is there (no cuInit: cheap). */
-int cuda_driver_present(void);
+int qgpu_cuda_driver_loads(void);
 
 /* "cuMemCreate: out of memory" style text for a failed call. */
-void cuda_error(const CudaApi *cu, CUresult r, const char *what, char *err, size_t err_len);
+void qgpu_cuda_message(const CudaApi *cu, CUresult r, const char *what, char *err, size_t err_len);
 
 /* One allocation of device memory that other APIs can import: cuMemCreate
  * with a POSIX file descriptor handle type, mapped read-write for `device`
@@ -120,16 +121,16 @@ typedef struct CudaExportable {
 } CudaExportable;
 
 /* Current context's device. 0, or a CUresult (message in err). */
-int cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, char *err,
+int qgpu_cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, char *err,
                           size_t err_len);
 /* Unmaps, releases and closes the descriptor (one that failed or was
  * freed is a no-op). */
-void cuda_free_exportable(const CudaApi *cu, CudaExportable *mem);
+void qgpu_cuda_free_exportable(const CudaApi *cu, CudaExportable *mem);
 
 /* A 2D copy of rows, enqueued on stream: from device memory src, or from
  * host memory when src_host is non-NULL; to device memory dst, or to host
  * memory when dst_host is non-NULL. */
-CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
+CUresult qgpu_cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
                       CUdeviceptr src, const void *src_host, size_t src_pitch, size_t row_bytes,
                       size_t rows, CUstream stream);
 

@@ -1,5 +1,5 @@
 /*
- * libcuda.so.1 at run time (cuda.h): the entry points, exportable
+ * libcuda.so.1 at run time (cuda_driver.h): the entry points, exportable
  * allocations, 2D copies.
  */
 #include <dlfcn.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda.h"
+#include "cuda_driver.h"
 
 static CudaApi api;
 static const CudaApi *loaded;
@@ -74,14 +74,14 @@ static void load(void)
     loaded = &api;
 }
 
-int cuda_driver_present(void)
+int qgpu_cuda_driver_loads(void)
 {
     static pthread_once_t checked = PTHREAD_ONCE_INIT;
     pthread_once(&checked, check_driver);
     return driver_present;
 }
 
-const CudaApi *cuda_api(char *err, size_t err_len)
+const CudaApi *qgpu_cuda_api(char *err, size_t err_len)
 {
     pthread_once(&once, load);
     if (!loaded && err_len)
@@ -89,7 +89,7 @@ const CudaApi *cuda_api(char *err, size_t err_len)
     return loaded;
 }
 
-void cuda_error(const CudaApi *cu, CUresult r, const char *what, char *err, size_t err_len)
+void qgpu_cuda_message(const CudaApi *cu, CUresult r, const char *what, char *err, size_t err_len)
 {
     const char *text = NULL;
     if (cu->cuGetErrorString(r, &text) != 0 || !text)
@@ -97,7 +97,7 @@ void cuda_error(const CudaApi *cu, CUresult r, const char *what, char *err, size
     snprintf(err, err_len, "%s: %s (CUDA error %d)", what, text, r);
 }
 
-int cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, char *err,
+int qgpu_cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, char *err,
                           size_t err_len)
 {
     CUmemAllocationProp prop;
@@ -149,13 +149,13 @@ int cuda_alloc_exportable(const CudaApi *cu, size_t size, CudaExportable *out, c
             out->fd = -1;
     }
     if (r) {
-        cuda_error(cu, r, what, err, err_len);
-        cuda_free_exportable(cu, out);
+        qgpu_cuda_message(cu, r, what, err, err_len);
+        qgpu_cuda_free_exportable(cu, out);
     }
     return r;
 }
 
-void cuda_free_exportable(const CudaApi *cu, CudaExportable *mem)
+void qgpu_cuda_free_exportable(const CudaApi *cu, CudaExportable *mem)
 {
     if (mem->ptr) {
         cu->cuMemUnmap(mem->ptr, mem->size); /* fails harmlessly when never mapped */
@@ -169,7 +169,7 @@ void cuda_free_exportable(const CudaApi *cu, CudaExportable *mem)
     mem->fd = -1;
 }
 
-CUresult cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
+CUresult qgpu_cuda_copy_2d(const CudaApi *cu, CUdeviceptr dst, void *dst_host, size_t dst_pitch,
                       CUdeviceptr src, const void *src_host, size_t src_pitch, size_t row_bytes,
                       size_t rows, CUstream stream)
 {
