@@ -17,10 +17,15 @@
  * as QGPU_LAYOUT_NV12. VAAPI frames (-hwaccel vaapi -hwaccel_output_format
  * vaapi) are mapped to OpenCL when FFmpeg can derive an OpenCL device from
  * the VAAPI one (Intel's cl_intel_va_api_media_sharing: av_hwframe_map,
- * no copy through the host) and then scored as OpenCL frames; else, and
- * for CUDA frames (-hwaccel cuda -hwaccel_output_format cuda), they are
- * copied to host memory (av_hwframe_transfer_data; NV12/P010 as the
- * decoder wrote them, QGPU_LAYOUT_NV12) and go the software frames' way.
+ * no copy through the host) and then scored as OpenCL frames. CUDA frames
+ * (-hwaccel cuda -hwaccel_output_format cuda) are scored in place through
+ * libqgpu's CUDA input (qgpu/qgpu_cuda.h: each frame copied on the GPU,
+ * on the frames' own CUDA context and stream, into memory the library
+ * imports into its OpenCL context) when the library can (a CUDA driver,
+ * an OpenCL device that imports CUDA memory, QGPU_HWDEC_ZERO_COPY not 0).
+ * Otherwise they, and VAAPI frames that cannot be mapped, are copied to
+ * host memory (av_hwframe_transfer_data; NV12/P010 as the decoder wrote
+ * them, QGPU_LAYOUT_NV12) and go the software frames' way.
  *
  * libqgpu is asynchronous and temporal features (motion) only finalise frame
  * n once frame n+1 has been processed, so the filter holds the main frames
@@ -60,6 +65,14 @@
 #endif
 #include "libavutil/hwcontext_opencl.h"
 #include <qgpu/qgpu_opencl.h>
+#endif
+/* CUDA frames in place: FFmpeg built with CUDA (nv-codec-headers give the
+ * CUDA types hwcontext_cuda.h needs); libqgpu loads libcuda itself */
+#define QF_CUDA CONFIG_CUDA
+#if QF_CUDA
+#include <ffnvcodec/dynlink_cuda.h>
+#include "libavutil/hwcontext_cuda.h"
+#include <qgpu/qgpu_cuda.h>
 #endif
 
 /* ---- version shims ----
@@ -132,6 +145,14 @@ typedef struct QgpuFilterContext {
     AVBufferRef *map_device;
     AVBufferRef *map_frames[2];
     int map_failures;         /* pairs that went through the host instead */
+#if QF_CUDA
+    /* CUDA frames scored in place (qgpu_cuda.h): a ring per input
+     * (distorted, reference), made at the first pair */
+    int cuda;                 /* still trying the in-place path */
+    QgpuCudaRing *cuda_ring[2];
+    unsigned cuda_pairs;      /* pairs scored in place */
+    unsigned cuda_host_pairs; /* pairs copied through host memory */
+#endif
 
     /* main frames waiting for their scores, in output order (a ring) */
     HeldFrame *held;
@@ -518,7 +539,7 @@ static const enum AVPixelFormat pix_fmts[] = {
 #if CONFIG_OPENCL
     AV_PIX_FMT_OPENCL,
 #endif
-    AV_PIX_FMT_CUDA, AV_PIX_FMT_VAAPI, /* copied to host memory */
+    AV_PIX_FMT_CUDA, AV_PIX_FMT_VAAPI, /* in place when they can be, else copied to host memory */
     AV_PIX_FMT_NONE
 };
 
@@ -705,6 +726,19 @@ static int config_input_ref(AVFilterLink *inlink)
         return open_library(ctx, rref);
 #endif
     }
+#if QF_CUDA
+    if (inlink->format == AV_PIX_FMT_CUDA) {
+        char why[256];
+        if (qgpu_cuda_available(why, sizeof(why)) == 0) {
+            s->cuda = 1;
+            av_log(ctx, AV_LOG_VERBOSE, "CUDA frames (%s): scored in place, each frame copied "
+                   "on the GPU into memory libqgpu imports (no host copy)\n",
+                   av_get_pix_fmt_name(rfmt));
+            return open_library(ctx, NULL);
+        }
+        av_log(ctx, AV_LOG_VERBOSE, "CUDA frames cannot be scored in place (%s)\n", why);
+    }
+#endif
     if (s->transfer)
         av_log(ctx, AV_LOG_VERBOSE, "%s frames (%s): each pair copied to host memory, then "
                "to libqgpu's device\n", av_get_pix_fmt_name(inlink->format),
@@ -927,6 +961,76 @@ static int submit_through_host(AVFilterContext *ctx, const AVFrame *ref, const A
     return err < 0 ? qgpu_averror(ctx, err, "cannot score the frame") : 0;
 }
 
+#if QF_CUDA
+/* Stops the in-place CUDA path: said once, at verbose level, with why;
+ * later pairs go through host memory. */
+static void cuda_stop(AVFilterContext *ctx, const char *why)
+{
+    QgpuFilterContext *s = ctx->priv;
+    s->cuda = 0;
+    av_log(ctx, AV_LOG_VERBOSE, "CUDA frames cannot be scored in place (%s): each pair is "
+           "copied through host memory\n", why);
+}
+
+/* A CUDA frame as libqgpu's picture: its planes' device addresses, on the
+ * frames' CUDA context and stream. */
+static void fill_cuda_picture(QgpuFilterContext *s, QgpuCudaPicture *p, const AVFrame *f)
+{
+    const AVHWFramesContext *fc = (const AVHWFramesContext *)f->hw_frames_ctx->data;
+    const AVCUDADeviceContext *hwctx = fc->device_ctx->hwctx;
+    int i;
+    *p = (QgpuCudaPicture){ .width = f->width, .height = f->height, .layout = s->layout,
+                            .bitdepth = s->bitdepth, .cuda_context = hwctx->cuda_ctx,
+                            .cuda_stream = hwctx->stream };
+    for (i = 0; i < nb_planes(s); i++) {
+        p->plane[i] = (unsigned long long)(uintptr_t)f->data[i];
+        p->pitch[i] = (size_t)f->linesize[i];
+    }
+}
+
+/* A pair of CUDA frames scored in place: each copied into its input's
+ * ring, then submitted from there (the copies on the device are done when
+ * qgpu_submit_cuda returns, so the ring's slots go back at once). 1 when
+ * submitted, 0 when the pair must go through host memory, or a negative
+ * AVERROR. */
+static int submit_cuda(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
+{
+    QgpuFilterContext *s = ctx->priv;
+    QgpuCudaFrame *f[2] = {NULL, NULL};
+    QgpuCudaPicture pic;
+    char err[256];
+    int i, ret = 0;
+
+    for (i = 0; i < 2; i++) {
+        fill_cuda_picture(s, &pic, i ? ref : dist);
+        if (!s->cuda_ring[i] &&
+            (ret = qgpu_cuda_ring_create(&s->cuda_ring[i], &pic, 2, err, sizeof(err))) < 0) {
+            cuda_stop(ctx, err);
+            break;
+        }
+        if ((ret = qgpu_cuda_ring_take(s->cuda_ring[i], &pic, &f[i])) <= 0) {
+            /* a picture that does not fit the ring (the size changed), or CUDA failed */
+            cuda_stop(ctx, ret < 0 ? qgpu_cuda_ring_error(s->cuda_ring[i])
+                                   : "the frames changed size or format");
+            break;
+        }
+    }
+    if (f[0] && f[1]) {
+        ret = qgpu_submit_cuda(s->q, f[1], f[0]);
+        if (ret == QGPU_ERR_UNSUPPORTED)
+            cuda_stop(ctx, qgpu_last_error(s->q));
+    }
+    qgpu_cuda_frame_release(&f[0]);
+    qgpu_cuda_frame_release(&f[1]);
+    if (!s->cuda)
+        return 0;
+    if (ret < 0)
+        return qgpu_averror(ctx, ret, "cannot score the frame");
+    s->cuda_pairs++;
+    return 1;
+}
+#endif
+
 #if CONFIG_OPENCL
 /* VAAPI frames mapped to OpenCL images for the time of the submit (the
  * library has copied them when it returns); a pair that cannot be mapped
@@ -991,6 +1095,12 @@ static int submit_pair(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *
     } else
 #endif
     if (s->transfer) {
+#if QF_CUDA
+        if (s->cuda && (err = submit_cuda(ctx, ref, dist)) != 0)
+            return err < 0 ? err : 0;
+        if (ref->format == AV_PIX_FMT_CUDA)
+            s->cuda_host_pairs++;
+#endif
         return submit_through_host(ctx, ref, dist);
     } else {
         QgpuPicture pr, pd;
@@ -1150,6 +1260,11 @@ static av_cold void qgpu_uninit(AVFilterContext *ctx)
                "device, %u through host memory\n", qgpu_frames_from_device(s->q),
                qgpu_frames_from_host(s->q));
 #endif
+#if QF_CUDA
+    if (s->cuda_pairs || s->cuda_host_pairs)
+        av_log(ctx, AV_LOG_VERBOSE, "CUDA frames: %u pairs scored in place, %u copied through "
+               "host memory\n", s->cuda_pairs, s->cuda_host_pairs);
+#endif
     if (s->q && s->submitted) {
         unsigned index;
         if (finish(ctx) == 0)
@@ -1171,7 +1286,11 @@ static av_cold void qgpu_uninit(AVFilterContext *ctx)
         av_freep(&s->model_names[i]);
     av_freep(&s->model_names);
     s->nb_models = 0;
-    qgpu_close(&s->q);
+    qgpu_close(&s->q); /* releases its imports of the rings' memory first */
+#if QF_CUDA
+    qgpu_cuda_ring_free(&s->cuda_ring[0]);
+    qgpu_cuda_ring_free(&s->cuda_ring[1]);
+#endif
     av_frame_free(&s->host[0]);
     av_frame_free(&s->host[1]);
     av_buffer_unref(&s->map_frames[0]);
