@@ -141,26 +141,27 @@ static void cuda_pic_describe(const CudaPic *c, const QgpuPicture *src, int nv12
     pic->cuda_context = cuctx;
 }
 
-/* The frame's bytes back in host memory are the picture's. */
-static void check_to_host(const QgpuCudaFrame *frame, const CudaPic *c, const QgpuPicture *host,
-                          const char *label)
+/* The frame's bytes back in host memory are the picture's (src: the
+ * planar picture cuda_pic_make wrote, for the planes' sizes). */
+static void check_to_host(const QgpuCudaFrame *frame, const CudaPic *c, const QgpuPicture *src,
+                          int nv12, const char *label)
 {
-    int bps = host->bitdepth > 8 ? 2 : 1, nv12 = host->layout == QGPU_LAYOUT_NV12;
+    int bps = src->bitdepth > 8 ? 2 : 1;
     unsigned char *back[3] = {NULL, NULL, NULL};
     void *data[3] = {NULL, NULL, NULL};
     size_t pitch[3] = {0, 0, 0}, row[3] = {0, 0, 0};
     int same = 1;
 
     for (int p = 0; p < c->planes; p++) {
-        row[p] = (size_t)test_plane_w(host, p) * bps * (nv12 && p ? 2 : 1);
+        row[p] = (size_t)test_plane_w(src, p) * bps * (nv12 && p ? 2 : 1);
         pitch[p] = row[p] + 8;
-        data[p] = back[p] = calloc((size_t)test_plane_h(host, p), pitch[p]);
+        data[p] = back[p] = calloc((size_t)test_plane_h(src, p), pitch[p]);
         if (!back[p])
             same = 0;
     }
     if (CHECK(same && qgpu_cuda_frame_to_host(frame, data, pitch) == 0, "%s: to_host", label))
         for (int p = 0; p < c->planes; p++)
-            for (int y = 0; y < test_plane_h(host, p); y++)
+            for (int y = 0; y < test_plane_h(src, p); y++)
                 same &= !memcmp(back[p] + (size_t)y * pitch[p],
                                 c->host + c->offset[p] + (size_t)y * c->pitch[p], row[p]);
     CHECK(same, "%s: the frame's bytes come back to the host unchanged", label);
@@ -226,7 +227,7 @@ static int run_case(const CudaApi *cu, CUcontext cuctx, const Case *c)
                   "%s: a full ring takes nothing", c->label);
             other.width--;
             CHECK(!qgpu_cuda_ring_fits(ring, &other), "%s: another size does not fit", c->label);
-            check_to_host(frame[1], &cp[1], &hp[1], c->label);
+            check_to_host(frame[1], &cp[1], &d.pic, c->nv12, c->label);
         }
         if (ok) {
             ret = qgpu_submit_cuda(dev, frame[0], frame[1]);
