@@ -168,6 +168,8 @@ __kernel void fansnr_filter(__global const uchar *ref, __global const uchar *dis
     }
 }
 
+#define FM_RS_BATCH 32 /* terms loaded at once per row */
+
 /* One work-item per row: libvmaf's left-to-right float row sums. */
 __kernel void fansnr_rows(__global const float *sig, __global const float *noise, int w, int h,
                           __global float *results, uint results_index)
@@ -176,7 +178,21 @@ __kernel void fansnr_rows(__global const float *sig, __global const float *noise
     if (y >= h)
         return;
     float s = 0.0f, n = 0.0f;
-    for (int x = 0; x < w; x++) {
+    int x = 0;
+    /* a batch's loads before its additions (few work-items: a load per
+     * addition waited for memory once per term); same additions, same order */
+    for (; x + FM_RS_BATCH <= w; x += FM_RS_BATCH) {
+        float a[FM_RS_BATCH], b[FM_RS_BATCH];
+        for (int k = 0; k < FM_RS_BATCH; k++) {
+            a[k] = sig[(size_t)(x + k) * h + y];
+            b[k] = noise[(size_t)(x + k) * h + y];
+        }
+        for (int k = 0; k < FM_RS_BATCH; k++) {
+            s += a[k];
+            n += b[k];
+        }
+    }
+    for (; x < w; x++) {
         s += sig[(size_t)x * h + y];
         n += noise[(size_t)x * h + y];
     }
