@@ -306,12 +306,13 @@ static inline float quantity(int q, float a, float b)
 #error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
 #endif
 
-/* Window loads of one chunk, all issued before the first is used: the
- * work-groups are few (a row or column is one sequential recursion), so
- * nothing else on the SM hides a load's latency, and loads stored to
- * __local memory one at a time made each chunk wait for global memory once
- * per load. The values are the same; only the order the loads are issued in
- * changes. */
+/* A chunk's window loads go into registers one chunk ahead: they are
+ * issued before the current chunk's recursion and wait for memory while it
+ * runs. The work-groups are few (a row or a column is one sequential
+ * recursion), so little else on a compute unit hides that wait. (Issuing a
+ * chunk's loads together without the chunk of lead did not help: measured
+ * in doc/performance.md.) The values are the same; only when they are
+ * loaded changes. */
 #define HB_RPI ((HB_ROWS + 4) / 5)             /* rows per work-item (of 5) */
 #define HB_CPI ((HB_IN + HB_ROWS - 1) / HB_ROWS) /* window columns per work-item */
 
