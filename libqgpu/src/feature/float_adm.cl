@@ -187,8 +187,8 @@ static inline float fadm_thr(__global const float *bands, int mplane, int ps, in
 
 /* One work-group per row of the scored region (FADM_RL work-items): each
  * work-item computes the 9 terms of one sample of a chunk of FADM_RL
- * columns into __local, then work-item 0 adds the chunk's terms left to
- * right to the row's float sums (libvmaf's accum_inner order).
+ * columns into __local, then work-items 0..8 add the chunk's terms left to
+ * right to the row's nine float sums (libvmaf's accum_inner order).
  * cst: rf0 rf1 rf2 p c30h c30l c15h c15l */
 #ifndef FADM_RL
 #define FADM_RL 64
@@ -198,13 +198,13 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
                int bottom, float8 cst, int p3, int bypass, int do_aim,
                __global float *results, int index)
 {
-    __local float terms[9][FADM_RL];
+    __local float terms[9][FADM_RL + 1]; /* + 1: the nine readers in nine banks */
     int lid = get_local_id(0);
     int r = get_group_id(1);
     int i = top + r;
     float rf[3] = {cst.s0, cst.s1, cst.s2};
     float p = cst.s3;
-    float acc[9] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    float acc = 0.0f;
     for (int j0 = left; j0 < right; j0 += FADM_RL) {
         int j = j0 + lid;
         if (j < right) {
@@ -239,17 +239,16 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
+        /* work-item t < 9 adds sum t's terms of the chunk, left to right
+         * (the nine sums are independent: one work-item each instead of
+         * work-item 0 doing all nine) */
+        if (lid < 9) {
             int n = min(FADM_RL, right - j0);
             for (int k = 0; k < n; k++)
-                for (int t = 0; t < 9; t++)
-                    acc[t] += terms[t][k];
+                acc += terms[lid][k];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) {
-        __global float *o = results + index + r * 9;
-        for (int t = 0; t < 9; t++)
-            o[t] = acc[t];
-    }
+    if (lid < 9)
+        results[index + r * 9 + lid] = acc;
 }

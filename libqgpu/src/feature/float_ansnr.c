@@ -12,7 +12,8 @@
  *
  * Two launches per frame (float_misc.cl): fansnr_filter (tiles
  * staged in __local memory; per-pixel r^2 and (r-d)^2 into two feature
- * buffers), fansnr_rows (row sums in order, one work-item per row). The
+ * buffers), fansnr_rows (row sums in order, one work-item per row, 32
+ * rows per work-group loading their terms together). The
  * host adds the rows in float, as ansnr_mse_s does.
  */
 #include <math.h>
@@ -110,7 +111,8 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
             return err;
     }
     {
-        size_t local = 64, global = qgpu_round_up(s->h, 64);
+        /* FM_RS_ROWS (32) rows per work-group of FM_RS_WG (256), float_misc.cl */
+        size_t local = 256, global = (size_t)(s->h + 31) / 32 * 256;
         const QgpuArg args[] = {
             qgpu_arg_mem("sig", s->sig[slot->lane]),
             qgpu_arg_mem("noise", s->noise[slot->lane]),

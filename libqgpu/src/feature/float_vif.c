@@ -19,6 +19,8 @@
 #include "feature.h"
 
 #define FVIF_T 16
+#define FVIF_RS_ROWS 32  /* as in float_vif.cl: rows per row-sum work-group */
+#define FVIF_RS_WG 256   /* and its work-items */
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
 
 /* Outputs (libvmaf's names); from OUT_VIF on only with debug=true. */
@@ -284,18 +286,21 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             return err;
     }
     {
-        cl_int4 rows, toff, wid, hei;
-        int acc = 0;
+        cl_int4 groups, rows, toff, wid, hei;
+        int acc = 0, nb_groups = 0;
         for (int i = 0; i < 4; i++) {
             acc += s->h[i];
+            nb_groups += (s->h[i] + FVIF_RS_ROWS - 1) / FVIF_RS_ROWS;
+            groups.s[i] = nb_groups;
             rows.s[i] = acc;
             toff.s[i] = (cl_int)s->toff[i];
             wid.s[i] = s->w[i];
             hei.s[i] = s->h[i];
         }
-        size_t local = 64, global = qgpu_round_up((size_t)s->rows_total, 64);
+        size_t local = FVIF_RS_WG, global = (size_t)nb_groups * FVIF_RS_WG;
         const QgpuArg args[] = {
             qgpu_arg_mem("terms", terms),
+            qgpu_arg_value("groups", sizeof(groups), &groups),
             qgpu_arg_value("rows", sizeof(rows), &rows),
             qgpu_arg_value("toff", sizeof(toff), &toff),
             qgpu_arg_value("wid", sizeof(wid), &wid),

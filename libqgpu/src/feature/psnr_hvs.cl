@@ -288,7 +288,7 @@ void psnr_hvs_total(__global const float *block_sums, int start1, int start2, in
 /*
  * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
  * Work-items j * 16 .. j * 16 + 15 count the chunk's ulps at binade
- * e = etop - j, 64 terms each. ulps[chunk * HVS_WIN + j] = the count;
+ * e = etop - j, 64 terms each (work-item j * 16 + p: terms p, p + 16, ..). ulps[chunk * HVS_WIN + j] = the count;
  * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
  * the chunk has a non-zero term.
  */
@@ -306,11 +306,14 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     plane_range(plane, start1, start2, total, &first, &n);
     int j = lid / 16, part = lid % 16;
     int e = etop[plane] - j;
-    ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK + (ulong)part * 64;
-    ulong hi = min(lo + 64, n);
+    /* part takes every 16th term of the chunk, so that the 16 parts of a
+     * binade read consecutive terms (the counts are integers and the flags
+     * bits: which terms a part takes does not change the chunk's totals) */
+    ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK;
+    ulong hi = min(lo + HVS_CHUNK, n);
     long u = 0;
     int fl = e < 1 ? 1 : 0;
-    for (ulong i = lo; i < hi; i++) {
+    for (ulong i = lo + part; i < hi; i += 16) {
         uint tb = as_uint(terms[first + i]);
         if (tb != 0) {
             long q = e >= 1 ? ulps_of(tb, e) : -1;

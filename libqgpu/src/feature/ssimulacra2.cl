@@ -306,12 +306,45 @@ static inline float quantity(int q, float a, float b)
 #error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
 #endif
 
+/* A chunk's window loads go into registers one chunk ahead: they are
+ * issued before the current chunk's recursion and wait for memory while it
+ * runs. The work-groups are few (a row or a column is one sequential
+ * recursion), so little else on a compute unit hides that wait. (Issuing a
+ * chunk's loads together without the chunk of lead did not help: measured
+ * in doc/performance.md.) The values are the same; only when they are
+ * loaded changes. */
+#define HB_RPI ((HB_ROWS + 4) / 5)             /* rows per work-item (of 5) */
+#define HB_CPI ((HB_IN + HB_ROWS - 1) / HB_ROWS) /* window columns per work-item */
+
+typedef struct HbFetch {
+    float v1[HB_RPI][HB_CPI], v2[HB_RPI][HB_CPI];
+} HbFetch;
+
+/* work-item (r, q): columns r, r + HB_ROWS, .. of rows q, q + 5, .. of the
+ * window starting at column ws (no run-time divisions: that index
+ * arithmetic, not the recursion, was once most of the pass's time) */
+static inline void hb_fetch(HbFetch *f, __global const float *in1, __global const float *in2,
+                            int r, int q, int y0, int ws, int win, int w, int h)
+{
+    for (int k = 0; k < HB_RPI; k++)
+        for (int m = 0; m < HB_CPI; m++) {
+            const int rr = q + 5 * k, j = r + HB_ROWS * m;
+            const int y = y0 + rr, x = ws + j;
+            const bool inside = rr < HB_ROWS && j < win && x >= 0 && x < w && y < h;
+            const size_t i = inside ? (size_t)y * w + x : 0;
+            f->v1[k][m] = inside ? in1[i] : 0.0f;
+            f->v2[k][m] = inside ? in2[i] : 0.0f;
+        }
+}
+
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
  * quantity q along row y0 + r of channel get_group_id(2). Inputs and
  * outputs go through __local tiles, stored transposed ([column][row]) so
  * that the recursion's accesses are consecutive across work-items and the
- * global loads / stores are row-contiguous. Output: plane q*3 + c. */
+ * global loads / stores are row-contiguous. The next chunk's window is
+ * loaded into registers while the recursion runs over this one. Output:
+ * plane q*3 + c. */
 __kernel __attribute__((reqd_work_group_size(HB_ROWS, 5, 1)))
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, int radius, float4 n2v, float4 d1v,
@@ -331,25 +364,23 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     const int N = radius, win = HB_T + 2 * N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
+    HbFetch f;
 
     /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1 */
+    hb_fetch(&f, in1, in2, r, q, y0, -2 * N, win, w, h);
     for (int base = -N + 1; base < w; base += HB_T) {
-        const int ws = base - N - 1;
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* work-item (r, q) loads columns r, r + HB_ROWS, .. of rows q, q + 5, ..
-         * (no run-time divisions: that index arithmetic, not the
-         * recursion, was most of the pass's time) */
-        for (int rr = q; rr < HB_ROWS; rr += 5) {
-            const int y = y0 + rr;
-            for (int j = r; j < win; j += HB_ROWS) {
-                const int x = ws + j;
-                const bool inside = x >= 0 && x < w && y < h;
-                const size_t i = (size_t)y * w + x;
-                tin[0][j][rr] = inside ? in1[i] : 0.0f;
-                tin[1][j][rr] = inside ? in2[i] : 0.0f;
+        for (int k = 0; k < HB_RPI; k++)
+            for (int m = 0; m < HB_CPI; m++) {
+                const int rr = q + 5 * k, j = r + HB_ROWS * m;
+                if (rr < HB_ROWS && j < win) {
+                    tin[0][j][rr] = f.v1[k][m];
+                    tin[1][j][rr] = f.v2[k][m];
+                }
             }
-        }
         barrier(CLK_LOCAL_MEM_FENCE);
+        if (base + HB_T < w)
+            hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, win, w, h);
         for (int t = 0; t < HB_T; t++) {
             float lv = quantity(q, tin[0][t][r], tin[1][t][r]);
             float rv = quantity(q, tin[0][t + 2 * N][r], tin[1][t + 2 * N][r]);
@@ -470,6 +501,38 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
     }
 }
 
+#define VB_IN (VB_T + 2 * HB_MAXR)                 /* window rows, at most */
+#define VB_MPI ((VB_T * VB_COLS + VB_WG - 1) / VB_WG) /* map pixels per work-item */
+
+/* One chunk's loads, issued together (see HbFetch): work-item (col, q)'s
+ * window of column x0 + col of quantity q, and the pictures' samples at the
+ * map pixels it will take (pixel idx = lid + k * VB_WG of the chunk). */
+typedef struct VbFetch {
+    float v[VB_IN];
+    float x1[VB_MPI], x2[VB_MPI];
+} VbFetch;
+
+static inline void vb_fetch(VbFetch *f, __global const float *hin, __global const float *p1,
+                            __global const float *p2, int col, int q, int lid, int x0,
+                            int base, int N, int win, int w, int h)
+{
+    const int x = x0 + col, ws = base - N - 1;
+    for (int rr = 0; rr < VB_IN; rr++) {
+        const int y = ws + rr;
+        const bool inside = rr < win && y >= 0 && y < h && x < w;
+        f->v[rr] = inside ? hin[(size_t)y * w + x] : 0.0f;
+    }
+    for (int k = 0; k < VB_MPI; k++) {
+        const int idx = lid + k * VB_WG;
+        const int t = idx / VB_COLS, j = idx - t * VB_COLS;
+        const int n = base + t, xx = x0 + j;
+        const bool inside = idx < VB_T * VB_COLS && n >= 0 && n < h && xx < w;
+        const size_t i = inside ? (size_t)n * w + xx : 0;
+        f->x1[k] = inside ? p1[i] : 0.0f;
+        f->x2[k] = inside ? p2[i] : 0.0f;
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(VB_COLS, 5, 1)))
 void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
@@ -477,7 +540,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
 {
     /* the final reduction reuses the input tiles' memory */
     __local union {
-        float tin[5][VB_T + 2 * HB_MAXR][VB_COLS + 1];
+        float tin[5][VB_IN][VB_COLS + 1];
         float2 red[6][VB_WG];
     } lm;
     __local float tout[5][VB_T][VB_COLS + 1];
@@ -492,38 +555,40 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     __global const float *p1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *p2 = xyb2 + gm[G_OFF] + c * plane;
-    __global const float *hin = hbuf + gm[G_HOFF];
+    __global const float *hin = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
     float2 acc[6];
+    VbFetch f;
     for (int k = 0; k < 6; k++)
         acc[k] = (float2)(0.0f, 0.0f);
 
-    /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1 */
+    /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
+     * the next chunk's loads are in flight while this one is computed */
+    vb_fetch(&f, hin, p1, p2, col, q, lid, x0, -N + 1, N, win, w, h);
     for (int base = -N + 1; base < h; base += VB_T) {
-        const int ws = base - N - 1;
+        float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* work-item (col, q) loads column x0 + col of quantity q's window
-         * (no run-time divisions in the index arithmetic) */
-        for (int rr = 0; rr < win; rr++) {
-            const int y = ws + rr, x = x0 + col;
-            float v = 0.0f;
-            if (y >= 0 && y < h && x < w)
-                v = hin[(size_t)(q * 3 + c) * plane + (size_t)y * w + x];
-            lm.tin[q][rr][col] = v;
+        for (int rr = 0; rr < VB_IN; rr++)
+            if (rr < win)
+                lm.tin[q][rr][col] = f.v[rr];
+        for (int k = 0; k < VB_MPI; k++) {
+            x1[k] = f.x1[k];
+            x2[k] = f.x2[k];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        if (base + VB_T < h)
+            vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, N, win, w, h);
         for (int t = 0; t < VB_T; t++)
             tout[q][t][col] =
                 iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int idx = lid; idx < VB_T * VB_COLS; idx += VB_WG) {
-            int t = idx / VB_COLS, j = idx - t * VB_COLS;
-            int n = base + t, x = x0 + j;
-            if (n >= 0 && n < h && x < w) {
-                size_t i = (size_t)n * w + x;
+        for (int k = 0; k < VB_MPI; k++) {
+            const int idx = lid + k * VB_WG;
+            const int t = idx / VB_COLS, j = idx - t * VB_COLS;
+            const int n = base + t, x = x0 + j;
+            if (idx < VB_T * VB_COLS && n >= 0 && n < h && x < w)
                 ss2_maps(tout[0][t][j], tout[1][t][j], tout[2][t][j], tout[3][t][j],
-                         tout[4][t][j], p1[i], p2[i], acc);
-            }
+                         tout[4][t][j], x1[k], x2[k], acc);
         }
     }
     for (int k = 0; k < 6; k++)
