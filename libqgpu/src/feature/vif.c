@@ -19,7 +19,9 @@
 
 #include "feature.h"
 
-#define VIF_TW 64 /* tile of vif.cl */
+/* vif.cl's tiles: VIF_TH rows of 128 - 2R columns at a scale whose filter
+ * has radius R (widths 17, 9, 5, 3) */
+static const int vif_tile_w[4] = {128 - 16, 128 - 8, 128 - 4, 128 - 2};
 #define VIF_TH 16
 #define VIF_MIN_SIZE 16 /* scale 3 needs >= 2 samples for its 3-tap mirror */
 
@@ -182,7 +184,8 @@ static int vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->w[i] = i ? s->w[i - 1] / 2 : fmt->width;
         s->h[i] = i ? s->h[i - 1] / 2 : fmt->height;
         size_t tiles =
-            (size_t)((s->w[i] + VIF_TW - 1) / VIF_TW) * ((s->h[i] + VIF_TH - 1) / VIF_TH);
+            (size_t)((s->w[i] + vif_tile_w[i] - 1) / vif_tile_w[i]) *
+            ((s->h[i] + VIF_TH - 1) / VIF_TH);
         size_t per_group = (tiles + cap - 1) / cap;
         s->groups[i] = (int)((tiles + per_group - 1) / per_group);
         total_groups += s->groups[i];
