@@ -20,8 +20,9 @@
 #include "feature.h"
 
 /* vif.cl's tiles: VIF_TH rows of 128 - 2R columns at a scale whose filter
- * has radius R (widths 17, 9, 5, 3) */
-static const int vif_tile_w[4] = {128 - 16, 128 - 8, 128 - 4, 128 - 2};
+ * has radius R (widths 17, 9, 5, 3), rounded down to a multiple of 4
+ * (VIF_TW there) */
+static const int vif_tile_w[4] = {112, 120, 124, 124};
 #define VIF_TH 16
 #define VIF_MIN_SIZE 16 /* scale 3 needs >= 2 samples for its 3-tap mirror */
 

@@ -53,6 +53,10 @@
 #define VIF_IW 128
 #define TH 16
 #define VB 8
+#define HB 4 /* outputs per task of the horizontal pass */
+/* tile width at filter radius R: VIF_IW - 2R, rounded down to a multiple
+ * of HB (at R = 1 two computed columns go unused) */
+#define VIF_TW(R) ((VIF_IW - 2 * (R)) / HB * HB)
 #define SIGMA_NSQ 131072 /* 2.0 in the 16.16 variance units (integer_vif.c) */
 
 /* integer_vif.h: vif_filter1d_table, widths 17, 9, 5, 3 */
@@ -308,7 +312,7 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
     const int F = FW(SCALE), R = F / 2;
     const int HAS_NEXT = SCALE < 3;
     const int FN = HAS_NEXT ? FW(SCALE + 1) : 1, RN = FN / 2;
-    const int IW = VIF_IW, TW = IW - 2 * R, SW = TW + 2 * RN;
+    const int IW = VIF_IW, TW = VIF_TW(R), SW = TW + 2 * RN;
     const int WR = VB + 2 * R; /* window rows */
 
     /* vertical-pass shifts: scale 0 works on bpc-bit samples */
@@ -420,6 +424,89 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
     }
 }
 
+/* Horizontal pass and statistic of one task: HB consecutive outputs of
+ * tile row ry from tile column rx0 (a multiple of HB), of which the first
+ * `n` are inside the picture. The HB + 2R vertical results each output
+ * reads are loaded once, four at a time (rx0 and the row's start are
+ * multiples of four elements, the arrays 16-byte aligned), and each value
+ * is added, times its tap, into every output it belongs to: the same
+ * integer sums as one output at a time, in the same types. */
+static inline void vif_horizontal(const int SCALE, const int ry, const int rx0, const int n,
+                                  __local const ushort *v_mu1, __local const ushort *v_mu2,
+                                  __local const uint *v_xx, __local const uint *v_yy,
+                                  __local const uint *v_xy, __global const ushort *lut,
+                                  sd_t egl, ulong eps_m, int eps_e, vif_acc_t *acc)
+{
+    const int F = FW(SCALE), R = F / 2;
+    const int NM = (HB + 2 * R + 3) / 4 * 4; /* values loaded, whole vectors */
+    const int base = ry * VIF_IW + rx0;
+    uint a1[HB], a2[HB];
+#if VIF_WIDE
+    ulong sxx[HB], syy[HB], sxy[HB];
+#else
+    uint xl[HB], xh[HB], yl[HB], yh[HB], cl[HB], ch[HB];
+#endif
+#pragma unroll
+    for (int j = 0; j < HB; j++) {
+        a1[j] = a2[j] = 0;
+#if VIF_WIDE
+        sxx[j] = syy[j] = sxy[j] = 0;
+#else
+        xl[j] = xh[j] = yl[j] = yh[j] = cl[j] = ch[j] = 0;
+#endif
+    }
+#pragma unroll
+    for (int m = 0; m < NM; m += 4) {
+        const ushort4 m1 = *(__local const ushort4 *)(v_mu1 + base + m);
+        const ushort4 m2 = *(__local const ushort4 *)(v_mu2 + base + m);
+        const uint4 qx = *(__local const uint4 *)(v_xx + base + m);
+        const uint4 qy = *(__local const uint4 *)(v_yy + base + m);
+        const uint4 qc = *(__local const uint4 *)(v_xy + base + m);
+        const uint e1[4] = {m1.x, m1.y, m1.z, m1.w}, e2[4] = {m2.x, m2.y, m2.z, m2.w};
+        const uint ex[4] = {qx.x, qx.y, qx.z, qx.w}, ey[4] = {qy.x, qy.y, qy.z, qy.w};
+        const uint ec[4] = {qc.x, qc.y, qc.z, qc.w};
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+#pragma unroll
+            for (int j = 0; j < HB; j++) {
+                const int k = m + c - j; /* this value's tap in output j */
+                if (k < 0 || k >= F)
+                    continue;
+                const uint f = vif_taps[SCALE][k];
+                a1[j] += f * e1[c];
+                a2[j] += f * e2[c];
+#if VIF_WIDE
+                sxx[j] += (ulong)f * ex[c];
+                syy[j] += (ulong)f * ey[c];
+                sxy[j] += (ulong)f * ec[c];
+#else
+                xl[j] += f * (ex[c] & 0xffff);
+                xh[j] += f * (ex[c] >> 16);
+                yl[j] += f * (ey[c] & 0xffff);
+                yh[j] += f * (ey[c] >> 16);
+                cl[j] += f * (ec[c] & 0xffff);
+                ch[j] += f * (ec[c] >> 16);
+#endif
+            }
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < HB; j++) {
+        if (j >= n)
+            break;
+#if VIF_WIDE
+        const uint xx = (uint)((sxx[j] + 32768) >> 16);
+        const uint yy = (uint)((syy[j] + 32768) >> 16);
+        const uint xy = (uint)((sxy[j] + 32768) >> 16);
+#else /* (sum + 32768) >> 16 of the 48-bit sums, as uint32 */
+        const uint xx = xh[j] + ((xl[j] + 32768) >> 16);
+        const uint yy = yh[j] + ((yl[j] + 32768) >> 16);
+        const uint xy = ch[j] + ((cl[j] + 32768) >> 16);
+#endif
+        vif_pixel(a1[j], a2[j], xx, yy, xy, lut, egl, eps_m, eps_e, acc);
+    }
+}
+
 /* One scale: statistic of this scale and, unless SCALE == 3, the next
  * scale's pictures. SCALE and IN8 are compile-time constants at each call. */
 static inline void vif_scale_run(const int SCALE, const int IN8, __global const uchar *r8,
@@ -435,7 +522,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     const int F = FW(SCALE), R = F / 2;
     const int HAS_NEXT = SCALE < 3;
     const int FN = HAS_NEXT ? FW(SCALE + 1) : 1, RN = FN / 2;
-    const int IW = VIF_IW, TW = IW - 2 * R, SW = TW + 2 * RN;
+    const int IW = VIF_IW, TW = VIF_TW(R), SW = TW + 2 * RN;
     const int lid = get_local_id(0);
 
     const int tiles_x = (w + TW - 1) / TW, tiles_y = (h + TH - 1) / TH;
@@ -458,45 +545,13 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
         barrier(CLK_LOCAL_MEM_FENCE);
 
         if (do_stat) {
-            for (int i = lid; i < TH * TW; i += VIF_WG) {
-                int ry = i / TW, rx = i - ry * TW;
-                if (y0 + ry >= h || x0 + rx >= w)
-                    continue;
-                uint a1 = 0, a2 = 0, xx, yy, xy;
-                int base = ry * IW + rx;
-                if (VIF_WIDE) {
-                    ulong axx = 0, ayy = 0, axy = 0;
-                    for (int k = 0; k < F; k++) {
-                        uint f = vif_taps[SCALE][k];
-                        a1 += f * (uint)v_mu1[base + k];
-                        a2 += f * (uint)v_mu2[base + k];
-                        axx += (ulong)f * v_xx[base + k];
-                        ayy += (ulong)f * v_yy[base + k];
-                        axy += (ulong)f * v_xy[base + k];
-                    }
-                    xx = (uint)((axx + 32768) >> 16);
-                    yy = (uint)((ayy + 32768) >> 16);
-                    xy = (uint)((axy + 32768) >> 16);
-                } else { /* 16-bit halves, as in the vertical pass */
-                    uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
-                    for (int k = 0; k < F; k++) {
-                        uint f = vif_taps[SCALE][k];
-                        uint vx = v_xx[base + k], vy = v_yy[base + k], vc = v_xy[base + k];
-                        a1 += f * (uint)v_mu1[base + k];
-                        a2 += f * (uint)v_mu2[base + k];
-                        xl += f * (vx & 0xffff);
-                        xh += f * (vx >> 16);
-                        yl += f * (vy & 0xffff);
-                        yh += f * (vy >> 16);
-                        cl += f * (vc & 0xffff);
-                        ch += f * (vc >> 16);
-                    }
-                    /* (sum + 32768) >> 16 of the 48-bit sums, as uint32 */
-                    xx = xh + ((xl + 32768) >> 16);
-                    yy = yh + ((yl + 32768) >> 16);
-                    xy = ch + ((cl + 32768) >> 16);
-                }
-                vif_pixel(a1, a2, xx, yy, xy, lut, egl, eps_m, eps_e, &acc);
+            const int runs = TW / HB;
+            for (int task = lid; task < TH * runs; task += VIF_WG) {
+                const int ry = task / runs, rx0 = (task - ry * runs) * HB;
+                const int n = min(HB, w - x0 - rx0);
+                if (y0 + ry < h && n > 0)
+                    vif_horizontal(SCALE, ry, rx0, n, v_mu1, v_mu2, v_xx, v_yy, v_xy, lut, egl,
+                                   eps_m, eps_e, &acc);
             }
         }
         if (HAS_NEXT) {
@@ -535,14 +590,20 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     }
 }
 
+/* v_* as vectors: 16-byte aligned for vif_horizontal's vector loads */
 #define VIF_LOCALS(S)                                                                            \
-    __local ushort v_mu1[TH * VIF_IW];                                                           \
-    __local ushort v_mu2[TH * VIF_IW];                                                           \
-    __local uint v_xx[TH * VIF_IW];                                                              \
-    __local uint v_yy[TH * VIF_IW];                                                              \
-    __local uint v_xy[TH * VIF_IW];                                                              \
-    __local ushort s_r[(TH / 2) * (VIF_IW - 2 * (FW(S) / 2) + 2 * (FW((S) + 1) / 2))];           \
-    __local ushort s_d[(TH / 2) * (VIF_IW - 2 * (FW(S) / 2) + 2 * (FW((S) + 1) / 2))];           \
+    __local ushort4 v_mu1_4[TH * VIF_IW / 4];                                                    \
+    __local ushort4 v_mu2_4[TH * VIF_IW / 4];                                                    \
+    __local uint4 v_xx_4[TH * VIF_IW / 4];                                                       \
+    __local uint4 v_yy_4[TH * VIF_IW / 4];                                                       \
+    __local uint4 v_xy_4[TH * VIF_IW / 4];                                                       \
+    __local ushort *v_mu1 = (__local ushort *)v_mu1_4;                                           \
+    __local ushort *v_mu2 = (__local ushort *)v_mu2_4;                                           \
+    __local uint *v_xx = (__local uint *)v_xx_4;                                                 \
+    __local uint *v_yy = (__local uint *)v_yy_4;                                                 \
+    __local uint *v_xy = (__local uint *)v_xy_4;                                                 \
+    __local ushort s_r[(TH / 2) * (VIF_TW(FW(S) / 2) + 2 * (FW((S) + 1) / 2))];                  \
+    __local ushort s_d[(TH / 2) * (VIF_TW(FW(S) / 2) + 2 * (FW((S) + 1) / 2))];                  \
     __local long red[VIF_WG];                                                                    \
     sd_t egl;                                                                                    \
     egl.m = egl_m;                                                                               \
