@@ -104,8 +104,12 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     cl_device_id dev = qgpu_cl_device(ctx);
     cl_device_type type = CL_DEVICE_TYPE_GPU;
     clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-    /* see vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs */
+    /* see vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs;
+     * QGPU_VIF_WIDE=0/1 forces one (a GPU's form checked on PoCL) */
     int wide = !(type & CL_DEVICE_TYPE_CPU);
+    const char *force_wide = getenv("QGPU_VIF_WIDE");
+    if (force_wide && (*force_wide == '0' || *force_wide == '1'))
+        wide = *force_wide == '1';
     /* the gain in IEEE double where the device has it (same bits, far fewer
      * instructions than the integer emulation); QGPU_VIF_FP64=0/1 forces
      * one path (tests, measurements) */
