@@ -124,8 +124,9 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
         cl_program program;
         size_t max_wg = 0;
         int err, fits = 1;
-        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d", in8,
-                 wg, wide, use_fp64);
+        const char *hb = getenv("QGPU_VIF_HB");
+        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d -DVIF_HB=%d", in8,
+                 wg, wide, use_fp64, hb ? atoi(hb) : 4);
         err = qgpu_program_get(ctx, "vif", opts, &program);
         if (err)
             return err;

@@ -53,7 +53,12 @@
 #define VIF_IW 128
 #define TH 16
 #define VB 8
-#define HB 4 /* outputs per task of the horizontal pass */
+#ifndef VIF_HB
+#define VIF_HB 4
+#endif
+#define HB VIF_HB /* outputs per task of the horizontal pass: 1, 2 or 4 */
+/* values per __local load in the horizontal pass (rx0 is a multiple of HB) */
+#define LPS (HB % 4 == 0 ? 4 : HB % 2 == 0 ? 2 : 1)
 /* tile width at filter radius R: VIF_IW - 2R, rounded down to a multiple
  * of HB (at R = 1 two computed columns go unused) */
 #define VIF_TW(R) ((VIF_IW - 2 * (R)) / HB * HB)
@@ -438,7 +443,7 @@ static inline void vif_horizontal(const int SCALE, const int ry, const int rx0, 
                                   sd_t egl, ulong eps_m, int eps_e, vif_acc_t *acc)
 {
     const int F = FW(SCALE), R = F / 2;
-    const int NM = (HB + 2 * R + 3) / 4 * 4; /* values loaded, whole vectors */
+    const int NM = (HB + 2 * R + LPS - 1) / LPS * LPS; /* values loaded, whole vectors */
     const int base = ry * VIF_IW + rx0;
     uint a1[HB], a2[HB];
 #if VIF_WIDE
@@ -456,17 +461,33 @@ static inline void vif_horizontal(const int SCALE, const int ry, const int rx0, 
 #endif
     }
 #pragma unroll
-    for (int m = 0; m < NM; m += 4) {
+    for (int m = 0; m < NM; m += LPS) {
+        uint e1[LPS], e2[LPS], ex[LPS], ey[LPS], ec[LPS];
+#if VIF_HB % 4 == 0
         const ushort4 m1 = *(__local const ushort4 *)(v_mu1 + base + m);
         const ushort4 m2 = *(__local const ushort4 *)(v_mu2 + base + m);
         const uint4 qx = *(__local const uint4 *)(v_xx + base + m);
         const uint4 qy = *(__local const uint4 *)(v_yy + base + m);
         const uint4 qc = *(__local const uint4 *)(v_xy + base + m);
-        const uint e1[4] = {m1.x, m1.y, m1.z, m1.w}, e2[4] = {m2.x, m2.y, m2.z, m2.w};
-        const uint ex[4] = {qx.x, qx.y, qx.z, qx.w}, ey[4] = {qy.x, qy.y, qy.z, qy.w};
-        const uint ec[4] = {qc.x, qc.y, qc.z, qc.w};
+        e1[0] = m1.x, e1[1] = m1.y, e1[2] = m1.z, e1[3] = m1.w;
+        e2[0] = m2.x, e2[1] = m2.y, e2[2] = m2.z, e2[3] = m2.w;
+        ex[0] = qx.x, ex[1] = qx.y, ex[2] = qx.z, ex[3] = qx.w;
+        ey[0] = qy.x, ey[1] = qy.y, ey[2] = qy.z, ey[3] = qy.w;
+        ec[0] = qc.x, ec[1] = qc.y, ec[2] = qc.z, ec[3] = qc.w;
+#elif VIF_HB % 2 == 0
+        const ushort2 m1 = *(__local const ushort2 *)(v_mu1 + base + m);
+        const ushort2 m2 = *(__local const ushort2 *)(v_mu2 + base + m);
+        const uint2 qx = *(__local const uint2 *)(v_xx + base + m);
+        const uint2 qy = *(__local const uint2 *)(v_yy + base + m);
+        const uint2 qc = *(__local const uint2 *)(v_xy + base + m);
+        e1[0] = m1.x, e1[1] = m1.y, e2[0] = m2.x, e2[1] = m2.y;
+        ex[0] = qx.x, ex[1] = qx.y, ey[0] = qy.x, ey[1] = qy.y, ec[0] = qc.x, ec[1] = qc.y;
+#else
+        e1[0] = v_mu1[base + m], e2[0] = v_mu2[base + m];
+        ex[0] = v_xx[base + m], ey[0] = v_yy[base + m], ec[0] = v_xy[base + m];
+#endif
 #pragma unroll
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < LPS; c++) {
 #pragma unroll
             for (int j = 0; j < HB; j++) {
                 const int k = m + c - j; /* this value's tap in output j */
