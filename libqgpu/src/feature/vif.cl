@@ -47,21 +47,37 @@
 #define VIF_WIDE 1
 #endif
 
-/* A work-group's tile: TH rows of IW - 2R columns (R: the scale's filter
- * radius), so that its vertical pass covers VIF_IW columns with the halo;
- * a vertical task is one column of VB rows (vif.c's tile widths match). */
-#define VIF_IW 128
-#define TH 16
-#define VB 8
-#ifndef VIF_HB
-#define VIF_HB 4
+#ifndef VIF_DSUM
+#define VIF_DSUM 0
 #endif
-#define HB VIF_HB /* outputs per task of the horizontal pass: 1, 2 or 4 */
-/* values per __local load in the horizontal pass (rx0 is a multiple of HB) */
-#define LPS (HB % 4 == 0 ? 4 : HB % 2 == 0 ? 2 : 1)
-/* tile width at filter radius R: VIF_IW - 2R, rounded down to a multiple
- * of HB (at R = 1 two computed columns go unused) */
-#define VIF_TW(R) ((VIF_IW - 2 * (R)) / HB * HB)
+#if VIF_DSUM && !VIF_FP64
+#error "VIF_DSUM needs VIF_FP64"
+#endif
+
+/* A work-group's tile: TH rows of VIF_TW(R) columns (R: the scale's filter
+ * radius), so that its vertical pass covers VIF_IW columns with the halo;
+ * a vertical task is one column of VB rows. vif.c's tile sizes match. */
+#define VIF_IW 128
+#define VIF_TW(R) (VIF_IW - 2 * (R))
+#if VIF_DSUM
+#define TH 8 /* the vertical results as doubles: 28 KiB of __local */
+#else
+#define TH 16
+#endif
+#define VB (TH / 2) /* VIF_IW * 2 tasks: one per work-item at 256 */
+
+/* The vertical results of the squares and the cross product, as the
+ * horizontal pass reads them: uint, or with -DVIF_DSUM=1 the same integers
+ * as doubles (exact: < 2^32), summed there with fma() in double, whose
+ * 53-bit mantissa holds every product (< 2^45) and partial sum (< 2^48)
+ * exactly: the FP64 units take those 3 x 17 multiply-adds per pixel off
+ * the integer units, which the rest of the kernel keeps busy. */
+#if VIF_DSUM
+typedef double vsq_t;
+#else
+typedef uint vsq_t;
+#endif
+
 #define SIGMA_NSQ 131072 /* 2.0 in the 16.16 variance units (integer_vif.c) */
 
 /* integer_vif.h: vif_filter1d_table, widths 17, 9, 5, 3 */
@@ -311,8 +327,8 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
                                 __global const ushort *d16, const int w, const int h,
                                 const int bpc, const int y0, const int r0, const int rx,
                                 const int gx, const int do_stat, __local ushort *v_mu1,
-                                __local ushort *v_mu2, __local uint *v_xx, __local uint *v_yy,
-                                __local uint *v_xy, __local ushort *s_r, __local ushort *s_d)
+                                __local ushort *v_mu2, __local vsq_t *v_xx, __local vsq_t *v_yy,
+                                __local vsq_t *v_xy, __local ushort *s_r, __local ushort *s_d)
 {
     const int F = FW(SCALE), R = F / 2;
     const int HAS_NEXT = SCALE < 3;
@@ -326,7 +342,7 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
     const int vsh_sq = SCALE == 0 ? 2 * (bpc - 8) : 16;
     const uint vrnd_sq = vsh_sq ? (1u << (vsh_sq - 1)) : 0;
 
-    uint x[VB + 16], y[VB + 16];
+    uint x[VB + 16], y[VB + 16]; /* the window: VB + 2R <= VB + 16 rows */
     const int top = y0 - R + r0; /* picture row of window row 0 */
     if (top >= 0 && top + WR <= h) { /* no mirrored row: consecutive rows */
         size_t o = (size_t)top * w + gx;
@@ -362,9 +378,9 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
                     ayy += fy * y[j + k];
                     axy += fx * y[j + k];
                 }
-                v_xx[i] = axx;
-                v_yy[i] = ayy;
-                v_xy[i] = axy;
+                v_xx[i] = (vsq_t)axx;
+                v_yy[i] = (vsq_t)ayy;
+                v_xy[i] = (vsq_t)axy;
             } else if (VIF_WIDE) {
                 /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad */
                 ulong axx = 0, ayy = 0, axy = 0;
@@ -378,9 +394,9 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
                     ayy += (ulong)f * (yv * yv);
                     axy += (ulong)f * (xv * yv);
                 }
-                v_xx[i] = (uint)((axx + vrnd_sq) >> vsh_sq);
-                v_yy[i] = (uint)((ayy + vrnd_sq) >> vsh_sq);
-                v_xy[i] = (uint)((axy + vrnd_sq) >> vsh_sq);
+                v_xx[i] = (vsq_t)(uint)((axx + vrnd_sq) >> vsh_sq);
+                v_yy[i] = (vsq_t)(uint)((ayy + vrnd_sq) >> vsh_sq);
+                v_xy[i] = (vsq_t)(uint)((axy + vrnd_sq) >> vsh_sq);
             } else {
                 /* the 48-bit sums as two 32-bit sums of the 16-bit halves
                  * of x*y (the taps sum to 65536: no overflow), then
@@ -400,9 +416,9 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
                     yh += f * (yy >> 16);
                     ch += f * (xy >> 16);
                 }
-                v_xx[i] = (xh << (16 - vsh_sq)) + ((xl + vrnd_sq) >> vsh_sq);
-                v_yy[i] = (yh << (16 - vsh_sq)) + ((yl + vrnd_sq) >> vsh_sq);
-                v_xy[i] = (ch << (16 - vsh_sq)) + ((cl + vrnd_sq) >> vsh_sq);
+                v_xx[i] = (vsq_t)((xh << (16 - vsh_sq)) + ((xl + vrnd_sq) >> vsh_sq));
+                v_yy[i] = (vsq_t)((yh << (16 - vsh_sq)) + ((yl + vrnd_sq) >> vsh_sq));
+                v_xy[i] = (vsq_t)((ch << (16 - vsh_sq)) + ((cl + vrnd_sq) >> vsh_sq));
             }
             v_mu1[i] = (ushort)((a1 + vrnd) >> vsh);
             v_mu2[i] = (ushort)((a2 + vrnd) >> vsh);
@@ -429,103 +445,65 @@ static inline void vif_vertical(const int SCALE, const int IN8, __global const u
     }
 }
 
-/* Horizontal pass and statistic of one task: HB consecutive outputs of
- * tile row ry from tile column rx0 (a multiple of HB), of which the first
- * `n` are inside the picture. The HB + 2R vertical results each output
- * reads are loaded once, four at a time (rx0 and the row's start are
- * multiples of four elements, the arrays 16-byte aligned), and each value
- * is added, times its tap, into every output it belongs to: the same
- * integer sums as one output at a time, in the same types. */
-static inline void vif_horizontal(const int SCALE, const int ry, const int rx0, const int n,
+/* Horizontal pass and statistic of the output at tile row ry, column rx. */
+static inline void vif_horizontal(const int SCALE, const int ry, const int rx,
                                   __local const ushort *v_mu1, __local const ushort *v_mu2,
-                                  __local const uint *v_xx, __local const uint *v_yy,
-                                  __local const uint *v_xy, __global const ushort *lut,
+                                  __local const vsq_t *v_xx, __local const vsq_t *v_yy,
+                                  __local const vsq_t *v_xy, __global const ushort *lut,
                                   sd_t egl, ulong eps_m, int eps_e, vif_acc_t *acc)
 {
-    const int F = FW(SCALE), R = F / 2;
-    const int NM = (HB + 2 * R + LPS - 1) / LPS * LPS; /* values loaded, whole vectors */
-    const int base = ry * VIF_IW + rx0;
-    uint a1[HB], a2[HB];
-#if VIF_WIDE
-    ulong sxx[HB], syy[HB], sxy[HB];
-#else
-    uint xl[HB], xh[HB], yl[HB], yh[HB], cl[HB], ch[HB];
-#endif
-#pragma unroll
-    for (int j = 0; j < HB; j++) {
-        a1[j] = a2[j] = 0;
-#if VIF_WIDE
-        sxx[j] = syy[j] = sxy[j] = 0;
-#else
-        xl[j] = xh[j] = yl[j] = yh[j] = cl[j] = ch[j] = 0;
-#endif
+    const int F = FW(SCALE);
+    const int base = ry * VIF_IW + rx;
+    uint a1 = 0, a2 = 0, xx, yy, xy;
+#if VIF_DSUM
+    double sxx = 0.0, syy = 0.0, sxy = 0.0;
+    for (int k = 0; k < F; k++) {
+        const uint f = vif_taps[SCALE][k];
+        const double fd = (double)f;
+        a1 += f * (uint)v_mu1[base + k];
+        a2 += f * (uint)v_mu2[base + k];
+        sxx = fma(fd, v_xx[base + k], sxx);
+        syy = fma(fd, v_yy[base + k], syy);
+        sxy = fma(fd, v_xy[base + k], sxy);
     }
-#pragma unroll
-    for (int m = 0; m < NM; m += LPS) {
-        uint e1[LPS], e2[LPS], ex[LPS], ey[LPS], ec[LPS];
-#if VIF_HB % 4 == 0
-        const ushort4 m1 = *(__local const ushort4 *)(v_mu1 + base + m);
-        const ushort4 m2 = *(__local const ushort4 *)(v_mu2 + base + m);
-        const uint4 qx = *(__local const uint4 *)(v_xx + base + m);
-        const uint4 qy = *(__local const uint4 *)(v_yy + base + m);
-        const uint4 qc = *(__local const uint4 *)(v_xy + base + m);
-        e1[0] = m1.x, e1[1] = m1.y, e1[2] = m1.z, e1[3] = m1.w;
-        e2[0] = m2.x, e2[1] = m2.y, e2[2] = m2.z, e2[3] = m2.w;
-        ex[0] = qx.x, ex[1] = qx.y, ex[2] = qx.z, ex[3] = qx.w;
-        ey[0] = qy.x, ey[1] = qy.y, ey[2] = qy.z, ey[3] = qy.w;
-        ec[0] = qc.x, ec[1] = qc.y, ec[2] = qc.z, ec[3] = qc.w;
-#elif VIF_HB % 2 == 0
-        const ushort2 m1 = *(__local const ushort2 *)(v_mu1 + base + m);
-        const ushort2 m2 = *(__local const ushort2 *)(v_mu2 + base + m);
-        const uint2 qx = *(__local const uint2 *)(v_xx + base + m);
-        const uint2 qy = *(__local const uint2 *)(v_yy + base + m);
-        const uint2 qc = *(__local const uint2 *)(v_xy + base + m);
-        e1[0] = m1.x, e1[1] = m1.y, e2[0] = m2.x, e2[1] = m2.y;
-        ex[0] = qx.x, ex[1] = qx.y, ey[0] = qy.x, ey[1] = qy.y, ec[0] = qc.x, ec[1] = qc.y;
-#else
-        e1[0] = v_mu1[base + m], e2[0] = v_mu2[base + m];
-        ex[0] = v_xx[base + m], ey[0] = v_yy[base + m], ec[0] = v_xy[base + m];
-#endif
-#pragma unroll
-        for (int c = 0; c < LPS; c++) {
-#pragma unroll
-            for (int j = 0; j < HB; j++) {
-                const int k = m + c - j; /* this value's tap in output j */
-                if (k < 0 || k >= F)
-                    continue;
-                const uint f = vif_taps[SCALE][k];
-                a1[j] += f * e1[c];
-                a2[j] += f * e2[c];
-#if VIF_WIDE
-                sxx[j] += (ulong)f * ex[c];
-                syy[j] += (ulong)f * ey[c];
-                sxy[j] += (ulong)f * ec[c];
-#else
-                xl[j] += f * (ex[c] & 0xffff);
-                xh[j] += f * (ex[c] >> 16);
-                yl[j] += f * (ey[c] & 0xffff);
-                yh[j] += f * (ey[c] >> 16);
-                cl[j] += f * (ec[c] & 0xffff);
-                ch[j] += f * (ec[c] >> 16);
-#endif
-            }
-        }
+    /* (sum + 32768) >> 16: the sum plus 2^15 (< 2^49, exact), times 2^-16
+     * (exact), truncated (the value is >= 0 and < 2^32) */
+    xx = (uint)((sxx + 32768.0) * 0x1p-16);
+    yy = (uint)((syy + 32768.0) * 0x1p-16);
+    xy = (uint)((sxy + 32768.0) * 0x1p-16);
+#elif VIF_WIDE
+    ulong axx = 0, ayy = 0, axy = 0;
+    for (int k = 0; k < F; k++) {
+        const uint f = vif_taps[SCALE][k];
+        a1 += f * (uint)v_mu1[base + k];
+        a2 += f * (uint)v_mu2[base + k];
+        axx += (ulong)f * v_xx[base + k];
+        ayy += (ulong)f * v_yy[base + k];
+        axy += (ulong)f * v_xy[base + k];
     }
-#pragma unroll
-    for (int j = 0; j < HB; j++) {
-        if (j >= n)
-            break;
-#if VIF_WIDE
-        const uint xx = (uint)((sxx[j] + 32768) >> 16);
-        const uint yy = (uint)((syy[j] + 32768) >> 16);
-        const uint xy = (uint)((sxy[j] + 32768) >> 16);
-#else /* (sum + 32768) >> 16 of the 48-bit sums, as uint32 */
-        const uint xx = xh[j] + ((xl[j] + 32768) >> 16);
-        const uint yy = yh[j] + ((yl[j] + 32768) >> 16);
-        const uint xy = ch[j] + ((cl[j] + 32768) >> 16);
-#endif
-        vif_pixel(a1[j], a2[j], xx, yy, xy, lut, egl, eps_m, eps_e, acc);
+    xx = (uint)((axx + 32768) >> 16);
+    yy = (uint)((ayy + 32768) >> 16);
+    xy = (uint)((axy + 32768) >> 16);
+#else /* 16-bit halves, as in the vertical pass */
+    uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
+    for (int k = 0; k < F; k++) {
+        const uint f = vif_taps[SCALE][k];
+        const uint vx = v_xx[base + k], vy = v_yy[base + k], vc = v_xy[base + k];
+        a1 += f * (uint)v_mu1[base + k];
+        a2 += f * (uint)v_mu2[base + k];
+        xl += f * (vx & 0xffff);
+        xh += f * (vx >> 16);
+        yl += f * (vy & 0xffff);
+        yh += f * (vy >> 16);
+        cl += f * (vc & 0xffff);
+        ch += f * (vc >> 16);
     }
+    /* (sum + 32768) >> 16 of the 48-bit sums, as uint32 */
+    xx = xh + ((xl + 32768) >> 16);
+    yy = yh + ((yl + 32768) >> 16);
+    xy = ch + ((cl + 32768) >> 16);
+#endif
+    vif_pixel(a1, a2, xx, yy, xy, lut, egl, eps_m, eps_e, acc);
 }
 
 /* One scale: statistic of this scale and, unless SCALE == 3, the next
@@ -536,8 +514,8 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                                  const int bpc, __global ushort *next_r, __global ushort *next_d,
                                  const int do_stat, __global long *partial,
                                  __global const ushort *lut, sd_t egl, ulong eps_m, int eps_e,
-                                 __local ushort *v_mu1, __local ushort *v_mu2, __local uint *v_xx,
-                                 __local uint *v_yy, __local uint *v_xy, __local ushort *s_r,
+                                 __local ushort *v_mu1, __local ushort *v_mu2, __local vsq_t *v_xx,
+                                 __local vsq_t *v_yy, __local vsq_t *v_xy, __local ushort *s_r,
                                  __local ushort *s_d, __local long *red)
 {
     const int F = FW(SCALE), R = F / 2;
@@ -566,13 +544,11 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
         barrier(CLK_LOCAL_MEM_FENCE);
 
         if (do_stat) {
-            const int runs = TW / HB;
-            for (int task = lid; task < TH * runs; task += VIF_WG) {
-                const int ry = task / runs, rx0 = (task - ry * runs) * HB;
-                const int n = min(HB, w - x0 - rx0);
-                if (y0 + ry < h && n > 0)
-                    vif_horizontal(SCALE, ry, rx0, n, v_mu1, v_mu2, v_xx, v_yy, v_xy, lut, egl,
-                                   eps_m, eps_e, &acc);
+            for (int i = lid; i < TH * TW; i += VIF_WG) {
+                const int ry = i / TW, rx = i - ry * TW;
+                if (y0 + ry < h && x0 + rx < w)
+                    vif_horizontal(SCALE, ry, rx, v_mu1, v_mu2, v_xx, v_yy, v_xy, lut, egl, eps_m,
+                                   eps_e, &acc);
             }
         }
         if (HAS_NEXT) {
@@ -611,18 +587,12 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     }
 }
 
-/* v_* as vectors: 16-byte aligned for vif_horizontal's vector loads */
 #define VIF_LOCALS(S)                                                                            \
-    __local ushort4 v_mu1_4[TH * VIF_IW / 4];                                                    \
-    __local ushort4 v_mu2_4[TH * VIF_IW / 4];                                                    \
-    __local uint4 v_xx_4[TH * VIF_IW / 4];                                                       \
-    __local uint4 v_yy_4[TH * VIF_IW / 4];                                                       \
-    __local uint4 v_xy_4[TH * VIF_IW / 4];                                                       \
-    __local ushort *v_mu1 = (__local ushort *)v_mu1_4;                                           \
-    __local ushort *v_mu2 = (__local ushort *)v_mu2_4;                                           \
-    __local uint *v_xx = (__local uint *)v_xx_4;                                                 \
-    __local uint *v_yy = (__local uint *)v_yy_4;                                                 \
-    __local uint *v_xy = (__local uint *)v_xy_4;                                                 \
+    __local ushort v_mu1[TH * VIF_IW];                                                           \
+    __local ushort v_mu2[TH * VIF_IW];                                                           \
+    __local vsq_t v_xx[TH * VIF_IW];                                                             \
+    __local vsq_t v_yy[TH * VIF_IW];                                                             \
+    __local vsq_t v_xy[TH * VIF_IW];                                                             \
     __local ushort s_r[(TH / 2) * (VIF_TW(FW(S) / 2) + 2 * (FW((S) + 1) / 2))];                  \
     __local ushort s_d[(TH / 2) * (VIF_TW(FW(S) / 2) + 2 * (FW((S) + 1) / 2))];                  \
     __local long red[VIF_WG];                                                                    \
