@@ -19,9 +19,8 @@
 
 #include "feature.h"
 
-/* vif.cl's tiles: 128 - 2R columns at a scale whose filter has radius R
- * (widths 17, 9, 5, 3), 8 rows with -DVIF_DSUM=1, else 16 */
-static const int vif_tile_w[4] = {128 - 16, 128 - 8, 128 - 4, 128 - 2};
+#define VIF_TW 64 /* tile of vif.cl */
+#define VIF_TH 16
 #define VIF_MIN_SIZE 16 /* scale 3 needs >= 2 samples for its 3-tap mirror */
 
 /* Outputs (libvmaf's names); from OUT_VIF on only with debug=true. */
@@ -63,7 +62,6 @@ typedef struct VifState {
     int w[4], h[4];
     int groups[4];
     int wg;
-    int tile_h; /* rows of vif.cl's tiles */
     size_t offset;
     cl_ulong egl_m, eps_m;
     cl_int egl_e, eps_e;
@@ -103,12 +101,8 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     cl_device_id dev = qgpu_cl_device(ctx);
     cl_device_type type = CL_DEVICE_TYPE_GPU;
     clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-    /* see vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs;
-     * QGPU_VIF_WIDE=0/1 forces one (a GPU's form checked on PoCL) */
+    /* see vif.cl: 64-bit multiply-adds on GPUs, 32-bit halves on CPUs */
     int wide = !(type & CL_DEVICE_TYPE_CPU);
-    const char *force_wide = getenv("QGPU_VIF_WIDE");
-    if (force_wide && (*force_wide == '0' || *force_wide == '1'))
-        wide = *force_wide == '1';
     /* the gain in IEEE double where the device has it (same bits, far fewer
      * instructions than the integer emulation); QGPU_VIF_FP64=0/1 forces
      * one path (tests, measurements) */
@@ -118,18 +112,13 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     const char *force = getenv("QGPU_VIF_FP64");
     if (force && (*force == '0' || *force == '1'))
         use_fp64 = *force == '1' && fp64 != 0;
-    /* with fp64, the horizontal pass's 48-bit sums in double too (vif.cl);
-     * QGPU_VIF_DSUM=0 keeps them in integers */
-    const char *force_dsum = getenv("QGPU_VIF_DSUM");
-    int dsum = use_fp64 && !(force_dsum && *force_dsum == '0');
-    s->tile_h = dsum ? 8 : 16;
     for (int wg = 256; wg >= 64; wg /= 2) {
         char opts[128], name[16];
         cl_program program;
         size_t max_wg = 0;
         int err, fits = 1;
-        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d -DVIF_DSUM=%d",
-                 in8, wg, wide, use_fp64, dsum);
+        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d", in8,
+                 wg, wide, use_fp64);
         err = qgpu_program_get(ctx, "vif", opts, &program);
         if (err)
             return err;
@@ -193,8 +182,7 @@ static int vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->w[i] = i ? s->w[i - 1] / 2 : fmt->width;
         s->h[i] = i ? s->h[i - 1] / 2 : fmt->height;
         size_t tiles =
-            (size_t)((s->w[i] + vif_tile_w[i] - 1) / vif_tile_w[i]) *
-            ((s->h[i] + s->tile_h - 1) / s->tile_h);
+            (size_t)((s->w[i] + VIF_TW - 1) / VIF_TW) * ((s->h[i] + VIF_TH - 1) / VIF_TH);
         size_t per_group = (tiles + cap - 1) / cap;
         s->groups[i] = (int)((tiles + per_group - 1) / per_group);
         total_groups += s->groups[i];

@@ -47,37 +47,8 @@
 #define VIF_WIDE 1
 #endif
 
-#ifndef VIF_DSUM
-#define VIF_DSUM 0
-#endif
-#if VIF_DSUM && !VIF_FP64
-#error "VIF_DSUM needs VIF_FP64"
-#endif
-
-/* A work-group's tile: TH rows of VIF_TW(R) columns (R: the scale's filter
- * radius), so that its vertical pass covers VIF_IW columns with the halo;
- * a vertical task is one column of VB rows. vif.c's tile sizes match. */
-#define VIF_IW 128
-#define VIF_TW(R) (VIF_IW - 2 * (R))
-#if VIF_DSUM
-#define TH 8 /* the vertical results as doubles: 28 KiB of __local */
-#else
+#define TW 64
 #define TH 16
-#endif
-#define VB (TH / 2) /* VIF_IW * 2 tasks: one per work-item at 256 */
-
-/* The vertical results of the squares and the cross product, as the
- * horizontal pass reads them: uint, or with -DVIF_DSUM=1 the same integers
- * as doubles (exact: < 2^32), summed there with fma() in double, whose
- * 53-bit mantissa holds every product (< 2^45) and partial sum (< 2^48)
- * exactly: the FP64 units take those 3 x 17 multiply-adds per pixel off
- * the integer units, which the rest of the kernel keeps busy. */
-#if VIF_DSUM
-typedef double vsq_t;
-#else
-typedef uint vsq_t;
-#endif
-
 #define SIGMA_NSQ 131072 /* 2.0 in the 16.16 variance units (integer_vif.c) */
 
 /* integer_vif.h: vif_filter1d_table, widths 17, 9, 5, 3 */
@@ -314,198 +285,6 @@ static inline void vif_pixel(uint mu1, uint mu2, uint xx, uint yy, uint xy,
     acc->num_log += log2_64(lut, (ulong)numer1_tmp) - log2_64(lut, numer1);
 }
 
-/* Vertical pass of one task: one column of the tile (tile column rx, its
- * picture column gx) and VB consecutive rows from tile row r0. The VB + 2R
- * input rows the filter needs are read once from the picture into
- * registers (x: ref, y: dis) and every output row takes its taps from
- * them; the sums are libvmaf's, in the same integer types (see
- * doc/metrics/vif.md), only computed by another work-item. The next
- * scale's vertical low-pass of the even rows comes from the same
- * registers. */
-static inline void vif_vertical(const int SCALE, const int IN8, __global const uchar *r8,
-                                __global const uchar *d8, __global const ushort *r16,
-                                __global const ushort *d16, const int w, const int h,
-                                const int bpc, const int y0, const int r0, const int rx,
-                                const int gx, const int do_stat, __local ushort *v_mu1,
-                                __local ushort *v_mu2, __local vsq_t *v_xx, __local vsq_t *v_yy,
-                                __local vsq_t *v_xy, __local ushort *s_r, __local ushort *s_d)
-{
-    const int F = FW(SCALE), R = F / 2;
-    const int HAS_NEXT = SCALE < 3;
-    const int FN = HAS_NEXT ? FW(SCALE + 1) : 1, RN = FN / 2;
-    const int IW = VIF_IW, TW = VIF_TW(R), SW = TW + 2 * RN;
-    const int WR = VB + 2 * R; /* window rows */
-
-    /* vertical-pass shifts: scale 0 works on bpc-bit samples */
-    const int vsh = SCALE == 0 ? bpc : 16;
-    const uint vrnd = 1u << (vsh - 1);
-    const int vsh_sq = SCALE == 0 ? 2 * (bpc - 8) : 16;
-    const uint vrnd_sq = vsh_sq ? (1u << (vsh_sq - 1)) : 0;
-
-    uint x[VB + 16], y[VB + 16]; /* the window: VB + 2R <= VB + 16 rows */
-    const int top = y0 - R + r0; /* picture row of window row 0 */
-    if (top >= 0 && top + WR <= h) { /* no mirrored row: consecutive rows */
-        size_t o = (size_t)top * w + gx;
-#pragma unroll
-        for (int m = 0; m < WR; m++, o += w) {
-            x[m] = IN8 ? r8[o] : r16[o];
-            y[m] = IN8 ? d8[o] : d16[o];
-        }
-    } else {
-#pragma unroll
-        for (int m = 0; m < WR; m++) {
-            size_t o = (size_t)mirror_skip_edge(top + m, h) * w + gx;
-            x[m] = IN8 ? r8[o] : r16[o];
-            y[m] = IN8 ? d8[o] : d16[o];
-        }
-    }
-
-    if (do_stat) {
-#pragma unroll
-        for (int j = 0; j < VB; j++) {
-            const int i = (r0 + j) * IW + rx;
-            uint a1 = 0, a2 = 0;
-            if (SCALE == 0 && IN8) {
-                /* 8-bit: every sum fits 32 bits; libvmaf keeps them unshifted */
-                uint axx = 0, ayy = 0, axy = 0;
-#pragma unroll
-                for (int k = 0; k < F; k++) {
-                    uint f = vif_taps[SCALE][k];
-                    uint fx = f * x[j + k], fy = f * y[j + k];
-                    a1 += fx;
-                    a2 += fy;
-                    axx += fx * x[j + k];
-                    ayy += fy * y[j + k];
-                    axy += fx * y[j + k];
-                }
-                v_xx[i] = (vsq_t)axx;
-                v_yy[i] = (vsq_t)ayy;
-                v_xy[i] = (vsq_t)axy;
-            } else if (VIF_WIDE) {
-                /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad */
-                ulong axx = 0, ayy = 0, axy = 0;
-#pragma unroll
-                for (int k = 0; k < F; k++) {
-                    uint f = vif_taps[SCALE][k];
-                    uint xv = x[j + k], yv = y[j + k];
-                    a1 += f * xv;
-                    a2 += f * yv;
-                    axx += (ulong)f * (xv * xv);
-                    ayy += (ulong)f * (yv * yv);
-                    axy += (ulong)f * (xv * yv);
-                }
-                v_xx[i] = (vsq_t)(uint)((axx + vrnd_sq) >> vsh_sq);
-                v_yy[i] = (vsq_t)(uint)((ayy + vrnd_sq) >> vsh_sq);
-                v_xy[i] = (vsq_t)(uint)((axy + vrnd_sq) >> vsh_sq);
-            } else {
-                /* the 48-bit sums as two 32-bit sums of the 16-bit halves
-                 * of x*y (the taps sum to 65536: no overflow), then
-                 * (H * 2^16 + L + rnd) >> sh, sh <= 16, modulo 2^32 */
-                uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
-#pragma unroll
-                for (int k = 0; k < F; k++) {
-                    uint f = vif_taps[SCALE][k];
-                    uint xv = x[j + k], yv = y[j + k];
-                    uint xx = xv * xv, yy = yv * yv, xy = xv * yv;
-                    a1 += f * xv;
-                    a2 += f * yv;
-                    xl += f * (xx & 0xffff);
-                    yl += f * (yy & 0xffff);
-                    cl += f * (xy & 0xffff);
-                    xh += f * (xx >> 16);
-                    yh += f * (yy >> 16);
-                    ch += f * (xy >> 16);
-                }
-                v_xx[i] = (vsq_t)((xh << (16 - vsh_sq)) + ((xl + vrnd_sq) >> vsh_sq));
-                v_yy[i] = (vsq_t)((yh << (16 - vsh_sq)) + ((yl + vrnd_sq) >> vsh_sq));
-                v_xy[i] = (vsq_t)((ch << (16 - vsh_sq)) + ((cl + vrnd_sq) >> vsh_sq));
-            }
-            v_mu1[i] = (ushort)((a1 + vrnd) >> vsh);
-            v_mu2[i] = (ushort)((a2 + vrnd) >> vsh);
-        }
-    }
-
-    /* the next scale: its filter on the even rows, for the tile's columns
-     * and the next filter's halo (tile columns R - RN .. IW - R + RN - 1) */
-    const int sx = rx - (R - RN);
-    if (HAS_NEXT && sx >= 0 && sx < SW) {
-#pragma unroll
-        for (int j = 0; j < VB; j += 2) {
-            uint ar = 0, ad = 0;
-#pragma unroll
-            for (int k = 0; k < FN; k++) {
-                uint f = vif_taps[min(SCALE + 1, 3)][k];
-                ar += f * x[j + R - RN + k];
-                ad += f * y[j + R - RN + k];
-            }
-            const int i = ((r0 + j) / 2) * SW + sx;
-            s_r[i] = (ushort)((ar + vrnd) >> vsh);
-            s_d[i] = (ushort)((ad + vrnd) >> vsh);
-        }
-    }
-}
-
-/* Horizontal pass and statistic of the output at tile row ry, column rx. */
-static inline void vif_horizontal(const int SCALE, const int ry, const int rx,
-                                  __local const ushort *v_mu1, __local const ushort *v_mu2,
-                                  __local const vsq_t *v_xx, __local const vsq_t *v_yy,
-                                  __local const vsq_t *v_xy, __global const ushort *lut,
-                                  sd_t egl, ulong eps_m, int eps_e, vif_acc_t *acc)
-{
-    const int F = FW(SCALE);
-    const int base = ry * VIF_IW + rx;
-    uint a1 = 0, a2 = 0, xx, yy, xy;
-#if VIF_DSUM
-    double sxx = 0.0, syy = 0.0, sxy = 0.0;
-    for (int k = 0; k < F; k++) {
-        const uint f = vif_taps[SCALE][k];
-        const double fd = (double)f;
-        a1 += f * (uint)v_mu1[base + k];
-        a2 += f * (uint)v_mu2[base + k];
-        sxx = fma(fd, v_xx[base + k], sxx);
-        syy = fma(fd, v_yy[base + k], syy);
-        sxy = fma(fd, v_xy[base + k], sxy);
-    }
-    /* (sum + 32768) >> 16: the sum plus 2^15 (< 2^49, exact), times 2^-16
-     * (exact), truncated (the value is >= 0 and < 2^32) */
-    xx = (uint)((sxx + 32768.0) * 0x1p-16);
-    yy = (uint)((syy + 32768.0) * 0x1p-16);
-    xy = (uint)((sxy + 32768.0) * 0x1p-16);
-#elif VIF_WIDE
-    ulong axx = 0, ayy = 0, axy = 0;
-    for (int k = 0; k < F; k++) {
-        const uint f = vif_taps[SCALE][k];
-        a1 += f * (uint)v_mu1[base + k];
-        a2 += f * (uint)v_mu2[base + k];
-        axx += (ulong)f * v_xx[base + k];
-        ayy += (ulong)f * v_yy[base + k];
-        axy += (ulong)f * v_xy[base + k];
-    }
-    xx = (uint)((axx + 32768) >> 16);
-    yy = (uint)((ayy + 32768) >> 16);
-    xy = (uint)((axy + 32768) >> 16);
-#else /* 16-bit halves, as in the vertical pass */
-    uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
-    for (int k = 0; k < F; k++) {
-        const uint f = vif_taps[SCALE][k];
-        const uint vx = v_xx[base + k], vy = v_yy[base + k], vc = v_xy[base + k];
-        a1 += f * (uint)v_mu1[base + k];
-        a2 += f * (uint)v_mu2[base + k];
-        xl += f * (vx & 0xffff);
-        xh += f * (vx >> 16);
-        yl += f * (vy & 0xffff);
-        yh += f * (vy >> 16);
-        cl += f * (vc & 0xffff);
-        ch += f * (vc >> 16);
-    }
-    /* (sum + 32768) >> 16 of the 48-bit sums, as uint32 */
-    xx = xh + ((xl + 32768) >> 16);
-    yy = yh + ((yl + 32768) >> 16);
-    xy = ch + ((cl + 32768) >> 16);
-#endif
-    vif_pixel(a1, a2, xx, yy, xy, lut, egl, eps_m, eps_e, acc);
-}
-
 /* One scale: statistic of this scale and, unless SCALE == 3, the next
  * scale's pictures. SCALE and IN8 are compile-time constants at each call. */
 static inline void vif_scale_run(const int SCALE, const int IN8, __global const uchar *r8,
@@ -514,15 +293,22 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                                  const int bpc, __global ushort *next_r, __global ushort *next_d,
                                  const int do_stat, __global long *partial,
                                  __global const ushort *lut, sd_t egl, ulong eps_m, int eps_e,
-                                 __local ushort *v_mu1, __local ushort *v_mu2, __local vsq_t *v_xx,
-                                 __local vsq_t *v_yy, __local vsq_t *v_xy, __local ushort *s_r,
+                                 __local ushort *in_r, __local ushort *in_d,
+                                 __local ushort *v_mu1, __local ushort *v_mu2, __local uint *v_xx,
+                                 __local uint *v_yy, __local uint *v_xy, __local ushort *s_r,
                                  __local ushort *s_d, __local long *red)
 {
     const int F = FW(SCALE), R = F / 2;
     const int HAS_NEXT = SCALE < 3;
     const int FN = HAS_NEXT ? FW(SCALE + 1) : 1, RN = FN / 2;
-    const int IW = VIF_IW, TW = VIF_TW(R), SW = TW + 2 * RN;
+    const int IW = TW + 2 * R, IH = TH + 2 * R, SW = TW + 2 * RN;
     const int lid = get_local_id(0);
+
+    /* vertical-pass shifts: scale 0 works on bpc-bit samples */
+    const int vsh = SCALE == 0 ? bpc : 16;
+    const uint vrnd = 1u << (vsh - 1);
+    const int vsh_sq = SCALE == 0 ? 2 * (bpc - 8) : 16;
+    const uint vrnd_sq = vsh_sq ? (1u << (vsh_sq - 1)) : 0;
 
     const int tiles_x = (w + TW - 1) / TW, tiles_y = (h + TH - 1) / TH;
     const int ntiles = tiles_x * tiles_y;
@@ -533,22 +319,137 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
         const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
 
-        /* vertical passes: a task is a column of the tile with its filter
-         * halo (IW columns) and VB rows */
-        for (int task = lid; task < IW * (TH / VB); task += VIF_WG) {
-            const int rx = task % IW, r0 = (task / IW) * VB;
-            const int gx = mirror_skip_edge(x0 - R + rx, w);
-            vif_vertical(SCALE, IN8, r8, d8, r16, d16, w, h, bpc, y0, r0, rx, gx, do_stat,
-                         v_mu1, v_mu2, v_xx, v_yy, v_xy, s_r, s_d);
+        for (int i = lid; i < IH * IW; i += VIF_WG) {
+            int ry = i / IW, rx = i - ry * IW;
+            int gy = mirror_skip_edge(y0 - R + ry, h), gx = mirror_skip_edge(x0 - R + rx, w);
+            size_t o = (size_t)gy * w + gx;
+            if (IN8) {
+                in_r[i] = r8[o];
+                in_d[i] = d8[o];
+            } else {
+                in_r[i] = r16[o];
+                in_d[i] = d16[o];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        if (do_stat) {
+            for (int i = lid; i < TH * IW; i += VIF_WG) {
+                int ry = i / IW, rx = i - ry * IW;
+                uint a1 = 0, a2 = 0;
+                if (SCALE == 0 && IN8) {
+                    /* 8-bit: every sum fits 32 bits; libvmaf keeps them unshifted */
+                    uint axx = 0, ayy = 0, axy = 0;
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
+                        uint fx = f * x, fy = f * y;
+                        a1 += fx;
+                        a2 += fy;
+                        axx += fx * x;
+                        ayy += fy * y;
+                        axy += fx * y;
+                    }
+                    v_xx[i] = axx;
+                    v_yy[i] = ayy;
+                    v_xy[i] = axy;
+                } else if (VIF_WIDE) {
+                    /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad */
+                    ulong axx = 0, ayy = 0, axy = 0;
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
+                        a1 += f * x;
+                        a2 += f * y;
+                        axx += (ulong)f * (x * x);
+                        ayy += (ulong)f * (y * y);
+                        axy += (ulong)f * (x * y);
+                    }
+                    v_xx[i] = (uint)((axx + vrnd_sq) >> vsh_sq);
+                    v_yy[i] = (uint)((ayy + vrnd_sq) >> vsh_sq);
+                    v_xy[i] = (uint)((axy + vrnd_sq) >> vsh_sq);
+                } else {
+                    /* the 48-bit sums as two 32-bit sums of the 16-bit halves
+                     * of x*y (the taps sum to 65536: no overflow), then
+                     * (H * 2^16 + L + rnd) >> sh, sh <= 16, modulo 2^32 */
+                    uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
+                        uint xx = x * x, yy = y * y, xy = x * y;
+                        a1 += f * x;
+                        a2 += f * y;
+                        xl += f * (xx & 0xffff);
+                        yl += f * (yy & 0xffff);
+                        cl += f * (xy & 0xffff);
+                        xh += f * (xx >> 16);
+                        yh += f * (yy >> 16);
+                        ch += f * (xy >> 16);
+                    }
+                    v_xx[i] = (xh << (16 - vsh_sq)) + ((xl + vrnd_sq) >> vsh_sq);
+                    v_yy[i] = (yh << (16 - vsh_sq)) + ((yl + vrnd_sq) >> vsh_sq);
+                    v_xy[i] = (ch << (16 - vsh_sq)) + ((cl + vrnd_sq) >> vsh_sq);
+                }
+                v_mu1[i] = (ushort)((a1 + vrnd) >> vsh);
+                v_mu2[i] = (ushort)((a2 + vrnd) >> vsh);
+            }
+        }
+        if (HAS_NEXT) {
+            for (int i = lid; i < (TH / 2) * SW; i += VIF_WG) {
+                int ry = i / SW, rx = i - ry * SW;
+                int base = (2 * ry + R - RN) * IW + rx + R - RN;
+                uint ar = 0, ad = 0;
+                for (int k = 0; k < FN; k++) {
+                    uint f = vif_taps[min(SCALE + 1, 3)][k];
+                    ar += f * in_r[base + k * IW];
+                    ad += f * in_d[base + k * IW];
+                }
+                s_r[i] = (ushort)((ar + vrnd) >> vsh);
+                s_d[i] = (ushort)((ad + vrnd) >> vsh);
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
         if (do_stat) {
             for (int i = lid; i < TH * TW; i += VIF_WG) {
-                const int ry = i / TW, rx = i - ry * TW;
-                if (y0 + ry < h && x0 + rx < w)
-                    vif_horizontal(SCALE, ry, rx, v_mu1, v_mu2, v_xx, v_yy, v_xy, lut, egl, eps_m,
-                                   eps_e, &acc);
+                int ry = i / TW, rx = i - ry * TW;
+                if (y0 + ry >= h || x0 + rx >= w)
+                    continue;
+                uint a1 = 0, a2 = 0, xx, yy, xy;
+                int base = ry * IW + rx;
+                if (VIF_WIDE) {
+                    ulong axx = 0, ayy = 0, axy = 0;
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        a1 += f * (uint)v_mu1[base + k];
+                        a2 += f * (uint)v_mu2[base + k];
+                        axx += (ulong)f * v_xx[base + k];
+                        ayy += (ulong)f * v_yy[base + k];
+                        axy += (ulong)f * v_xy[base + k];
+                    }
+                    xx = (uint)((axx + 32768) >> 16);
+                    yy = (uint)((ayy + 32768) >> 16);
+                    xy = (uint)((axy + 32768) >> 16);
+                } else { /* 16-bit halves, as in the vertical pass */
+                    uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        uint vx = v_xx[base + k], vy = v_yy[base + k], vc = v_xy[base + k];
+                        a1 += f * (uint)v_mu1[base + k];
+                        a2 += f * (uint)v_mu2[base + k];
+                        xl += f * (vx & 0xffff);
+                        xh += f * (vx >> 16);
+                        yl += f * (vy & 0xffff);
+                        yh += f * (vy >> 16);
+                        cl += f * (vc & 0xffff);
+                        ch += f * (vc >> 16);
+                    }
+                    /* (sum + 32768) >> 16 of the 48-bit sums, as uint32 */
+                    xx = xh + ((xl + 32768) >> 16);
+                    yy = yh + ((yl + 32768) >> 16);
+                    xy = ch + ((cl + 32768) >> 16);
+                }
+                vif_pixel(a1, a2, xx, yy, xy, lut, egl, eps_m, eps_e, &acc);
             }
         }
         if (HAS_NEXT) {
@@ -588,13 +489,15 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
 }
 
 #define VIF_LOCALS(S)                                                                            \
-    __local ushort v_mu1[TH * VIF_IW];                                                           \
-    __local ushort v_mu2[TH * VIF_IW];                                                           \
-    __local vsq_t v_xx[TH * VIF_IW];                                                             \
-    __local vsq_t v_yy[TH * VIF_IW];                                                             \
-    __local vsq_t v_xy[TH * VIF_IW];                                                             \
-    __local ushort s_r[(TH / 2) * (VIF_TW(FW(S) / 2) + 2 * (FW((S) + 1) / 2))];                  \
-    __local ushort s_d[(TH / 2) * (VIF_TW(FW(S) / 2) + 2 * (FW((S) + 1) / 2))];                  \
+    __local ushort in_r[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))];                        \
+    __local ushort in_d[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))];                        \
+    __local ushort v_mu1[TH * (TW + 2 * (FW(S) / 2))];                                           \
+    __local ushort v_mu2[TH * (TW + 2 * (FW(S) / 2))];                                           \
+    __local uint v_xx[TH * (TW + 2 * (FW(S) / 2))];                                              \
+    __local uint v_yy[TH * (TW + 2 * (FW(S) / 2))];                                              \
+    __local uint v_xy[TH * (TW + 2 * (FW(S) / 2))];                                              \
+    __local ushort s_r[(TH / 2) * (TW + 2 * (FW((S) + 1) / 2))];                                 \
+    __local ushort s_d[(TH / 2) * (TW + 2 * (FW((S) + 1) / 2))];                                 \
     __local long red[VIF_WG];                                                                    \
     sd_t egl;                                                                                    \
     egl.m = egl_m;                                                                               \
@@ -616,11 +519,11 @@ __kernel void vif_s0(__global const PIX0 *ref, __global const PIX0 *dis, int w, 
     VIF_LOCALS(0);
 #if VIF_IN8
     vif_scale_run(0, 1, ref, dis, 0, 0, w, h, bpc, next_r, next_d, do_stat,
-                  results + partial_index, lut, egl, eps_m, eps_e, v_mu1, v_mu2, v_xx,
+                  results + partial_index, lut, egl, eps_m, eps_e, in_r, in_d, v_mu1, v_mu2, v_xx,
                   v_yy, v_xy, s_r, s_d, red);
 #else
     vif_scale_run(0, 0, 0, 0, ref, dis, w, h, bpc, next_r, next_d, do_stat,
-                  results + partial_index, lut, egl, eps_m, eps_e, v_mu1, v_mu2, v_xx,
+                  results + partial_index, lut, egl, eps_m, eps_e, in_r, in_d, v_mu1, v_mu2, v_xx,
                   v_yy, v_xy, s_r, s_d, red);
 #endif
 }
@@ -634,7 +537,7 @@ __kernel void vif_s0(__global const PIX0 *ref, __global const PIX0 *dis, int w, 
     {                                                                                            \
         VIF_LOCALS(S);                                                                           \
         vif_scale_run(S, 0, 0, 0, ref, dis, w, h, bpc, next_r, next_d, do_stat,                  \
-                      results + partial_index, lut, egl, eps_m, eps_e, v_mu1, v_mu2, \
+                      results + partial_index, lut, egl, eps_m, eps_e, in_r, in_d, v_mu1, v_mu2, \
                       v_xx, v_yy, v_xy, s_r, s_d, red);                                          \
     }
 
