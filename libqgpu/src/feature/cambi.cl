@@ -31,6 +31,21 @@
 #define NUM_SCALES 5
 #define UNMASKED 0xFFFFu
 
+#define SEL_WG 256
+
+/* Where bin b of a top-k histogram of nbins bins (32768 or 65536) lives.
+ * cambi_select gives each of its SEL_WG work-items a chunk of nbins /
+ * SEL_WG consecutive bins to add up and zero; stored as they are, the
+ * work-items of a warp would read addresses a chunk apart (a memory
+ * transaction each). Stored transposed, element e of chunk c at
+ * e * SEL_WG + c, consecutive work-items read consecutive words. Only the
+ * addresses change: every count is the same. */
+static inline uint cambi_slot(uint b, uint nbins)
+{
+    const uint chunk = nbins / SEL_WG;
+    return (b % chunk) * SEL_WG + b / chunk;
+}
+
 /* ---- 1. conversion to 10 bits, resize, anti-dithering ---- */
 
 static inline int cambi_in_sample(__global const uchar *in, int bps, int idx)
@@ -239,7 +254,7 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
     }
     cval[y * w + x] = best;
     if (best > 0.0f)
-        atomic_inc(&hist1[as_uint(best) >> 16]);
+        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
@@ -399,57 +414,66 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
         uint bin = best > 0.0f ? as_uint(best) >> 16 : 0;
         if (bin != run_bin) {
             if (run_len)
-                atomic_add(&hist1[run_bin], run_len);
+                atomic_add(&hist1[cambi_slot(run_bin, 32768)], run_len);
             run_bin = bin;
             run_len = 0;
         }
         run_len += bin != 0;
     }
     if (run_len)
-        atomic_add(&hist1[run_bin], run_len);
+        atomic_add(&hist1[cambi_slot(run_bin, 32768)], run_len);
 }
 
 /* ---- 5. top-k selection (radix select on the float bit patterns) ---- */
 
-#define SEL_WG 256
+/* Inclusive prefix sums of a[0 .. SEL_WG - 1] in place; every work-item
+ * of the group calls it (barriers inside). */
+static inline void cambi_scan(__local uint *a, int lid)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int d = 1; d < SEL_WG; d <<= 1) {
+        uint v = lid >= d ? a[lid - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        a[lid] += v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
 
 /* One work-group per scale. state[s*4 + ...]: 0 prefix (pass 1 result),
  * 1 rank still needed inside the prefix, 2 flag "threshold is zero",
  * 3 threshold bits (pass 2 result).
  * Pass 1 reads the rank K from kvals[s]; pass 2 writes the threshold bits
  * and the number m of copies of it in the top K to out[s*2 + 0/1].
- * Every histogram bin is zeroed after use, ready for the next frame. */
+ * Work-item lid owns chunk SEL_WG - 1 - lid (bins counted from the top);
+ * the chunk where the count from the top reaches K is then searched by
+ * all work-items, a bin each. Every histogram bin is zeroed after use,
+ * ready for the next frame. */
 __kernel __attribute__((reqd_work_group_size(SEL_WG, 1, 1)))
 void cambi_select(__global uint *hist, int nbins, int pass,
                   __global const uint *kvals, int k_off, __global uint *state,
                   __global uint *out, int out_off)
 {
-    __local uint sums[SEL_WG];
-    __local uint before[SEL_WG];
-    __local uint total;
+    __local uint sums[SEL_WG]; /* counts of the chunks from the top, then their prefix sums */
+    __local uint run[SEL_WG];  /* the same for the bins of the crossing chunk */
+    __local int cross;
     int s = get_group_id(0), lid = get_local_id(0);
     __global uint *hs = hist + (size_t)s * nbins;
     __global uint *st = state + s * 4;
-    int chunk = nbins / SEL_WG;
-    int top = nbins - lid * chunk;           /* chunk = bins [top - chunk, top) */
+    const int chunk = nbins / SEL_WG;
+    const int c = SEL_WG - 1 - lid; /* bins [c * chunk, (c + 1) * chunk), cambi_slot's layout */
 
     uint k = pass == 1 ? kvals[k_off + s] : st[1];
     int skip = pass == 2 && st[2];
 
     uint sum = 0;
-    for (int b = top - 1; b >= top - chunk; b--)
-        sum += hs[b];
+    for (int e = 0; e < chunk; e++)
+        sum += hs[e * SEL_WG + c];
     sums[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
-        uint acc = 0;
-        for (int i = 0; i < SEL_WG; i++) {
-            before[i] = acc;
-            acc += sums[i];
-        }
-        total = acc;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0)
+        cross = -1;
+    cambi_scan(sums, lid);
+    const uint total = sums[SEL_WG - 1];
+    const uint before = lid ? sums[lid - 1] : 0;
 
     if (pass == 1 && lid == 0 && total < k) {
         /* fewer non-zero values than K: the rest of the top K are zeros */
@@ -458,26 +482,29 @@ void cambi_select(__global uint *hist, int nbins, int pass,
         st[2] = 1;
         st[3] = 0;
     }
-    if (!skip && total >= k && before[lid] < k && before[lid] + sums[lid] >= k) {
-        uint acc = before[lid];
-        for (int b = top - 1; b >= top - chunk; b--) {
-            uint c = hs[b];
-            if (acc + c >= k) {
-                uint rem = k - acc;
-                if (pass == 1) {
-                    st[0] = (uint)b;
-                    st[1] = rem;
-                    st[2] = 0;
-                } else {
-                    st[3] = (st[0] << 16) | (uint)b;
-                }
-                if (pass == 2) {
-                    out[out_off + s * 2 + 0] = (st[0] << 16) | (uint)b;
-                    out[out_off + s * 2 + 1] = rem;
-                }
-                break;
-            }
-            acc += c;
+    if (!skip && total >= k && before < k && before + sum >= k)
+        cross = lid; /* at most one work-item: the chunks' ranges are disjoint */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* every work-item takes part in the scan (its barriers), also when no
+     * chunk crosses (x = -1: nothing is read or written) */
+    const int x = cross;
+    const int cc = SEL_WG - 1 - max(x, 0);
+    const uint acc = x > 0 ? sums[x - 1] : 0; /* count above the crossing chunk */
+    /* work-item lid: the crossing chunk's bin lid from its top */
+    run[lid] = x >= 0 && lid < chunk ? hs[(chunk - 1 - lid) * SEL_WG + cc] : 0;
+    cambi_scan(run, lid);
+    const uint incl = run[lid], excl = lid ? run[lid - 1] : 0;
+    if (x >= 0 && lid < chunk && acc + excl < k && acc + incl >= k) {
+        uint b = (uint)(cc * chunk + chunk - 1 - lid);
+        uint rem = k - (acc + excl);
+        if (pass == 1) {
+            st[0] = b;
+            st[1] = rem;
+            st[2] = 0;
+        } else {
+            st[3] = (st[0] << 16) | b;
+            out[out_off + s * 2 + 0] = (st[0] << 16) | b;
+            out[out_off + s * 2 + 1] = rem;
         }
     }
     if (pass == 2 && lid == 0 && (skip || total < k)) {
@@ -485,8 +512,10 @@ void cambi_select(__global uint *hist, int nbins, int pass,
         out[out_off + s * 2 + 0] = 0;
         out[out_off + s * 2 + 1] = 0;
     }
-    for (int b = top - 1; b >= top - chunk; b--)
-        hs[b] = 0;
+    /* the crossing chunk was read by every work-item */
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int e = 0; e < chunk; e++)
+        hs[e * SEL_WG + c] = 0;
 }
 
 /* o1..o4: start of scales 1..4 in cval (scale 0 starts at 0); total: end.
@@ -509,14 +538,14 @@ __kernel void cambi_hist2(__global const float *cval, int total,
             bin = s * 65536 + (int)(b & 0xFFFF);
         if (bin != run_bin) {
             if (run_len)
-                atomic_add(&hist2[run_bin], run_len);
+                atomic_add(&hist2[(run_bin & ~0xFFFF) + cambi_slot(run_bin & 0xFFFF, 65536)], run_len);
             run_bin = bin;
             run_len = 0;
         }
         run_len += bin >= 0;
     }
     if (run_len)
-        atomic_add(&hist2[run_bin], run_len);
+        atomic_add(&hist2[(run_bin & ~0xFFFF) + cambi_slot(run_bin & 0xFFFF, 65536)], run_len);
 }
 
 #define SUM_WG 256
