@@ -11,7 +11,12 @@
  *    of the library's own, give bit-identical scores to qgpu_submit() of
  *    the same bytes from host memory; qgpu_cuda_frame_to_host gives the
  *    bytes back; a full ring, a picture that does not fit, a second
- *    context and a reset behave as documented. */
+ *    context and a reset behave as documented. Copies only queued
+ *    (qgpu_cuda_ring_take_async): the pictures' CUDA memory overwritten
+ *    right after each take (on the same stream) and again when the
+ *    library hands a picture back (done) changes no score; at most
+ *    QGPU_CUDA_HELD pictures are held, handed back oldest first, every
+ *    one by qgpu_cuda_ring_free. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,6 +315,137 @@ out:
     test_picture_free(&r);
 }
 
+/* ---- copies only queued (take_async) ---- */
+
+#define ASYNC_FRAMES 7
+
+typedef struct AsyncPic {
+    const CudaApi *cu;
+    CudaPic pic;
+    const unsigned char *garbage;
+    int index;
+    int *done_order; /* the index of each done call, in order */
+    int *nb_done;
+} AsyncPic;
+
+/* Garbage over the picture's whole CUDA allocation, on stream (NULL: the
+ * default stream); with wait, complete on return. */
+static int overwrite(const CudaApi *cu, const CudaPic *c, const unsigned char *garbage, int wait)
+{
+    return qgpu_cuda_copy_2d(cu, c->mem.ptr, NULL, c->size, 0, garbage, c->size, c->size, 1,
+                             NULL) == 0 &&
+           (!wait || cu->cuStreamSynchronize(NULL) == 0);
+}
+
+/* The library hands the picture back: its copy has run, so its memory
+ * may be rewritten at once. */
+static void async_done(void *opaque)
+{
+    AsyncPic *a = opaque;
+    a->done_order[(*a->nb_done)++] = a->index;
+    CHECK(overwrite(a->cu, &a->pic, a->garbage, 1), "overwrite picture %d when handed back",
+          a->index);
+}
+
+static void test_async_take(const CudaApi *cu, CUcontext cuctx)
+{
+    const int w = 320, h = 180;
+    AsyncPic *pics = calloc(2 * ASYNC_FRAMES, sizeof(*pics));
+    int done_order[2 * ASYNC_FRAMES], nb_done = 0, taken = 0, in_order = 1, held_ok = 1;
+    unsigned char *garbage = NULL;
+    QgpuContext *host = test_open(2), *dev = test_open(2);
+    QgpuCudaRing *ring = NULL;
+    QgpuCudaFrame *none = NULL;
+    char err[512] = "";
+    int ok;
+
+    ok = CHECK(pics && host && dev, "async: open");
+    if (ok) {
+        test_configure(host, "psnr|vif|motion|ciede", NULL, 0);
+        test_configure(dev, "psnr|vif|motion|ciede", NULL, 0);
+        ok = CHECK(qgpu_cuda_ring_take_async(NULL, NULL, &none, async_done, NULL) ==
+                           QGPU_ERR_INVALID_ARG && !none, "take_async without ring") &&
+             CHECK(qgpu_cuda_ring_drain(NULL) == 0, "drain of no ring");
+    }
+    for (int f = 0; f < ASYNC_FRAMES && ok; f++) {
+        TestPicture r, d;
+        QgpuCudaPicture pic[2];
+        QgpuPicture hp[2];
+        QgpuCudaFrame *frame[2] = {NULL, NULL};
+
+        test_picture_alloc(&r, w, h, QGPU_LAYOUT_420, 8, 0);
+        test_picture_alloc(&d, w, h, QGPU_LAYOUT_420, 8, 0);
+        test_picture_random(&r);
+        test_picture_noisy_copy(&d, &r, 2 + f);
+        for (int i = 0; i < 2 && ok; i++) {
+            AsyncPic *a = &pics[2 * f + i];
+            a->cu = cu;
+            a->index = 2 * f + i;
+            a->done_order = done_order;
+            a->nb_done = &nb_done;
+            a->pic.mem.fd = -1;
+            ok = cuda_pic_make(cu, &a->pic, i ? &d.pic : &r.pic, 1, 64) == 0;
+            if (ok)
+                cuda_pic_describe(&a->pic, i ? &d.pic : &r.pic, 1, cuctx, &pic[i], &hp[i]);
+            if (ok && !garbage) {
+                ok = CHECK((garbage = malloc(a->pic.size)) != NULL, "malloc");
+                for (size_t k = 0; ok && k < a->pic.size; k++)
+                    garbage[k] = (unsigned char)test_rand();
+            }
+            a->garbage = garbage;
+        }
+        if (ok && !ring)
+            ok = CHECK(qgpu_cuda_ring_create(&ring, &pic[0], 4, err, sizeof(err)) == 0,
+                       "async: ring: %s", err);
+        for (int i = 0; i < 2 && ok; i++) {
+            AsyncPic *a = &pics[2 * f + i];
+            ok = CHECK(qgpu_cuda_ring_take_async(ring, &pic[i], &frame[i], async_done, a) == 1,
+                       "async: take %d: %s", a->index, qgpu_cuda_ring_error(ring));
+            taken += ok;
+            held_ok &= taken - nb_done <= QGPU_CUDA_HELD;
+            /* queued after the take's copy on the same stream: too late */
+            ok = ok && CHECK(overwrite(cu, &a->pic, garbage, 0), "async: overwrite %d", a->index);
+        }
+        if (ok) {
+            int ret = qgpu_submit_cuda(dev, frame[0], frame[1]);
+            if (ret == QGPU_ERR_UNSUPPORTED) {
+                printf("test_cuda: take_async part skipped: %s\n", qgpu_last_error(dev));
+                ok = 0;
+            } else {
+                ok = CHECK(ret == 0, "async: submit_cuda %d: %s", f, qgpu_last_error(dev)) &&
+                     CHECK(qgpu_submit(host, &hp[0], &hp[1]) == 0, "async: submit %d: %s", f,
+                           qgpu_last_error(host));
+            }
+        }
+        qgpu_cuda_frame_release(&frame[0]);
+        qgpu_cuda_frame_release(&frame[1]);
+        test_picture_free(&r);
+        test_picture_free(&d);
+        test_collect_both(host, dev);
+    }
+    if (ok) {
+        test_flush_compare("async take", host, "host", dev, "CUDA", ASYNC_FRAMES);
+        CHECK(held_ok, "at most QGPU_CUDA_HELD pictures held");
+        CHECK(nb_done < taken, "the last picture still held before ring_free (%d of %d "
+              "handed back)", nb_done, taken);
+    }
+    qgpu_close(&host);
+    qgpu_close(&dev);
+    qgpu_cuda_ring_free(&ring); /* hands back the pictures still held */
+    if (ok) {
+        CHECK(nb_done == taken, "every picture handed back by ring_free (%d of %d)", nb_done,
+              taken);
+        for (int i = 0; i < nb_done; i++)
+            in_order &= done_order[i] == i;
+        CHECK(in_order, "pictures handed back oldest first");
+    }
+    for (int i = 0; pics && i < 2 * ASYNC_FRAMES; i++)
+        if (pics[i].cu)
+            cuda_pic_free(cu, &pics[i].pic);
+    free(pics);
+    free(garbage);
+}
+
 static void test_cuda_scores(void)
 {
     char why[512] = "";
@@ -331,6 +467,7 @@ static void test_cuda_scores(void)
         skipped = run_case(cu, cuctx, &cases[i]) < 0;
     if (!skipped) {
         test_second_context(cu, cuctx);
+        test_async_take(cu, cuctx);
         printf("test_cuda: pictures in CUDA memory scored through qgpu_submit_cuda\n");
     }
     cu->cuCtxPopCurrent(&popped);

@@ -79,6 +79,14 @@ static CudaRing *ring_create(const AVFrame *frame, const QgpuCudaPicture *pic, i
     return r;
 }
 
+/* A decoded frame held until its copy into the ring has run (NVDEC's
+ * surface stays mapped until then): called by the library. */
+static void held_free(void *opaque)
+{
+    AVFrame *frame = opaque;
+    av_frame_free(&frame);
+}
+
 /* buf[0] of a device frame: its QgpuCudaFrame goes back to the ring */
 static void frame_free(void *opaque, uint8_t *data)
 {
@@ -91,7 +99,7 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, char *err, siz
     QgpuCudaPicture pic;
     QgpuCudaFrame *slot = NULL;
     CudaRing *r;
-    AVFrame *dev;
+    AVFrame *dev, *held;
     struct timespec t0, t1;
     int usable, ret;
 
@@ -103,10 +111,18 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, char *err, siz
     r = *ring;
     if (!usable || !r->ring)
         return 0;
+    /* the copy is only queued: the decoded frame goes to the library, which
+     * frees it once the copy has run (no wait here for the GPU) */
+    if (!(held = av_frame_alloc()) || (ret = av_frame_ref(held, frame)) < 0) {
+        av_frame_free(&held);
+        return AVERROR(ENOMEM);
+    }
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ret = qgpu_cuda_ring_take(r->ring, &pic, &slot);
+    ret = qgpu_cuda_ring_take_async(r->ring, &pic, &slot, held_free, held);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->copy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (ret != 1)
+        av_frame_free(&held); /* not taken: the library does not keep it */
     if (ret < 0) {
         snprintf(err, err_len, "%s", qgpu_cuda_ring_error(r->ring));
         return AVERROR_EXTERNAL;

@@ -13,6 +13,12 @@
  * whose memory cannot be imported, is copied to host memory instead
  * (cuda_ring_to_host): the host path's result, exactly.
  *
+ * The copy into the ring is only queued (qgpu_cuda_ring_take_async): the
+ * decoding thread does not wait for the GPU; the decoded frame (NVDEC's
+ * mapped surface) is kept by the library until the copy has run, at most
+ * QGPU_CUDA_HELD of them (the decoder gets as many extra surfaces:
+ * hwdec.c), and qgpu_submit_cuda waits for the copy.
+ *
  * Threads: cuda_ring_take on the decoding thread; cuda_ring_frame and
  * cuda_ring_to_host on the scoring thread; frames may be freed on either.
  */
@@ -52,9 +58,9 @@ int cuda_ring_to_host(CudaRing *ring, AVFrame *frame, char *err, size_t err_len)
 /* Why the zero-copy path stopped (empty when it did not). */
 const char *cuda_ring_note(const CudaRing *ring);
 
-/* Seconds the decoding thread spent copying frames into the ring (the
- * device copies and cuStreamSynchronize): QGPU_TIMING's figures. Read
- * once the decoding thread is done. */
+/* Seconds the decoding thread spent copying frames into the ring (queuing
+ * the device copies, waiting for held frames' copies when QGPU_CUDA_HELD
+ * are held): QGPU_TIMING's figures. Read once the decoding thread is done. */
 double cuda_ring_copy_seconds(const CudaRing *ring);
 
 /* Reuse across the jobs of a batch slot (hwdec_park): 1 when the ring can

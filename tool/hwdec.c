@@ -211,6 +211,10 @@ static int try_type(Hwdec **out, AVCodecContext *codec, enum AVHWDeviceType type
         snprintf(msg, msg_len, "out of memory");
         return AVERROR(ENOMEM);
     }
+    /* the zero-copy path keeps up to QGPU_CUDA_HELD decoded frames until
+     * their copies on the GPU have run (cuda_ring.h): surfaces to spare */
+    if (hw->zero_copy)
+        codec->extra_hw_frames = QGPU_CUDA_HELD;
     codec->opaque = hw;
     codec->get_format = get_format;
     *out = hw;

@@ -671,8 +671,8 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
 {
     fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
             "%.3f s, submits %.3f s, collect %.3f s; decoding threads' copies into the CUDA "
-            "ring (with cuStreamSynchronize): reference %.3f s, distorted %.3f s\n",
-            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect,
+            "ring (queued; waits when %d frames are held): reference %.3f s, distorted %.3f s\n",
+            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect, QGPU_CUDA_HELD,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
     fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames given "
             "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",

@@ -48,6 +48,11 @@ static void load(void)
         ENTRY(cuMemExportToShareableHandle, "cuMemExportToShareableHandle"),
         ENTRY(cuMemcpy2DAsync, "cuMemcpy2DAsync_v2"),
         ENTRY(cuStreamSynchronize, "cuStreamSynchronize"),
+        ENTRY(cuEventCreate, "cuEventCreate"),
+        ENTRY(cuEventDestroy, "cuEventDestroy_v2"),
+        ENTRY(cuEventRecord, "cuEventRecord"),
+        ENTRY(cuEventQuery, "cuEventQuery"),
+        ENTRY(cuEventSynchronize, "cuEventSynchronize"),
         ENTRY(cuGetErrorString, "cuGetErrorString"),
 #undef ENTRY
     };

@@ -19,6 +19,7 @@ typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;   /* 64-bit builds */
 typedef struct CUctx_st *CUcontext;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUmemGenericAllocationHandle;
 
 enum {
@@ -29,6 +30,8 @@ enum {
     CU_MEM_LOCATION_TYPE_DEVICE = 1,
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
     CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+    CU_EVENT_DISABLE_TIMING = 2,
+    CUDA_ERROR_NOT_READY = 600, /* cuEventQuery: the work before it has not run yet */
 };
 
 typedef struct CUmemLocation {
@@ -96,6 +99,11 @@ typedef struct CudaApi {
                                              int type, unsigned long long flags);
     CUresult (*cuMemcpy2DAsync)(const CUDA_MEMCPY2D *copy, CUstream stream);
     CUresult (*cuStreamSynchronize)(CUstream stream);
+    CUresult (*cuEventCreate)(CUevent *event, unsigned flags);
+    CUresult (*cuEventDestroy)(CUevent event);
+    CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+    CUresult (*cuEventQuery)(CUevent event);
+    CUresult (*cuEventSynchronize)(CUevent event);
     CUresult (*cuGetErrorString)(CUresult error, const char **text);
 } CudaApi;
 

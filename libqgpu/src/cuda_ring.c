@@ -7,8 +7,17 @@
  * pool buffers) is not exportable; only cuMemCreate allocations with a
  * shareable handle type can be imported by OpenCL
  * (cl_khr_external_memory_opaque_fd). The copy is one cuMemcpy2DAsync per
- * plane on the caller's stream, waited for (cuStreamSynchronize), so the
- * slot's bytes are complete before the OpenCL side reads them.
+ * plane on the caller's stream, then a CUDA event on it (the slot's
+ * `copied`). qgpu_cuda_ring_take waits for that event; take_async does
+ * not, and qgpu_submit_cuda waits for it before the OpenCL side reads the
+ * slot. The caller's picture must stay until its copy has run: take_async
+ * keeps the caller's done callback, with an event of its own, in a small
+ * queue (`held`), and calls it once that event is complete (the queue is
+ * looked at by the next take_async; a full queue waits for its oldest).
+ * Slots are rewritten only after release, which comes after the submit's
+ * OpenCL copies have completed (qgpu_submit_cl_buffer waits for them);
+ * a slot released unsubmitted is rewritten by a later copy on the same
+ * stream, after its own.
  *
  * Ownership: the ring holds one reference for its owner and one per frame
  * out; the allocations are freed with the last. Imports belong to the
@@ -31,10 +40,18 @@
 struct QgpuCudaFrame {
     QgpuCudaRing *ring;
     CudaExportable mem;
+    CUevent copied; /* recorded after the last copy into the slot */
     cl_mem buffer; /* imported into ring->ctx at the first submit, else NULL */
     int busy;
     int bitdepth;  /* the picture's, set by take */
 };
+
+/* A picture of take_async kept for its caller until its copy has run. */
+typedef struct Held {
+    CUevent copied;
+    void (*done)(void *opaque);
+    void *opaque;
+} Held;
 
 struct QgpuCudaRing {
     const CudaApi *cu;
@@ -46,6 +63,8 @@ struct QgpuCudaRing {
     QgpuCudaFrame *slots;
     int nb_slots;
     int next;
+    Held held[QGPU_CUDA_HELD]; /* oldest first from held_first, nb_held of them */
+    int held_first, nb_held;   /* only the taking thread touches them */
     const QgpuContext *ctx; /* the context of the slots' imports */
     pthread_mutex_t lock;
     int refs;               /* the owner's and each busy slot's */
@@ -113,8 +132,14 @@ static void ring_destroy(QgpuCudaRing *r)
 {
     CUcontext popped;
     if (r->slots && r->cu && !r->cu->cuCtxPushCurrent(r->cuctx)) {
-        for (int i = 0; i < r->nb_slots; i++)
+        for (int i = 0; i < r->nb_slots; i++) {
+            if (r->slots[i].copied)
+                r->cu->cuEventDestroy(r->slots[i].copied);
             qgpu_cuda_free_exportable(r->cu, &r->slots[i].mem);
+        }
+        for (int i = 0; i < QGPU_CUDA_HELD; i++)
+            if (r->held[i].copied)
+                r->cu->cuEventDestroy(r->held[i].copied);
         r->cu->cuCtxPopCurrent(&popped);
     }
     free(r->slots);
@@ -133,7 +158,8 @@ static void ring_unref(QgpuCudaRing *r)
         ring_destroy(r);
 }
 
-/* The slots' allocations, in the ring's CUDA context: 0 or QGPU_ERR_CUDA. */
+/* The slots' allocations and the events, in the ring's CUDA context: 0 or
+ * QGPU_ERR_CUDA. */
 static int ring_allocate(QgpuCudaRing *r, char *err, size_t err_len)
 {
     size_t size = r->offset[r->nb_planes - 1] + r->row[r->nb_planes - 1] * r->rows[r->nb_planes - 1];
@@ -143,8 +169,14 @@ static int ring_allocate(QgpuCudaRing *r, char *err, size_t err_len)
         qgpu_cuda_message(r->cu, cr, "cuCtxPushCurrent", err, err_len);
         return QGPU_ERR_CUDA;
     }
-    for (int i = 0; i < r->nb_slots && !cr; i++)
+    for (int i = 0; i < r->nb_slots && !cr; i++) {
         cr = qgpu_cuda_alloc_exportable(r->cu, size, &r->slots[i].mem, err, err_len);
+        if (!cr && (cr = r->cu->cuEventCreate(&r->slots[i].copied, CU_EVENT_DISABLE_TIMING)))
+            qgpu_cuda_message(r->cu, cr, "cuEventCreate", err, err_len);
+    }
+    for (int i = 0; i < QGPU_CUDA_HELD && !cr; i++)
+        if ((cr = r->cu->cuEventCreate(&r->held[i].copied, CU_EVENT_DISABLE_TIMING)))
+            qgpu_cuda_message(r->cu, cr, "cuEventCreate", err, err_len);
     r->cu->cuCtxPopCurrent(&popped);
     return cr ? QGPU_ERR_CUDA : 0;
 }
@@ -243,27 +275,97 @@ void qgpu_cuda_frame_release(QgpuCudaFrame **frame)
     *frame = NULL;
 }
 
-/* The planes of pic into slot, complete on return. */
-static CUresult copy_in(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame *slot)
+/* A failed CUDA call's message as the ring's error: QGPU_ERR_CUDA. */
+static int ring_cuda_error(QgpuCudaRing *r, CUresult cr, const char *what)
 {
-    CUcontext popped;
-    CUresult cr = r->cu->cuCtxPushCurrent(r->cuctx);
-    if (cr)
-        return cr;
+    pthread_mutex_lock(&r->lock);
+    qgpu_cuda_message(r->cu, cr, what, r->error, sizeof(r->error));
+    pthread_mutex_unlock(&r->lock);
+    return QGPU_ERR_CUDA;
+}
+
+/* The held pictures whose copies have run handed back, oldest first (the
+ * copies run in the stream's order); with wait, every one of them, else
+ * only as many as needed to leave room for one more. The ring's context
+ * is current. 0 or QGPU_ERR_CUDA (done called all the same: nothing is
+ * kept waiting on a failed stream). */
+static int held_done(QgpuCudaRing *r, int wait)
+{
+    int ret = 0;
+    while (r->nb_held) {
+        Held *h = &r->held[r->held_first];
+        CUresult cr = r->cu->cuEventQuery(h->copied);
+        if (cr == CUDA_ERROR_NOT_READY) {
+            if (!wait && r->nb_held < QGPU_CUDA_HELD)
+                break;
+            cr = r->cu->cuEventSynchronize(h->copied);
+        }
+        if (cr)
+            ret = ring_cuda_error(r, cr, "waiting for a copy on the GPU");
+        h->done(h->opaque);
+        r->held_first = (r->held_first + 1) % QGPU_CUDA_HELD;
+        r->nb_held--;
+    }
+    return ret;
+}
+
+/* The planes of pic into slot, queued on the ring's stream and followed by
+ * the slot's event and, with held, that picture's own. The ring's context
+ * is current. */
+static CUresult copy_in(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame *slot,
+                        Held *held)
+{
+    CUresult cr = 0;
     for (int p = 0; p < r->nb_planes && !cr; p++)
         cr = qgpu_cuda_copy_2d(r->cu, slot->mem.ptr + r->offset[p], NULL, r->row[p],
                                (CUdeviceptr)pic->plane[p], NULL, pic->pitch[p], r->row[p],
                                r->rows[p], r->stream);
     if (!cr)
-        cr = r->cu->cuStreamSynchronize(r->stream);
-    r->cu->cuCtxPopCurrent(&popped);
+        cr = r->cu->cuEventRecord(slot->copied, r->stream);
+    if (!cr && held)
+        cr = r->cu->cuEventRecord(held->copied, r->stream);
     return cr;
 }
 
-int qgpu_cuda_ring_take(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame **frame)
+/* pic into a free slot: 1 and *frame set, 0 when no slot is free, or
+ * QGPU_ERR_CUDA. With done, the copy is only queued and the picture held;
+ * without, the copy is waited for. The ring's context is current and,
+ * with done, the queue of held pictures has room. */
+static int copy_to_slot(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame **frame,
+                        void (*done)(void *opaque), void *opaque)
 {
-    QgpuCudaFrame *slot;
+    Held *held = done ? &r->held[(r->held_first + r->nb_held) % QGPU_CUDA_HELD] : NULL;
+    QgpuCudaFrame *slot = slot_get(r);
     CUresult cr;
+
+    if (!slot)
+        return 0;
+    cr = copy_in(r, pic, slot, held);
+    if (!cr && !held)
+        cr = r->cu->cuEventSynchronize(slot->copied);
+    if (cr) {
+        if (held) /* the caller frees its picture now: nothing may still read it */
+            r->cu->cuStreamSynchronize(r->stream);
+        qgpu_cuda_frame_release(&slot);
+        return ring_cuda_error(r, cr, "copying a picture on the GPU");
+    }
+    if (held) {
+        held->done = done;
+        held->opaque = opaque;
+        r->nb_held++;
+    }
+    slot->bitdepth = pic->bitdepth;
+    *frame = slot;
+    return 1;
+}
+
+/* take and take_async (done set). */
+static int take(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame **frame,
+                void (*done)(void *opaque), void *opaque)
+{
+    CUcontext popped;
+    CUresult cr;
+    int ret = 0;
 
     if (!r || !pic || !frame)
         return QGPU_ERR_INVALID_ARG;
@@ -273,19 +375,51 @@ int qgpu_cuda_ring_take(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFra
     for (int p = 0; p < r->nb_planes; p++)
         if (!pic->plane[p] || pic->pitch[p] < r->row[p])
             return QGPU_ERR_INVALID_ARG;
-    if (!(slot = slot_get(r)))
-        return 0;
-    cr = copy_in(r, pic, slot);
-    if (cr) {
-        pthread_mutex_lock(&r->lock);
-        qgpu_cuda_message(r->cu, cr, "copying a picture on the GPU", r->error, sizeof(r->error));
-        pthread_mutex_unlock(&r->lock);
-        qgpu_cuda_frame_release(&slot);
-        return QGPU_ERR_CUDA;
+    if ((cr = r->cu->cuCtxPushCurrent(r->cuctx)))
+        return ring_cuda_error(r, cr, "cuCtxPushCurrent");
+    if (done)
+        ret = held_done(r, 0); /* room for one more */
+    if (ret == 0)
+        ret = copy_to_slot(r, pic, frame, done, opaque);
+    r->cu->cuCtxPopCurrent(&popped);
+    return ret;
+}
+
+int qgpu_cuda_ring_take(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame **frame)
+{
+    return take(r, pic, frame, NULL, NULL);
+}
+
+int qgpu_cuda_ring_take_async(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFrame **frame,
+                              void (*done)(void *opaque), void *opaque)
+{
+    if (!done) {
+        if (frame)
+            *frame = NULL;
+        return QGPU_ERR_INVALID_ARG;
     }
-    slot->bitdepth = pic->bitdepth;
-    *frame = slot;
-    return 1;
+    return take(r, pic, frame, done, opaque);
+}
+
+int qgpu_cuda_ring_drain(QgpuCudaRing *r)
+{
+    CUcontext popped;
+    CUresult cr;
+    int ret;
+    if (!r || !r->nb_held)
+        return 0;
+    if ((cr = r->cu->cuCtxPushCurrent(r->cuctx))) {
+        /* cannot wait: the stream's copies are lost with the context */
+        while (r->nb_held) {
+            r->held[r->held_first].done(r->held[r->held_first].opaque);
+            r->held_first = (r->held_first + 1) % QGPU_CUDA_HELD;
+            r->nb_held--;
+        }
+        return ring_cuda_error(r, cr, "cuCtxPushCurrent");
+    }
+    ret = held_done(r, 1);
+    r->cu->cuCtxPopCurrent(&popped);
+    return ret;
 }
 
 int qgpu_cuda_frame_to_host(const QgpuCudaFrame *slot, void *const data[3], const size_t pitch[3])
@@ -363,6 +497,25 @@ static int frame_buffer(QgpuContext *ctx, QgpuCudaFrame *slot, QgpuCLBuffer *out
     return 0;
 }
 
+/* The copy into the slot has run (take_async only queued it; on the GPU
+ * it has usually run by the time the pair is submitted): 0 or
+ * QGPU_ERR_CUDA. */
+static int copy_wait(QgpuContext *ctx, QgpuCudaFrame *slot)
+{
+    QgpuCudaRing *r = slot->ring;
+    CUcontext popped;
+    CUresult cr = r->cu->cuCtxPushCurrent(r->cuctx);
+    if (!cr) {
+        cr = r->cu->cuEventSynchronize(slot->copied);
+        r->cu->cuCtxPopCurrent(&popped);
+    }
+    if (cr) {
+        ring_cuda_error(r, cr, "waiting for a copy on the GPU");
+        return qgpu_error(ctx, QGPU_ERR_CUDA, "%s", r->error);
+    }
+    return 0;
+}
+
 int qgpu_submit_cuda(QgpuContext *ctx, QgpuCudaFrame *ref, QgpuCudaFrame *dist)
 {
     QgpuCLBuffer buf[2];
@@ -372,7 +525,8 @@ int qgpu_submit_cuda(QgpuContext *ctx, QgpuCudaFrame *ref, QgpuCudaFrame *dist)
     if (!ref || !dist)
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "qgpu_submit_cuda: a frame is NULL");
     if ((ret = frame_buffer(ctx, ref, &buf[0])) < 0 ||
-        (ret = frame_buffer(ctx, dist, &buf[1])) < 0)
+        (ret = frame_buffer(ctx, dist, &buf[1])) < 0 || (ret = copy_wait(ctx, ref)) < 0 ||
+        (ret = copy_wait(ctx, dist)) < 0)
         return ret;
     return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
 }
@@ -385,7 +539,10 @@ const char *qgpu_cuda_ring_error(const QgpuCudaRing *ring)
 int qgpu_cuda_ring_reset(QgpuCudaRing *r)
 {
     int idle;
-    if (!r || atomic_load(&r->failed))
+    if (!r)
+        return 0;
+    qgpu_cuda_ring_drain(r);
+    if (atomic_load(&r->failed))
         return 0;
     pthread_mutex_lock(&r->lock);
     idle = r->refs == 1;
@@ -402,8 +559,10 @@ int qgpu_cuda_ring_reset(QgpuCudaRing *r)
 
 void qgpu_cuda_ring_free(QgpuCudaRing **ring)
 {
-    if (ring && *ring)
+    if (ring && *ring) {
+        qgpu_cuda_ring_drain(*ring);
         ring_unref(*ring);
+    }
     if (ring)
         *ring = NULL;
 }

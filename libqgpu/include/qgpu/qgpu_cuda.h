@@ -11,7 +11,8 @@
  *
  * A ring holds a few allocations of exportable CUDA memory (cuMemCreate
  * with a POSIX file descriptor handle). Each picture is copied on the GPU
- * into a free one (cuMemcpy2DAsync on the caller's stream, waited for),
+ * into a free one (cuMemcpy2DAsync on the caller's stream, waited for; or
+ * only queued, qgpu_cuda_ring_take_async, the submit then waiting for it),
  * and qgpu_submit_cuda() hands the pair to a context: each allocation is
  * imported once into the context's OpenCL context (qgpu_import_memory_fd)
  * and copied from there on the device (qgpu_submit_cl_buffer). No sample
@@ -98,6 +99,27 @@ QGPU_API int qgpu_cuda_ring_fits(const QgpuCudaRing *ring, const QgpuCudaPicture
 QGPU_API int qgpu_cuda_ring_take(QgpuCudaRing *ring, const QgpuCudaPicture *pic,
                                  QgpuCudaFrame **frame);
 
+/* The most pictures a ring holds for qgpu_cuda_ring_take_async (a decoder
+ * handing out its own surfaces needs this many to spare). */
+#define QGPU_CUDA_HELD 4
+
+/* As qgpu_cuda_ring_take, but the copy is only queued on pic's stream
+ * (then a CUDA event), not waited for: qgpu_submit_cuda and
+ * qgpu_cuda_frame_to_host wait for it (by then it has usually run). pic's
+ * planes must stay as they are until done(opaque) is called, once the copy
+ * has run: on the thread of a later qgpu_cuda_ring_take_async (at most
+ * QGPU_CUDA_HELD pictures are held; a take with that many waits for the
+ * oldest copy) or of qgpu_cuda_ring_drain, qgpu_cuda_ring_reset or
+ * qgpu_cuda_ring_free. done is called only for a take that returned 1.
+ * One thread at a time takes from a ring this way. */
+QGPU_API int qgpu_cuda_ring_take_async(QgpuCudaRing *ring, const QgpuCudaPicture *pic,
+                                       QgpuCudaFrame **frame, void (*done)(void *opaque),
+                                       void *opaque);
+
+/* Waits for the copies of the pictures still held and calls their done:
+ * 0, or QGPU_ERR_CUDA (done called all the same). NULL-safe. */
+QGPU_API int qgpu_cuda_ring_drain(QgpuCudaRing *ring);
+
 /* A frame's samples copied to host memory: data[p] gets plane p's rows
  * (the layout's planes), pitch[p] bytes apart. 0 or QGPU_ERR_CUDA. */
 QGPU_API int qgpu_cuda_frame_to_host(const QgpuCudaFrame *frame, void *const data[3],
@@ -121,12 +143,14 @@ QGPU_API int qgpu_submit_cuda(QgpuContext *ctx, QgpuCudaFrame *ref, QgpuCudaFram
 QGPU_API const char *qgpu_cuda_ring_error(const QgpuCudaRing *ring);
 
 /* For a ring that serves a new context once the old one is closed (a batch
- * of jobs): 1 when no frame of it is out and it did not stop, its imports
- * then forgotten (they went with the closed context); else 0. */
+ * of jobs): the held pictures drained (qgpu_cuda_ring_drain), then 1 when
+ * no frame of it is out and it did not stop, its imports then forgotten
+ * (they went with the closed context); else 0. */
 QGPU_API int qgpu_cuda_ring_reset(QgpuCudaRing *ring);
 
-/* Drops the caller's reference; the memory goes with the last frame out.
- * NULL-safe; *ring becomes NULL. */
+/* Drains the held pictures (qgpu_cuda_ring_drain) and drops the caller's
+ * reference; the memory goes with the last frame out. NULL-safe; *ring
+ * becomes NULL. */
 QGPU_API void qgpu_cuda_ring_free(QgpuCudaRing **ring);
 
 #ifdef __cplusplus
