@@ -7,7 +7,8 @@
  *   planes one after the other). It computes the block's 64 masked, CSF-
  *   weighted squared DCT errors with exactly libvmaf's single-precision
  *   operations and order (contraction off, correctly rounded divide/sqrt
- *   requested at build time), and stores them in scan order.
+ *   requested at build time), and stores them in scan order (through a
+ *   __local tile, so that a group's stores are consecutive).
  *
  * Then the terms are added up. libvmaf adds them one by one into a single
  * float, and the rounding of that running sum moves the score by up to
@@ -25,7 +26,7 @@
  * psnr_hvs_ulps: for every chunk of HVS_CHUNK terms and each of the HVS_WIN
  *   binades below that top, the chunk's ulp count and whether it has a term
  *   that cannot be added in bulk (all SMs; this is where the per-term work
- *   is).
+ *   is: each term is loaded once and counted at the HVS_WIN binades).
  * psnr_hvs_walk: one work-group per plane walks the chunks: a round adds
  *   the chunks it can at the running sum's binade (a scan of their counts);
  *   the first chunk it cannot is walked in rounds of 4 terms per work-item,
@@ -40,6 +41,7 @@
 #define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
 #define HVS_WIN 16         /* binades per chunk in the ulp tables */
 #define TERM_STEP (HVS_CHUNK / WALK_WG) /* terms per work-item in a term round */
+#define TILE_ROW 65        /* floats per block in the block kernel's __local tile */
 
 #if QG_HBD
 typedef ushort sample_t;
@@ -170,20 +172,16 @@ static float masking(const int *coef, float ratio, __constant const float *mask)
 /*
  * tables: [plane][0] = csf (64), [plane][1] = mask (64), 128 floats a plane.
  * Plane p's blocks are [start_p, start_{p+1}); its block b sits at block
- * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the terms.
+ * column b % nbx_p, row b / nbx_p. out[k] gets the block's 64 terms.
  */
-__kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
-void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
-                     int pitch0, uint off0, int nbx0,
-                     int pitch1, uint off1, int nbx1,
-                     int pitch2, uint off2, int nbx2,
-                     int start1, int start2, int total,
-                     __constant const float *tables, __global float *terms,
-                     __global float *block_sums)
+static void block_terms(__global const sample_t *ref, __global const sample_t *dist,
+                        int pitch0, uint off0, int nbx0,
+                        int pitch1, uint off1, int nbx1,
+                        int pitch2, uint off2, int nbx2,
+                        int start1, int start2, int blk,
+                        __constant const float *tables, __local float *out,
+                        __global float *block_sums)
 {
-    int blk = get_global_id(0);
-    if (blk >= total)
-        return;
     int plane, pitch, nbx, first;
     uint off;
     if (blk < start1) {
@@ -212,7 +210,6 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     float ms = masking(s, rs, mask), md = masking(d, rd, mask);
     float m = md > ms ? md : ms;
 
-    __global float *out = terms + (ulong)blk * 64;
     float bsum = 0.0f;
     for (int k = 0; k < 64; k++) {
         float err = (float)abs(s[k] - d[k]);
@@ -228,16 +225,39 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     block_sums[blk] = bsum; /* only its size matters (psnr_hvs_total) */
 }
 
-/* Ulps of the binade of exponent field e that term bits tb round to, or -1
- * when the term cannot be added in bulk (rounding tie, or t >= 2^e). */
-static inline long ulps_of(uint tb, int e)
+__kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
+void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
+                     int pitch0, uint off0, int nbx0,
+                     int pitch1, uint off1, int nbx1,
+                     int pitch2, uint off2, int nbx2,
+                     int start1, int start2, int total,
+                     __constant const float *tables, __global float *terms,
+                     __global float *block_sums)
 {
-    int et = (tb >> 23) & 0xff;
-    uint mt = tb & 0x7fffff;
-    if (et == 0)
-        et = 1;                  /* subnormal term */
-    else
-        mt |= 0x800000;
+    /* the group's terms, a block a row (65 floats apart: the 64 work-items
+     * writing their k-th term hit different banks), written out together
+     * at the end so that consecutive work-items store consecutive floats */
+    __local float tile[HVS_WG * TILE_ROW];
+    int lid = get_local_id(0);
+    int blk = get_global_id(0);
+    int group_first = get_group_id(0) * HVS_WG;
+    int nblk = min(HVS_WG, total - group_first);
+
+    if (blk < total)
+        block_terms(ref, dist, pitch0, off0, nbx0, pitch1, off1, nbx1, pitch2, off2, nbx2,
+                    start1, start2, blk, tables, tile + lid * TILE_ROW, block_sums);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    __global float *out = terms + (ulong)group_first * 64;
+    for (int i = lid; i < nblk * 64; i += HVS_WG)
+        out[i] = tile[(i / 64) * TILE_ROW + i % 64];
+}
+
+/* Ulps of the binade of exponent field e that a term of exponent field et
+ * (1 for a subnormal) and mantissa mt (with its implicit bit) rounds to,
+ * or -1 when the term cannot be added in bulk (rounding tie, or t >= 2^e). */
+static inline long ulps_at(int et, uint mt, int e)
+{
     int dsh = e - et;            /* t / u = mt * 2^-dsh */
     if (dsh <= 0)
         return -1;
@@ -247,6 +267,26 @@ static inline long ulps_of(uint tb, int e)
     if (r == hu)
         return -1;
     return (long)q + (r > hu);
+}
+
+/* A term's exponent field and mantissa as ulps_at() takes them. */
+static inline void term_parts(uint tb, int *et, uint *mt)
+{
+    *et = (tb >> 23) & 0xff;
+    *mt = tb & 0x7fffff;
+    if (*et == 0)
+        *et = 1;                 /* subnormal term */
+    else
+        *mt |= 0x800000;
+}
+
+/* ulps_at() of term bits tb */
+static inline long ulps_of(uint tb, int e)
+{
+    int et;
+    uint mt;
+    term_parts(tb, &et, &mt);
+    return ulps_at(et, mt, e);
 }
 
 /* Terms of the plane that work-group (or chunk owner) `plane` sums. */
@@ -287,53 +327,87 @@ void psnr_hvs_total(__global const float *block_sums, int start1, int start2, in
 
 /*
  * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
- * Work-items j * 16 .. j * 16 + 15 count the chunk's ulps at binade
- * e = etop - j, 64 terms each (work-item j * 16 + p: terms p, p + 16, ..). ulps[chunk * HVS_WIN + j] = the count;
+ * ulps[chunk * HVS_WIN + j] = the chunk's ulp count at binade e = etop - j;
  * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
  * the chunk has a non-zero term.
+ *
+ * Work-item i loads terms i, i + 256, i + 512, i + 768 of the chunk (so
+ * the group's loads are consecutive) and counts each at the HVS_WIN
+ * binades; the counts are then added per binade through __local memory.
+ * They are integers and the flags bits: the order in which they are put
+ * together cannot change the chunk's totals.
  */
+#define LU_ROW (WALK_WG + 16) /* row of lu: binades j and j + 1 in other banks */
+
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int total,
                    int cstart1, int cstart2, __global const int *etop,
                    __global long *ulps, __global int *flags)
 {
-    __local long lu[WALK_WG];
+    __local uint lu[HVS_WIN * LU_ROW];
     __local int lf[WALK_WG];
+    __local long lsum[WALK_WG];
+    __local int lor[WALK_WG];
     int chunk = get_group_id(0), lid = get_local_id(0);
     int plane = chunk < cstart1 ? 0 : chunk < cstart2 ? 1 : 2;
     int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
     ulong first, n;
     plane_range(plane, start1, start2, total, &first, &n);
-    int j = lid / 16, part = lid % 16;
-    int e = etop[plane] - j;
-    /* part takes every 16th term of the chunk, so that the 16 parts of a
-     * binade read consecutive terms (the counts are integers and the flags
-     * bits: which terms a part takes does not change the chunk's totals) */
+    const int top = etop[plane];
+    __global const float *t = terms + first;
     ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK;
     ulong hi = min(lo + HVS_CHUNK, n);
-    long u = 0;
-    int fl = e < 1 ? 1 : 0;
-    for (ulong i = lo + part; i < hi; i += 16) {
-        uint tb = as_uint(terms[first + i]);
-        if (tb != 0) {
-            long q = e >= 1 ? ulps_of(tb, e) : -1;
-            fl |= 2 | (q < 0);
-            u += q < 0 ? 0 : q;
+
+    /* at most 4 terms of < 2^24 ulps each: a uint holds a work-item's count */
+    uint u[HVS_WIN];
+    for (int j = 0; j < HVS_WIN; j++)
+        u[j] = 0;
+    int bad = 0, any = 0;   /* bad: bit j for binade top - j */
+    for (int k = 0; k < TERM_STEP; k++) {
+        ulong i = lo + (ulong)(k * WALK_WG + lid);
+        uint tb = i < hi ? as_uint(t[i]) : 0u;
+        if (tb == 0)
+            continue;
+        int et;
+        uint mt;
+        term_parts(tb, &et, &mt);
+        any = 1;
+#pragma unroll
+        for (int j = 0; j < HVS_WIN; j++) {
+            int e = top - j;
+            long q = e >= 1 ? ulps_at(et, mt, e) : -1;
+            bad |= (q < 0) << j;
+            u[j] += q < 0 ? 0u : (uint)q;
         }
     }
-    lu[lid] = u;
-    lf[lid] = fl;
+#pragma unroll
+    for (int j = 0; j < HVS_WIN; j++)
+        lu[j * LU_ROW + lid] = u[j];
+    lf[lid] = bad | (any << HVS_WIN);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* work-items j * 16 .. j * 16 + 15 add binade j's counts, 16 each */
+    int j = lid / 16, part = lid % 16;
+    int e = top - j;
+    long su = 0;
+    int fo = 0;
+    for (int i = 0; i < 16; i++) {
+        su += lu[j * LU_ROW + part + 16 * i];
+        fo |= lf[part + 16 * i];
+    }
+    lsum[lid] = su;
+    lor[lid] = ((fo >> j) & 1) | (e < 1) | (((fo >> HVS_WIN) & 1) << 1);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int off = 8; off > 0; off >>= 1) {
         if (part < off) {
-            lu[lid] += lu[lid + off];
-            lf[lid] |= lf[lid + off];
+            lsum[lid] += lsum[lid + off];
+            lor[lid] |= lor[lid + off];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (part == 0) {
-        ulps[(ulong)chunk * HVS_WIN + j] = lu[lid];
-        flags[(ulong)chunk * HVS_WIN + j] = lf[lid];
+        ulps[(ulong)chunk * HVS_WIN + j] = lsum[lid];
+        flags[(ulong)chunk * HVS_WIN + j] = lor[lid];
     }
 }
 
