@@ -3,8 +3,8 @@
  *
  * Four launches per frame, each covering the three planes:
  *
- * psnr_hvs_blocks: one work-item per 8x8 block (blocks on a 7-sample step,
- *   planes one after the other). It computes the block's 64 masked, CSF-
+ * psnr_hvs_blocks: two work-items per 8x8 block, one per picture (blocks on
+ *   a 7-sample step, planes one after the other). It computes the block's 64 masked, CSF-
  *   weighted squared DCT errors with exactly libvmaf's single-precision
  *   operations and order (contraction off, correctly rounded divide/sqrt
  *   requested at build time), and stores them in scan order (through a
@@ -37,6 +37,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #define HVS_WG 64          /* work-items per group, block kernel */
+#define HVS_BPG (HVS_WG / 2) /* blocks per group, block kernel (2 work-items each) */
 #define WALK_WG 256        /* work-items per group: total, ulps, walk kernels */
 #define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
 #define HVS_WIN 16         /* binades per chunk in the ulp tables */
@@ -170,18 +171,61 @@ static float masking(const int *coef, float ratio, __constant const float *mask)
 }
 
 /*
+ * One picture's part of a block: its samples, variance ratio, DCT and
+ * masking strength. The coefficients go to coef[0..63], the masking
+ * strength to *m.
+ */
+static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int x0, int y0,
+                        __constant const float *mask, __local int *coef, __local float *m)
+{
+    int v[64];
+    for (int i = 0; i < 8; i++) {
+        ulong row = off + (ulong)(y0 + i) * pitch + x0;
+        for (int j = 0; j < 8; j++)
+            v[i * 8 + j] = pic[row + j];
+    }
+    float ratio = var_ratio(v);
+    fdct8x8(v);
+    *m = masking(v, ratio, mask);
+    for (int k = 0; k < 64; k++)
+        coef[k] = v[k];
+}
+
+/*
+ * Two work-items per block: work-item 2b + p of the group does block b's
+ * picture p (0 reference, 1 distorted) up to its DCT and masking strength,
+ * then terms p * 32 .. p * 32 + 31 of the block from both pictures'
+ * coefficients (__local). Every term is computed by the same operations as
+ * in one work-item: only which work-item does them changes.
+ *
  * tables: [plane][0] = csf (64), [plane][1] = mask (64), 128 floats a plane.
  * Plane p's blocks are [start_p, start_{p+1}); its block b sits at block
- * column b % nbx_p, row b / nbx_p. out[k] gets the block's 64 terms.
+ * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the block's
+ * terms (through a __local tile, so that the group's stores are
+ * consecutive); block_sums[block] their sum, in any order (only its size
+ * matters: psnr_hvs_total).
  */
-static void block_terms(__global const sample_t *ref, __global const sample_t *dist,
-                        int pitch0, uint off0, int nbx0,
-                        int pitch1, uint off1, int nbx1,
-                        int pitch2, uint off2, int nbx2,
-                        int start1, int start2, int blk,
-                        __constant const float *tables, __local float *out,
-                        __global float *block_sums)
+__kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
+void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
+                     int pitch0, uint off0, int nbx0,
+                     int pitch1, uint off1, int nbx1,
+                     int pitch2, uint off2, int nbx2,
+                     int start1, int start2, int total,
+                     __constant const float *tables, __global float *terms,
+                     __global float *block_sums)
 {
+    /* rows of 65: the work-items of a warp, at the same k, hit different
+     * banks */
+    __local int coef[HVS_BPG * 2 * TILE_ROW];
+    __local float mstr[HVS_BPG * 2];
+    __local float half_sum[HVS_BPG * 2];
+    __local float tile[HVS_BPG * TILE_ROW];
+    int lid = get_local_id(0);
+    int lb = lid / 2, p = lid % 2;
+    int group_first = get_group_id(0) * HVS_BPG;
+    int blk = group_first + lb;
+    int nblk = min(HVS_BPG, total - group_first);
+
     int plane, pitch, nbx, first;
     uint off;
     if (blk < start1) {
@@ -193,61 +237,37 @@ static void block_terms(__global const sample_t *ref, __global const sample_t *d
     }
     __constant const float *csf = tables + plane * 128;
     __constant const float *mask = csf + 64;
-    int local_blk = blk - first;
-    int x0 = (local_blk % nbx) * 7, y0 = (local_blk / nbx) * 7;
+    __local int *cref = coef + (2 * lb) * TILE_ROW, *cdist = coef + (2 * lb + 1) * TILE_ROW;
 
-    int s[64], d[64];
-    for (int i = 0; i < 8; i++) {
-        ulong row = off + (ulong)(y0 + i) * pitch + x0;
-        for (int j = 0; j < 8; j++) {
-            s[i * 8 + j] = ref[row + j];
-            d[i * 8 + j] = dist[row + j];
-        }
+    if (blk < total) {
+        int local_blk = blk - first;
+        int x0 = (local_blk % nbx) * 7, y0 = (local_blk / nbx) * 7;
+        block_coefs(p ? dist : ref, off, pitch, x0, y0, mask, coef + lid * TILE_ROW,
+                    &mstr[lid]);
     }
-    float rs = var_ratio(s), rd = var_ratio(d);
-    fdct8x8(s);
-    fdct8x8(d);
-    float ms = masking(s, rs, mask), md = masking(d, rd, mask);
-    float m = md > ms ? md : ms;
-
-    float bsum = 0.0f;
-    for (int k = 0; k < 64; k++) {
-        float err = (float)abs(s[k] - d[k]);
-        if (k != 0) {
-            /* errors under the masking threshold are not seen */
-            float thr = m / mask[k];
-            err = err < thr ? 0.0f : err - thr;
-        }
-        float e = err * csf[k];
-        out[k] = e * e;
-        bsum += e * e;
-    }
-    block_sums[blk] = bsum; /* only its size matters (psnr_hvs_total) */
-}
-
-__kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
-void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
-                     int pitch0, uint off0, int nbx0,
-                     int pitch1, uint off1, int nbx1,
-                     int pitch2, uint off2, int nbx2,
-                     int start1, int start2, int total,
-                     __constant const float *tables, __global float *terms,
-                     __global float *block_sums)
-{
-    /* the group's terms, a block a row (65 floats apart: the 64 work-items
-     * writing their k-th term hit different banks), written out together
-     * at the end so that consecutive work-items store consecutive floats */
-    __local float tile[HVS_WG * TILE_ROW];
-    int lid = get_local_id(0);
-    int blk = get_global_id(0);
-    int group_first = get_group_id(0) * HVS_WG;
-    int nblk = min(HVS_WG, total - group_first);
-
-    if (blk < total)
-        block_terms(ref, dist, pitch0, off0, nbx0, pitch1, off1, nbx1, pitch2, off2, nbx2,
-                    start1, start2, blk, tables, tile + lid * TILE_ROW, block_sums);
     barrier(CLK_LOCAL_MEM_FENCE);
 
+    float bsum = 0.0f;
+    if (blk < total) {
+        float ms = mstr[2 * lb], md = mstr[2 * lb + 1];
+        float m = md > ms ? md : ms;
+        for (int k = p * 32; k < p * 32 + 32; k++) {
+            float err = (float)abs(cref[k] - cdist[k]);
+            if (k != 0) {
+                /* errors under the masking threshold are not seen */
+                float thr = m / mask[k];
+                err = err < thr ? 0.0f : err - thr;
+            }
+            float e = err * csf[k];
+            tile[lb * TILE_ROW + k] = e * e;
+            bsum += e * e;
+        }
+    }
+    half_sum[lid] = bsum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    if (blk < total && p == 0)
+        block_sums[blk] = half_sum[lid] + half_sum[lid + 1];
     __global float *out = terms + (ulong)group_first * 64;
     for (int i = lid; i < nblk * 64; i += HVS_WG)
         out[i] = tile[(i / 64) * TILE_ROW + i % 64];
