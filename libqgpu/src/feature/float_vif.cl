@@ -10,7 +10,8 @@
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the
  *                 per-pixel VIF statistic; num/den terms stored column-major
  *   fvif_dec      scales 1..3: blur the previous scale with this scale's
- *                 filter and keep the even rows/columns
+ *                 filter and keep the even rows/columns (from a __local
+ *                 tile)
  *   fvif_rowsum   every scale's rows, 32 per work-group: each row's num/den
  *                 terms added left to right in float by one work-item (from
  *                 __local tiles the whole group loads), as vif_statistic_s
@@ -68,23 +69,45 @@ __kernel void fvif_convert(__global const sample_t *ref, __global const sample_t
     out_dis[i] = (float)dis[i] * scale - 128.0f;
 }
 
-/* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). */
-__kernel void fvif_dec(__global const float *src_ref, __global const float *src_dis, int sw,
-                       int sh, __constant float *filt, int fw, __global float *dst_ref,
-                       __global float *dst_dis, int dw, int dh)
+/* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). A work-group
+ * makes a FVIF_DW x FVIF_DH tile of the output from the (2 FVIF_DW - 2 +
+ * fw) x (2 FVIF_DH - 2 + fw) source window it reads, staged in __local
+ * memory (mirrored at the picture's borders as each tap would be). */
+#define FVIF_DW 16
+#define FVIF_DH 8
+#define FVIF_DIN_W (2 * FVIF_DW + 2 * FVIF_RMAX)
+#define FVIF_DIN_H (2 * FVIF_DH + 2 * FVIF_RMAX)
+
+__kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))
+void fvif_dec(__global const float *src_ref, __global const float *src_dis, int sw,
+              int sh, __constant float *filt, int fw, __global float *dst_ref,
+              __global float *dst_dis, int dw, int dh)
 {
-    int j = get_global_id(0), i = get_global_id(1);
+    __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    int j0 = get_group_id(0) * FVIF_DW, i0 = get_group_id(1) * FVIF_DH;
+    int r = fw / 2;
+    int span_w = 2 * FVIF_DW - 2 + fw, span_h = 2 * FVIF_DH - 2 + fw;
+
+    for (int yy = ly; yy < span_h; yy += FVIF_DH) {
+        int row = mirror_skip_edge(2 * i0 - r + yy, sh);
+        for (int xx = lx; xx < span_w; xx += FVIF_DW) {
+            int c = mirror_skip_edge(2 * j0 - r + xx, sw);
+            lr[yy][xx] = src_ref[row * sw + c];
+            ld[yy][xx] = src_dis[row * sw + c];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int j = j0 + lx, i = i0 + ly;
     if (j >= dw || i >= dh)
         return;
-    int r = fw / 2;
     float acc_r = 0.0f, acc_d = 0.0f;
     for (int kx = 0; kx < fw; kx++) {
-        int c = mirror_skip_edge(2 * j - r + kx, sw);
         float tr = 0.0f, td = 0.0f;
         for (int ky = 0; ky < fw; ky++) {
-            int row = mirror_skip_edge(2 * i - r + ky, sh);
-            tr += filt[ky] * src_ref[row * sw + c];
-            td += filt[ky] * src_dis[row * sw + c];
+            tr += filt[ky] * lr[2 * ly + ky][2 * lx + kx];
+            td += filt[ky] * ld[2 * ly + ky][2 * lx + kx];
         }
         acc_r += filt[kx] * tr;
         acc_d += filt[kx] * td;
