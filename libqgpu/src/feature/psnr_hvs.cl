@@ -3,12 +3,13 @@
  *
  * Four launches per frame, each covering the three planes:
  *
- * psnr_hvs_blocks: two work-items per 8x8 block, one per picture (blocks on
- *   a 7-sample step, planes one after the other). It computes the block's 64 masked, CSF-
- *   weighted squared DCT errors with exactly libvmaf's single-precision
- *   operations and order (contraction off, correctly rounded divide/sqrt
- *   requested at build time), and stores them in scan order (through a
- *   __local tile, so that a group's stores are consecutive).
+ * psnr_hvs_blocks: two work-items per 8x8 block, one per picture (blocks
+ *   on a 7-sample step, planes one after the other). They compute the
+ *   block's 64 masked, CSF-weighted squared DCT errors with exactly
+ *   libvmaf's single-precision operations and order (contraction off,
+ *   correctly rounded divide/sqrt requested at build time), and store them
+ *   in scan order (through a __local tile, so that a group's stores are
+ *   consecutive).
  *
  * Then the terms are added up. libvmaf adds them one by one into a single
  * float, and the rounding of that running sum moves the score by up to
@@ -42,7 +43,8 @@
 #define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
 #define HVS_WIN 16         /* binades per chunk in the ulp tables */
 #define TERM_STEP (HVS_CHUNK / WALK_WG) /* terms per work-item in a term round */
-#define TILE_ROW 65        /* floats per block in the block kernel's __local tile */
+#define TILE_ROW 65        /* elements per row of the block kernel's __local
+                              tiles: a block's 64 values and one of padding */
 
 #if QG_HBD
 typedef ushort sample_t;
