@@ -19,6 +19,8 @@
 #include "feature.h"
 
 #define FVIF_T 16
+#define FVIF_DW 16       /* as in float_vif.cl: decimation work-group 16 x 8 */
+#define FVIF_DH 8
 #define FVIF_RS_ROWS 32  /* as in float_vif.cl: rows per row-sum work-group */
 #define FVIF_RS_WG 256   /* and its work-items */
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
@@ -245,8 +247,9 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
     for (int i = 0; i < 4; i++) {
         int w = s->w[i], h = s->h[i];
         if (i) {
-            size_t local[2] = {16, 8};
-            size_t global[2] = {qgpu_round_up((size_t)w, 16), qgpu_round_up((size_t)h, 8)};
+            size_t local[2] = {FVIF_DW, FVIF_DH};
+            size_t global[2] = {qgpu_round_up((size_t)w, FVIF_DW),
+                                qgpu_round_up((size_t)h, FVIF_DH)};
             const QgpuArg args[] = {
                 qgpu_arg_mem("src_ref", img[i - 1][0]),
                 qgpu_arg_mem("src_dis", img[i - 1][1]),

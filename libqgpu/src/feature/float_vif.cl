@@ -10,7 +10,8 @@
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the
  *                 per-pixel VIF statistic; num/den terms stored column-major
  *   fvif_dec      scales 1..3: blur the previous scale with this scale's
- *                 filter and keep the even rows/columns
+ *                 filter and keep the even rows/columns (from a __local
+ *                 tile)
  *   fvif_rowsum   every scale's rows, 32 per work-group: each row's num/den
  *                 terms added left to right in float by one work-item (from
  *                 __local tiles the whole group loads), as vif_statistic_s
@@ -68,23 +69,45 @@ __kernel void fvif_convert(__global const sample_t *ref, __global const sample_t
     out_dis[i] = (float)dis[i] * scale - 128.0f;
 }
 
-/* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). */
-__kernel void fvif_dec(__global const float *src_ref, __global const float *src_dis, int sw,
-                       int sh, __constant float *filt, int fw, __global float *dst_ref,
-                       __global float *dst_dis, int dw, int dh)
+/* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). A work-group
+ * makes a FVIF_DW x FVIF_DH tile of the output from the (2 FVIF_DW - 2 +
+ * fw) x (2 FVIF_DH - 2 + fw) source window it reads, staged in __local
+ * memory (mirrored at the picture's borders as each tap would be). */
+#define FVIF_DW 16
+#define FVIF_DH 8
+#define FVIF_DIN_W (2 * FVIF_DW + 2 * FVIF_RMAX)
+#define FVIF_DIN_H (2 * FVIF_DH + 2 * FVIF_RMAX)
+
+__kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))
+void fvif_dec(__global const float *src_ref, __global const float *src_dis, int sw,
+              int sh, __constant float *filt, int fw, __global float *dst_ref,
+              __global float *dst_dis, int dw, int dh)
 {
-    int j = get_global_id(0), i = get_global_id(1);
+    __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    int j0 = get_group_id(0) * FVIF_DW, i0 = get_group_id(1) * FVIF_DH;
+    int r = fw / 2;
+    int span_w = 2 * FVIF_DW - 2 + fw, span_h = 2 * FVIF_DH - 2 + fw;
+
+    for (int yy = ly; yy < span_h; yy += FVIF_DH) {
+        int row = mirror_skip_edge(2 * i0 - r + yy, sh);
+        for (int xx = lx; xx < span_w; xx += FVIF_DW) {
+            int c = mirror_skip_edge(2 * j0 - r + xx, sw);
+            lr[yy][xx] = src_ref[row * sw + c];
+            ld[yy][xx] = src_dis[row * sw + c];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int j = j0 + lx, i = i0 + ly;
     if (j >= dw || i >= dh)
         return;
-    int r = fw / 2;
     float acc_r = 0.0f, acc_d = 0.0f;
     for (int kx = 0; kx < fw; kx++) {
-        int c = mirror_skip_edge(2 * j - r + kx, sw);
         float tr = 0.0f, td = 0.0f;
         for (int ky = 0; ky < fw; ky++) {
-            int row = mirror_skip_edge(2 * i - r + ky, sh);
-            tr += filt[ky] * src_ref[row * sw + c];
-            td += filt[ky] * src_dis[row * sw + c];
+            tr += filt[ky] * lr[2 * ly + ky][2 * lx + kx];
+            td += filt[ky] * ld[2 * ly + ky][2 * lx + kx];
         }
         acc_r += filt[kx] * tr;
         acc_d += filt[kx] * td;
@@ -93,53 +116,12 @@ __kernel void fvif_dec(__global const float *src_ref, __global const float *src_
     dst_dis[i * dw + j] = acc_d;
 }
 
-__kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))
-void fvif_stat(__global const float *src_ref, __global const float *src_dis, int w, int h,
-               __constant float *filt, int fw, float egl, float sigma_nsq,
-               float sigma_max_inv, __constant float *poly,
-               __global float *terms, int toff)
+/* One pixel's num/den terms from the vertical sums v of its tile. */
+static void fvif_pixel(__local float (*v)[FVIF_T][FVIF_L], int lx, int ly,
+                       __constant float *filt, int fw, float egl, float sigma_nsq,
+                       float sigma_max_inv, __constant float *poly, float *num_out,
+                       float *den_out)
 {
-    /* this scale's terms: num at [x*h + y], den at [w*h + x*h + y] */
-    terms += toff;
-    __local float sr[FVIF_L][FVIF_L];
-    __local float sd[FVIF_L][FVIF_L];
-    __local float v[5][FVIF_T][FVIF_L];
-    int lx = get_local_id(0), ly = get_local_id(1);
-    int x0 = get_group_id(0) * FVIF_T, y0 = get_group_id(1) * FVIF_T;
-    int r = fw / 2, span = FVIF_T + 2 * r;
-
-    for (int yy = ly; yy < span; yy += FVIF_T) {
-        int gy = mirror_skip_edge(y0 - r + yy, h);
-        for (int xx = lx; xx < span; xx += FVIF_T) {
-            int gx = mirror_skip_edge(x0 - r + xx, w);
-            sr[yy][xx] = src_ref[gy * w + gx];
-            sd[yy][xx] = src_dis[gy * w + gx];
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* vertical pass: rows of the output tile, every column of the span */
-    for (int xx = lx; xx < span; xx += FVIF_T) {
-        float a1 = 0.0f, a2 = 0.0f, axx = 0.0f, ayy = 0.0f, axy = 0.0f;
-        for (int k = 0; k < fw; k++) {
-            float f = filt[k], p = sr[ly + k][xx], q = sd[ly + k][xx];
-            a1 += f * p;
-            a2 += f * q;
-            axx += f * (p * p);
-            ayy += f * (q * q);
-            axy += f * (p * q);
-        }
-        v[0][ly][xx] = a1;
-        v[1][ly][xx] = a2;
-        v[2][ly][xx] = axx;
-        v[3][ly][xx] = ayy;
-        v[4][ly][xx] = axy;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    int x = x0 + lx, y = y0 + ly;
-    if (x >= w || y >= h)
-        return;
     float mu1 = 0.0f, mu2 = 0.0f, xx_f = 0.0f, yy_f = 0.0f, xy_f = 0.0f;
     for (int k = 0; k < fw; k++) {
         float f = filt[k];
@@ -184,9 +166,75 @@ void fvif_stat(__global const float *src_ref, __global const float *src_dis, int
         num = 1.0f - sigma2_sq * sigma_max_inv;
         den = 1.0f;
     }
-    int at = x * h + y;
-    terms[at] = num;
-    terms[w * h + at] = den;
+    *num_out = num;
+    *den_out = den;
+}
+
+__kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))
+void fvif_stat(__global const float *src_ref, __global const float *src_dis, int w, int h,
+               __constant float *filt, int fw, float egl, float sigma_nsq,
+               float sigma_max_inv, __constant float *poly,
+               __global float *terms, int toff)
+{
+    /* this scale's terms: num at [x*h + y], den at [w*h + x*h + y] */
+    terms += toff;
+    __local float sr[FVIF_L][FVIF_L];
+    __local float sd[FVIF_L][FVIF_L];
+    __local float v[5][FVIF_T][FVIF_L];
+    /* the tile's terms, column by column (padded: the 16 work-items of a
+     * row writing their column hit different banks) */
+    __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];
+    int lx = get_local_id(0), ly = get_local_id(1);
+    int x0 = get_group_id(0) * FVIF_T, y0 = get_group_id(1) * FVIF_T;
+    int r = fw / 2, span = FVIF_T + 2 * r;
+
+    for (int yy = ly; yy < span; yy += FVIF_T) {
+        int gy = mirror_skip_edge(y0 - r + yy, h);
+        for (int xx = lx; xx < span; xx += FVIF_T) {
+            int gx = mirror_skip_edge(x0 - r + xx, w);
+            sr[yy][xx] = src_ref[gy * w + gx];
+            sd[yy][xx] = src_dis[gy * w + gx];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* vertical pass: rows of the output tile, every column of the span */
+    for (int xx = lx; xx < span; xx += FVIF_T) {
+        float a1 = 0.0f, a2 = 0.0f, axx = 0.0f, ayy = 0.0f, axy = 0.0f;
+        for (int k = 0; k < fw; k++) {
+            float f = filt[k], p = sr[ly + k][xx], q = sd[ly + k][xx];
+            a1 += f * p;
+            a2 += f * q;
+            axx += f * (p * p);
+            ayy += f * (q * q);
+            axy += f * (p * q);
+        }
+        v[0][ly][xx] = a1;
+        v[1][ly][xx] = a2;
+        v[2][ly][xx] = axx;
+        v[3][ly][xx] = ayy;
+        v[4][ly][xx] = axy;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int x = x0 + lx, y = y0 + ly;
+    float num = 0.0f, den = 0.0f;
+    if (x < w && y < h) {
+        fvif_pixel(v, lx, ly, filt, fw, egl, sigma_nsq, sigma_max_inv, poly, &num, &den);
+        tn[lx][ly] = num;
+        td[lx][ly] = den;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* the terms are stored column-major: work-item (c, r) of the group
+     * (c = lid / 16) stores column x0 + c's row y0 + r, so that 16
+     * consecutive work-items store 16 consecutive floats */
+    int lid = ly * FVIF_T + lx, c = lid / FVIF_T, rr = lid % FVIF_T;
+    if (x0 + c < w && y0 + rr < h) {
+        int at = (x0 + c) * h + y0 + rr;
+        terms[at] = tn[c][rr];
+        terms[w * h + at] = td[c][rr];
+    }
 }
 
 /* Row sums of every scale. A work-group takes FVIF_RS_ROWS rows of one

@@ -229,7 +229,8 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     PsnrHvsState *s = f->priv;
     const struct HvsLane *b = &s->lane[slot->lane];
     const QgpuVideoFormat *fmt = f->fmt;
-    size_t local = HVS_WG, global = qgpu_round_up(s->start[3], HVS_WG);
+    /* two work-items per block (one per picture) */
+    size_t local = HVS_WG, global = qgpu_round_up(2 * (size_t)s->start[3], HVS_WG);
     QgpuArg args[20];
     int n = 0, err;
 

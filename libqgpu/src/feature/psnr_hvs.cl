@@ -3,11 +3,13 @@
  *
  * Four launches per frame, each covering the three planes:
  *
- * psnr_hvs_blocks: one work-item per 8x8 block (blocks on a 7-sample step,
- *   planes one after the other). It computes the block's 64 masked, CSF-
- *   weighted squared DCT errors with exactly libvmaf's single-precision
- *   operations and order (contraction off, correctly rounded divide/sqrt
- *   requested at build time), and stores them in scan order.
+ * psnr_hvs_blocks: two work-items per 8x8 block, one per picture (blocks
+ *   on a 7-sample step, planes one after the other). They compute the
+ *   block's 64 masked, CSF-weighted squared DCT errors with exactly
+ *   libvmaf's single-precision operations and order (contraction off,
+ *   correctly rounded divide/sqrt requested at build time), and store them
+ *   in scan order (through a __local tile, so that a group's stores are
+ *   consecutive).
  *
  * Then the terms are added up. libvmaf adds them one by one into a single
  * float, and the rounding of that running sum moves the score by up to
@@ -25,7 +27,7 @@
  * psnr_hvs_ulps: for every chunk of HVS_CHUNK terms and each of the HVS_WIN
  *   binades below that top, the chunk's ulp count and whether it has a term
  *   that cannot be added in bulk (all SMs; this is where the per-term work
- *   is).
+ *   is: each term is loaded once and counted at the HVS_WIN binades).
  * psnr_hvs_walk: one work-group per plane walks the chunks: a round adds
  *   the chunks it can at the running sum's binade (a scan of their counts);
  *   the first chunk it cannot is walked in rounds of 4 terms per work-item,
@@ -36,10 +38,13 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #define HVS_WG 64          /* work-items per group, block kernel */
+#define HVS_BPG (HVS_WG / 2) /* blocks per group, block kernel (2 work-items each) */
 #define WALK_WG 256        /* work-items per group: total, ulps, walk kernels */
 #define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
 #define HVS_WIN 16         /* binades per chunk in the ulp tables */
 #define TERM_STEP (HVS_CHUNK / WALK_WG) /* terms per work-item in a term round */
+#define TILE_ROW 65        /* elements per row of the block kernel's __local
+                              tiles: a block's 64 values and one of padding */
 
 #if QG_HBD
 typedef ushort sample_t;
@@ -168,9 +173,39 @@ static float masking(const int *coef, float ratio, __constant const float *mask)
 }
 
 /*
+ * One picture's part of a block: its samples, variance ratio, DCT and
+ * masking strength. The coefficients go to coef[0..63], the masking
+ * strength to *m.
+ */
+static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int x0, int y0,
+                        __constant const float *mask, __local int *coef, __local float *m)
+{
+    int v[64];
+    for (int i = 0; i < 8; i++) {
+        ulong row = off + (ulong)(y0 + i) * pitch + x0;
+        for (int j = 0; j < 8; j++)
+            v[i * 8 + j] = pic[row + j];
+    }
+    float ratio = var_ratio(v);
+    fdct8x8(v);
+    *m = masking(v, ratio, mask);
+    for (int k = 0; k < 64; k++)
+        coef[k] = v[k];
+}
+
+/*
+ * Two work-items per block: work-item 2b + p of the group does block b's
+ * picture p (0 reference, 1 distorted) up to its DCT and masking strength,
+ * then terms p * 32 .. p * 32 + 31 of the block from both pictures'
+ * coefficients (__local). Every term is computed by the same operations as
+ * in one work-item: only which work-item does them changes.
+ *
  * tables: [plane][0] = csf (64), [plane][1] = mask (64), 128 floats a plane.
  * Plane p's blocks are [start_p, start_{p+1}); its block b sits at block
- * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the terms.
+ * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the block's
+ * terms (through a __local tile, so that the group's stores are
+ * consecutive); block_sums[block] their sum, in any order (only its size
+ * matters: psnr_hvs_total).
  */
 __kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
 void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
@@ -181,9 +216,18 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
                      __constant const float *tables, __global float *terms,
                      __global float *block_sums)
 {
-    int blk = get_global_id(0);
-    if (blk >= total)
-        return;
+    /* rows of 65: the work-items of a warp, at the same k, hit different
+     * banks */
+    __local int coef[HVS_BPG * 2 * TILE_ROW];
+    __local float mstr[HVS_BPG * 2];
+    __local float half_sum[HVS_BPG * 2];
+    __local float tile[HVS_BPG * TILE_ROW];
+    int lid = get_local_id(0);
+    int lb = lid / 2, p = lid % 2;
+    int group_first = get_group_id(0) * HVS_BPG;
+    int blk = group_first + lb;
+    int nblk = min(HVS_BPG, total - group_first);
+
     int plane, pitch, nbx, first;
     uint off;
     if (blk < start1) {
@@ -195,49 +239,47 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     }
     __constant const float *csf = tables + plane * 128;
     __constant const float *mask = csf + 64;
-    int local_blk = blk - first;
-    int x0 = (local_blk % nbx) * 7, y0 = (local_blk / nbx) * 7;
+    __local int *cref = coef + (2 * lb) * TILE_ROW, *cdist = coef + (2 * lb + 1) * TILE_ROW;
 
-    int s[64], d[64];
-    for (int i = 0; i < 8; i++) {
-        ulong row = off + (ulong)(y0 + i) * pitch + x0;
-        for (int j = 0; j < 8; j++) {
-            s[i * 8 + j] = ref[row + j];
-            d[i * 8 + j] = dist[row + j];
-        }
+    if (blk < total) {
+        int local_blk = blk - first;
+        int x0 = (local_blk % nbx) * 7, y0 = (local_blk / nbx) * 7;
+        block_coefs(p ? dist : ref, off, pitch, x0, y0, mask, coef + lid * TILE_ROW,
+                    &mstr[lid]);
     }
-    float rs = var_ratio(s), rd = var_ratio(d);
-    fdct8x8(s);
-    fdct8x8(d);
-    float ms = masking(s, rs, mask), md = masking(d, rd, mask);
-    float m = md > ms ? md : ms;
+    barrier(CLK_LOCAL_MEM_FENCE);
 
-    __global float *out = terms + (ulong)blk * 64;
     float bsum = 0.0f;
-    for (int k = 0; k < 64; k++) {
-        float err = (float)abs(s[k] - d[k]);
-        if (k != 0) {
-            /* errors under the masking threshold are not seen */
-            float thr = m / mask[k];
-            err = err < thr ? 0.0f : err - thr;
+    if (blk < total) {
+        float ms = mstr[2 * lb], md = mstr[2 * lb + 1];
+        float m = md > ms ? md : ms;
+        for (int k = p * 32; k < p * 32 + 32; k++) {
+            float err = (float)abs(cref[k] - cdist[k]);
+            if (k != 0) {
+                /* errors under the masking threshold are not seen */
+                float thr = m / mask[k];
+                err = err < thr ? 0.0f : err - thr;
+            }
+            float e = err * csf[k];
+            tile[lb * TILE_ROW + k] = e * e;
+            bsum += e * e;
         }
-        float e = err * csf[k];
-        out[k] = e * e;
-        bsum += e * e;
     }
-    block_sums[blk] = bsum; /* only its size matters (psnr_hvs_total) */
+    half_sum[lid] = bsum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    if (blk < total && p == 0)
+        block_sums[blk] = half_sum[lid] + half_sum[lid + 1];
+    __global float *out = terms + (ulong)group_first * 64;
+    for (int i = lid; i < nblk * 64; i += HVS_WG)
+        out[i] = tile[(i / 64) * TILE_ROW + i % 64];
 }
 
-/* Ulps of the binade of exponent field e that term bits tb round to, or -1
- * when the term cannot be added in bulk (rounding tie, or t >= 2^e). */
-static inline long ulps_of(uint tb, int e)
+/* Ulps of the binade of exponent field e that a term of exponent field et
+ * (1 for a subnormal) and mantissa mt (with its implicit bit) rounds to,
+ * or -1 when the term cannot be added in bulk (rounding tie, or t >= 2^e). */
+static inline long ulps_at(int et, uint mt, int e)
 {
-    int et = (tb >> 23) & 0xff;
-    uint mt = tb & 0x7fffff;
-    if (et == 0)
-        et = 1;                  /* subnormal term */
-    else
-        mt |= 0x800000;
     int dsh = e - et;            /* t / u = mt * 2^-dsh */
     if (dsh <= 0)
         return -1;
@@ -247,6 +289,26 @@ static inline long ulps_of(uint tb, int e)
     if (r == hu)
         return -1;
     return (long)q + (r > hu);
+}
+
+/* A term's exponent field and mantissa as ulps_at() takes them. */
+static inline void term_parts(uint tb, int *et, uint *mt)
+{
+    *et = (tb >> 23) & 0xff;
+    *mt = tb & 0x7fffff;
+    if (*et == 0)
+        *et = 1;                 /* subnormal term */
+    else
+        *mt |= 0x800000;
+}
+
+/* ulps_at() of term bits tb */
+static inline long ulps_of(uint tb, int e)
+{
+    int et;
+    uint mt;
+    term_parts(tb, &et, &mt);
+    return ulps_at(et, mt, e);
 }
 
 /* Terms of the plane that work-group (or chunk owner) `plane` sums. */
@@ -287,53 +349,87 @@ void psnr_hvs_total(__global const float *block_sums, int start1, int start2, in
 
 /*
  * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
- * Work-items j * 16 .. j * 16 + 15 count the chunk's ulps at binade
- * e = etop - j, 64 terms each (work-item j * 16 + p: terms p, p + 16, ..). ulps[chunk * HVS_WIN + j] = the count;
+ * ulps[chunk * HVS_WIN + j] = the chunk's ulp count at binade e = etop - j;
  * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
  * the chunk has a non-zero term.
+ *
+ * Work-item i loads terms i, i + 256, i + 512, i + 768 of the chunk (so
+ * the group's loads are consecutive) and counts each at the HVS_WIN
+ * binades; the counts are then added per binade through __local memory.
+ * They are integers and the flags bits: the order in which they are put
+ * together cannot change the chunk's totals.
  */
+#define LU_ROW (WALK_WG + 16) /* row of lu: binades j and j + 1 in other banks */
+
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int total,
                    int cstart1, int cstart2, __global const int *etop,
                    __global long *ulps, __global int *flags)
 {
-    __local long lu[WALK_WG];
+    __local uint lu[HVS_WIN * LU_ROW];
     __local int lf[WALK_WG];
+    __local long lsum[WALK_WG];
+    __local int lor[WALK_WG];
     int chunk = get_group_id(0), lid = get_local_id(0);
     int plane = chunk < cstart1 ? 0 : chunk < cstart2 ? 1 : 2;
     int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
     ulong first, n;
     plane_range(plane, start1, start2, total, &first, &n);
-    int j = lid / 16, part = lid % 16;
-    int e = etop[plane] - j;
-    /* part takes every 16th term of the chunk, so that the 16 parts of a
-     * binade read consecutive terms (the counts are integers and the flags
-     * bits: which terms a part takes does not change the chunk's totals) */
+    const int top = etop[plane];
+    __global const float *t = terms + first;
     ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK;
     ulong hi = min(lo + HVS_CHUNK, n);
-    long u = 0;
-    int fl = e < 1 ? 1 : 0;
-    for (ulong i = lo + part; i < hi; i += 16) {
-        uint tb = as_uint(terms[first + i]);
-        if (tb != 0) {
-            long q = e >= 1 ? ulps_of(tb, e) : -1;
-            fl |= 2 | (q < 0);
-            u += q < 0 ? 0 : q;
+
+    /* at most 4 terms of < 2^24 ulps each: a uint holds a work-item's count */
+    uint u[HVS_WIN];
+    for (int j = 0; j < HVS_WIN; j++)
+        u[j] = 0;
+    int bad = 0, any = 0;   /* bad: bit j for binade top - j */
+    for (int k = 0; k < TERM_STEP; k++) {
+        ulong i = lo + (ulong)(k * WALK_WG + lid);
+        uint tb = i < hi ? as_uint(t[i]) : 0u;
+        if (tb == 0)
+            continue;
+        int et;
+        uint mt;
+        term_parts(tb, &et, &mt);
+        any = 1;
+#pragma unroll
+        for (int j = 0; j < HVS_WIN; j++) {
+            int e = top - j;
+            long q = e >= 1 ? ulps_at(et, mt, e) : -1;
+            bad |= (q < 0) << j;
+            u[j] += q < 0 ? 0u : (uint)q;
         }
     }
-    lu[lid] = u;
-    lf[lid] = fl;
+#pragma unroll
+    for (int j = 0; j < HVS_WIN; j++)
+        lu[j * LU_ROW + lid] = u[j];
+    lf[lid] = bad | (any << HVS_WIN);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* work-items j * 16 .. j * 16 + 15 add binade j's counts, 16 each */
+    int j = lid / 16, part = lid % 16;
+    int e = top - j;
+    long su = 0;
+    int fo = 0;
+    for (int i = 0; i < 16; i++) {
+        su += lu[j * LU_ROW + part + 16 * i];
+        fo |= lf[part + 16 * i];
+    }
+    lsum[lid] = su;
+    lor[lid] = ((fo >> j) & 1) | (e < 1) | (((fo >> HVS_WIN) & 1) << 1);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int off = 8; off > 0; off >>= 1) {
         if (part < off) {
-            lu[lid] += lu[lid + off];
-            lf[lid] |= lf[lid + off];
+            lsum[lid] += lsum[lid + off];
+            lor[lid] |= lor[lid + off];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (part == 0) {
-        ulps[(ulong)chunk * HVS_WIN + j] = lu[lid];
-        flags[(ulong)chunk * HVS_WIN + j] = lf[lid];
+        ulps[(ulong)chunk * HVS_WIN + j] = lsum[lid];
+        flags[(ulong)chunk * HVS_WIN + j] = lor[lid];
     }
 }
 
