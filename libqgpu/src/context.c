@@ -193,8 +193,10 @@ void qgpu_close(QgpuContext **pctx)
         if (ctx->hooks[i].free)
             ctx->hooks[i].free(ctx->hooks[i].opaque);
     free(ctx->hooks);
-    qgpu_pipeline_release(ctx);
+    /* the imports first: releasing the slots may free the CUDA memory
+     * under them (qgpu_submit_cuda's frames, held by the slots) */
     qgpu_imports_release(ctx);
+    qgpu_pipeline_release(ctx);
     qgpu_copy_pool_destroy(&ctx->copy_pool);
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);

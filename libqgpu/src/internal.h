@@ -40,6 +40,7 @@ enum {
     QGPU_TIMING_COPIES,    /* enqueueing the input copies */
     QGPU_TIMING_KERNELS,   /* enqueueing the kernels (qgpu_submit_enqueue) */
     QGPU_TIMING_COPY_WAIT, /* waiting for the input copies */
+    QGPU_TIMING_CUDA_WAIT, /* qgpu_submit_cuda: waiting for the copies into the CUDA ring */
     QGPU_TIMING_PARTS
 };
 

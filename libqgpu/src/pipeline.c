@@ -241,6 +241,7 @@ void qgpu_pipeline_release(QgpuContext *ctx)
         qgpu_buffer_release(&slot->raw);
         qgpu_buffer_release(&slot->interleaved);
         qgpu_pinned_slot_release(slot);
+        qgpu_cuda_slot_release(slot);
         qgpu_profile_slot_free(slot);
         memset(slot, 0, sizeof(*slot));
     }
@@ -497,8 +498,11 @@ static int process_oldest(QgpuContext *ctx)
                    &exec_status, NULL);
     clReleaseEvent(slot->done);
     slot->done = NULL;
-    if (status == CL_SUCCESS && exec_status >= 0)
-        qgpu_pinned_slot_release(slot); /* the upload came before the results */
+    if (status == CL_SUCCESS && exec_status >= 0) {
+        /* the upload (or the copies) came before the results */
+        qgpu_pinned_slot_release(slot);
+        qgpu_cuda_slot_release(slot);
+    }
     if (status != CL_SUCCESS || exec_status < 0)
         return qgpu_cl_error(ctx, status != CL_SUCCESS ? status : exec_status,
                              "frame execution on the device");
@@ -628,8 +632,10 @@ int qgpu_collect(QgpuContext *ctx, unsigned *frame_index, int wait)
         return QGPU_ERR_INVALID_ARG;
     if ((err = usable(ctx)))
         return err;
-    if (ctx->started)
+    if (ctx->started) {
         qgpu_pinned_slots_poll(ctx);
+        qgpu_cuda_slots_poll(ctx);
+    }
     while (ctx->delivered >= ctx->finalized && ctx->processed < ctx->submitted) {
         if (!wait && !oldest_done(ctx))
             return 0;
