@@ -129,6 +129,7 @@ static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
         const char *timing = getenv("QGPU_TIMING");
         ctx->profiling = profile && *profile && strcmp(profile, "0");
         ctx->timing = timing && *timing && strcmp(timing, "0");
+        ctx->flush_pairs = getenv("QGPU_FLUSH_PAIRS") ? atoi(getenv("QGPU_FLUSH_PAIRS")) : 1;
     }
     if (shared) {
         ctx->shared = shared;

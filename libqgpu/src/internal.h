@@ -112,6 +112,7 @@ struct QgpuContext {
     int nb_profile;
     int timing;                        /* QGPU_TIMING=1: timing.c */
     double timing_seconds[QGPU_TIMING_PARTS];
+    int flush_pairs;                   /* trial: QGPU_FLUSH_PAIRS=N, queues flushed every N frames */
 };
 
 /* timing.c (each a no-op unless ctx->timing) */

@@ -434,14 +434,24 @@ static int shift_down(QgpuContext *ctx, QgpuSlot *slot, cl_mem buffer, int shift
                        args, QGPU_ARRAY_SIZE(args), 1, &global, &local);
 }
 
+/* trial: every queue flushed */
+static void flush_all(QgpuContext *ctx)
+{
+    clFlush(ctx->upload_queue);
+    for (int i = 0; i < ctx->nb_lanes; i++)
+        clFlush(ctx->lane_queue[i]);
+}
+
 int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2])
 {
     cl_command_queue queue = qgpu_slot_queue(ctx, slot);
     cl_int status;
     int err = 0;
+    int flush_now = ctx->flush_pairs <= 1 || (ctx->submitted + 1) % (unsigned)ctx->flush_pairs == 0;
 
     /* The upload queue runs ahead; make sure it is submitted to the device. */
-    clFlush(ctx->upload_queue);
+    if (flush_now)
+        clFlush(ctx->upload_queue);
     status = clEnqueueBarrierWithWaitList(queue, 1, &uploaded, NULL);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueBarrierWithWaitList");
@@ -463,7 +473,10 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
                                  slot->results_host, 0, NULL, &slot->done);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueReadBuffer(results)");
-    clFlush(queue);
+    if (ctx->flush_pairs <= 1)
+        clFlush(queue);
+    else if (flush_now)
+        flush_all(ctx);
     ctx->submitted++;
     return 0;
 }
@@ -491,7 +504,10 @@ static int process_oldest(QgpuContext *ctx)
     QgpuSlot *slot = &ctx->slots[index];
     cl_int exec_status = CL_COMPLETE;
     double t = qgpu_timing_now(ctx);
-    cl_int status = qgpu_fault_frame_wait(clWaitForEvents(1, &slot->done));
+    cl_int status;
+    if (ctx->flush_pairs > 1)
+        flush_all(ctx);
+    status = qgpu_fault_frame_wait(clWaitForEvents(1, &slot->done));
 
     qgpu_timing_add(ctx, QGPU_TIMING_RESULTS, t);
     clGetEventInfo(slot->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
