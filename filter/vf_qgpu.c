@@ -989,26 +989,22 @@ static void fill_cuda_picture(QgpuFilterContext *s, QgpuCudaPicture *p, const AV
 }
 
 /* A pair of CUDA frames scored in place: each copied into its input's
- * ring, then submitted from there. The library keeps each submitted
- * frame's slot until its device copies out of it are done (at the latest
- * until the frame leaves the pipeline), so a ring has one slot per frame
- * in flight and one to take: the pipeline depth + 1. 1 when submitted, 0
- * when the pair must go through host memory, or a negative AVERROR. */
+ * ring, then submitted from there (the copies on the device are done when
+ * qgpu_submit_cuda returns, so the ring's slots go back at once). 1 when
+ * submitted, 0 when the pair must go through host memory, or a negative
+ * AVERROR. */
 static int submit_cuda(AVFilterContext *ctx, const AVFrame *ref, const AVFrame *dist)
 {
     QgpuFilterContext *s = ctx->priv;
     QgpuCudaFrame *f[2] = {NULL, NULL};
     QgpuCudaPicture pic;
-    QgpuConfig cfg;
     char err[256];
-    int i, ret = 0, slots;
+    int i, ret = 0;
 
-    qgpu_config_default(&cfg);
-    slots = (s->depth ? s->depth : cfg.pipeline_depth) + 1;
     for (i = 0; i < 2; i++) {
         fill_cuda_picture(s, &pic, i ? ref : dist);
         if (!s->cuda_ring[i] &&
-            (ret = qgpu_cuda_ring_create(&s->cuda_ring[i], &pic, slots, err, sizeof(err))) < 0) {
+            (ret = qgpu_cuda_ring_create(&s->cuda_ring[i], &pic, 2, err, sizeof(err))) < 0) {
             cuda_stop(ctx, err);
             break;
         }

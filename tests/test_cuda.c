@@ -16,12 +16,7 @@
  *    right after each take (on the same stream) and again when the
  *    library hands a picture back (done) changes no score; at most
  *    QGPU_CUDA_HELD pictures are held, handed back oldest first, every
- *    one by qgpu_cuda_ring_free. Submits that do not wait for their
- *    device copies: a submitted frame's slot stays out after the caller
- *    releases it, until the context sees its copies done (no reset of
- *    the ring while a context holds it); the slots rewritten as soon as
- *    they come back change no score. */
-#include <time.h>
+ *    one by qgpu_cuda_ring_free. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,11 +188,6 @@ static const Case cases[] = {
     {"gray 8-bit", 80, 40, QGPU_LAYOUT_400, 8, 0, "psnr|motion", 3, 0},
 };
 
-/* Ring slots for one ring serving both pictures of a context of depth 2:
- * the pair taken and the two pairs whose slots the context may keep until
- * its copies out of them are done. */
-#define RING_SLOTS_DEPTH2 6
-
 /* One case: `frames` pairs through host memory and through the ring.
  * 0, or -1 when the import is not supported here (said). */
 static int run_case(const CudaApi *cu, CUcontext cuctx, const Case *c)
@@ -230,22 +220,16 @@ static int run_case(const CudaApi *cu, CUcontext cuctx, const Case *c)
         for (int i = 0; i < 2 && ok; i++)
             cuda_pic_describe(&cp[i], i ? &d.pic : &r.pic, c->nv12, cuctx, &pic[i], &hp[i]);
         if (ok && !ring)
-            ok = CHECK(qgpu_cuda_ring_create(&ring, &pic[0], RING_SLOTS_DEPTH2, err,
-                                             sizeof(err)) == 0,
+            ok = CHECK(qgpu_cuda_ring_create(&ring, &pic[0], 2, err, sizeof(err)) == 0,
                        "%s: ring: %s", c->label, err);
         for (int i = 0; i < 2 && ok; i++)
             ok = CHECK(qgpu_cuda_ring_take(ring, &pic[i], &frame[i]) == 1,
                        "%s: take %d: %s", c->label, i, qgpu_cuda_ring_error(ring));
         if (ok && f == 0) {
-            QgpuCudaFrame *none = NULL, *rest[RING_SLOTS_DEPTH2 - 2] = {NULL};
+            QgpuCudaFrame *none = NULL;
             QgpuCudaPicture other = pic[0];
-            int all = 1;
-            for (int i = 0; i < RING_SLOTS_DEPTH2 - 2; i++)
-                all &= qgpu_cuda_ring_take(ring, &pic[0], &rest[i]) == 1;
-            CHECK(all && qgpu_cuda_ring_take(ring, &pic[0], &none) == 0 && !none,
+            CHECK(qgpu_cuda_ring_take(ring, &pic[0], &none) == 0 && !none,
                   "%s: a full ring takes nothing", c->label);
-            for (int i = 0; i < RING_SLOTS_DEPTH2 - 2; i++)
-                qgpu_cuda_frame_release(&rest[i]);
             other.width--;
             CHECK(!qgpu_cuda_ring_fits(ring, &other), "%s: another size does not fit", c->label);
             check_to_host(frame[1], &cp[1], &d.pic, c->nv12, c->label);
@@ -315,7 +299,6 @@ static void test_second_context(const CudaApi *cu, CUcontext cuctx)
     CHECK(qgpu_cuda_ring_reset(ring) == 0, "no reset while frames are out");
     qgpu_cuda_frame_release(&frame[0]);
     qgpu_cuda_frame_release(&frame[1]);
-    CHECK(qgpu_cuda_ring_reset(ring) == 0, "no reset while the context holds the frames");
     qgpu_close(&a);
     CHECK(qgpu_cuda_ring_reset(ring) == 1, "reset once the frames are back");
     if (CHECK(qgpu_cuda_ring_take(ring, &pic, &frame[0]) == 1 &&
@@ -412,8 +395,7 @@ static void test_async_take(const CudaApi *cu, CUcontext cuctx)
             a->garbage = garbage;
         }
         if (ok && !ring)
-            ok = CHECK(qgpu_cuda_ring_create(&ring, &pic[0], RING_SLOTS_DEPTH2, err,
-                                             sizeof(err)) == 0,
+            ok = CHECK(qgpu_cuda_ring_create(&ring, &pic[0], 4, err, sizeof(err)) == 0,
                        "async: ring: %s", err);
         for (int i = 0; i < 2 && ok; i++) {
             AsyncPic *a = &pics[2 * f + i];
@@ -464,119 +446,6 @@ static void test_async_take(const CudaApi *cu, CUcontext cuctx)
     free(garbage);
 }
 
-/* ---- submits that do not wait for their device copies ---- */
-
-#define HELD_FRAMES 6
-
-/* Takes pic into ring, polling ctx (qgpu_collect without waiting: the
- * context lets submitted slots go once their copies are done) until a
- * slot is free: 1, or 0 after ~10 s. */
-static int take_when_free(QgpuCudaRing *ring, const QgpuCudaPicture *pic, QgpuContext *ctx,
-                          QgpuCudaFrame **frame, int *polls)
-{
-    const struct timespec pause = {0, 100000};
-    unsigned index;
-    for (int i = 0; i < 100000; i++) {
-        if (qgpu_cuda_ring_take(ring, pic, frame) == 1)
-            return 1;
-        if (qgpu_collect(ctx, &index, 0) < 0)
-            return 0;
-        (*polls)++;
-        nanosleep(&pause, NULL);
-    }
-    return 0;
-}
-
-/* A ring of exactly one pair's slots (1080p NV12, chroma read): right
- * after a submit and the caller's releases no slot is free (the context
- * holds both); once the context lets them go, both are overwritten at
- * once with another picture (a synchronous take); the scores stay the
- * host path's. */
-static void test_held_frames(const CudaApi *cu, CUcontext cuctx)
-{
-    const char *features = "psnr|ciede|motion";
-    QgpuContext *host = test_open(2), *dev = test_open(2);
-    TestPicture g;
-    CudaPic garbage;
-    QgpuCudaPicture gpic;
-    QgpuPicture ghost;
-    QgpuCudaRing *ring = NULL;
-    char err[512] = "";
-    int ok, held = 1, polls = 0;
-
-    memset(&garbage, 0, sizeof(garbage));
-    garbage.mem.fd = -1;
-    test_picture_alloc(&g, 1920, 1080, QGPU_LAYOUT_420, 8, 0);
-    test_picture_random(&g);
-    ok = CHECK(host && dev, "held: open") && cuda_pic_make(cu, &garbage, &g.pic, 1, 32) == 0;
-    if (ok) {
-        test_configure(host, features, NULL, 0);
-        test_configure(dev, features, NULL, 0);
-        cuda_pic_describe(&garbage, &g.pic, 1, cuctx, &gpic, &ghost);
-        ok = CHECK(qgpu_cuda_ring_create(&ring, &gpic, 2, err, sizeof(err)) == 0,
-                   "held: ring: %s", err);
-    }
-    for (int f = 0; f < HELD_FRAMES && ok; f++) {
-        TestPicture r, d;
-        CudaPic cp[2];
-        QgpuCudaPicture pic[2];
-        QgpuPicture hp[2];
-        QgpuCudaFrame *frame[2] = {NULL, NULL}, *over[2] = {NULL, NULL}, *none = NULL;
-
-        memset(cp, 0, sizeof(cp));
-        cp[0].mem.fd = cp[1].mem.fd = -1;
-        test_picture_alloc(&r, 1920, 1080, QGPU_LAYOUT_420, 8, 0);
-        test_picture_alloc(&d, 1920, 1080, QGPU_LAYOUT_420, 8, 0);
-        test_picture_random(&r);
-        test_picture_noisy_copy(&d, &r, 2 + f);
-        ok = cuda_pic_make(cu, &cp[0], &r.pic, 1, 32) == 0 &&
-             cuda_pic_make(cu, &cp[1], &d.pic, 1, 32) == 0;
-        for (int i = 0; i < 2 && ok; i++) {
-            cuda_pic_describe(&cp[i], i ? &d.pic : &r.pic, 1, cuctx, &pic[i], &hp[i]);
-            ok = CHECK(take_when_free(ring, &pic[i], dev, &frame[i], &polls),
-                       "held: take %d of pair %d: %s", i, f, qgpu_cuda_ring_error(ring));
-        }
-        if (ok) {
-            int ret = qgpu_submit_cuda(dev, frame[0], frame[1]);
-            if (ret == QGPU_ERR_UNSUPPORTED) {
-                printf("test_cuda: held part skipped: %s\n", qgpu_last_error(dev));
-                ok = 0;
-            } else {
-                ok = CHECK(ret == 0, "held: submit_cuda %d: %s", f, qgpu_last_error(dev)) &&
-                     CHECK(qgpu_submit(host, &hp[0], &hp[1]) == 0, "held: submit %d: %s", f,
-                           qgpu_last_error(host));
-            }
-        }
-        qgpu_cuda_frame_release(&frame[0]);
-        qgpu_cuda_frame_release(&frame[1]);
-        if (ok) {
-            /* nothing polled the context since the submit: it still holds both */
-            held &= qgpu_cuda_ring_take(ring, &gpic, &none) == 0 && !none;
-            /* the slots as soon as they are back: the other picture over them */
-            ok = CHECK(take_when_free(ring, &gpic, dev, &over[0], &polls) &&
-                           take_when_free(ring, &gpic, dev, &over[1], &polls),
-                       "held: the slots of pair %d come back", f);
-        }
-        qgpu_cuda_frame_release(&over[0]);
-        qgpu_cuda_frame_release(&over[1]);
-        cuda_pic_free(cu, &cp[0]);
-        cuda_pic_free(cu, &cp[1]);
-        test_picture_free(&r);
-        test_picture_free(&d);
-    }
-    if (ok) {
-        CHECK(held, "held: a submitted pair's slots stay out after the caller's release");
-        test_flush_compare("held frames", host, "host", dev, "CUDA", HELD_FRAMES);
-        CHECK(qgpu_frames_from_device(dev) == HELD_FRAMES, "held: every pair from the GPU");
-        printf("test_cuda: held frames: %d polls before the slots came back\n", polls);
-    }
-    qgpu_close(&host);
-    qgpu_close(&dev);
-    qgpu_cuda_ring_free(&ring);
-    cuda_pic_free(cu, &garbage);
-    test_picture_free(&g);
-}
-
 static void test_cuda_scores(void)
 {
     char why[512] = "";
@@ -599,7 +468,6 @@ static void test_cuda_scores(void)
     if (!skipped) {
         test_second_context(cu, cuctx);
         test_async_take(cu, cuctx);
-        test_held_frames(cu, cuctx);
         printf("test_cuda: pictures in CUDA memory scored through qgpu_submit_cuda\n");
     }
     cu->cuCtxPopCurrent(&popped);

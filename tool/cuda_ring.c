@@ -20,10 +20,9 @@ typedef struct CUstream_st *CUstream;
 
 /* Frames out at once per input: the prefetch queue (4), the frame being
  * paired and the one being submitted, the reader's queue of pairs (6),
- * the frames the library keeps until its device copies out of them are
- * done (up to the pipeline depth, 4 with NVDEC), with room to spare. When
- * every slot is out, the frame goes through the host instead of waiting. */
-#define RING_SLOTS 20
+ * with room to spare. When every slot is out, the frame goes through the
+ * host instead of waiting. */
+#define RING_SLOTS 16
 
 struct CudaRing {
     QgpuCudaRing *ring;  /* NULL when it could not be made (note says why) */

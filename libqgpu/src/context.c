@@ -129,7 +129,6 @@ static int open_context(QgpuContext **out, const QgpuConfig *cfg, int external,
         const char *timing = getenv("QGPU_TIMING");
         ctx->profiling = profile && *profile && strcmp(profile, "0");
         ctx->timing = timing && *timing && strcmp(timing, "0");
-        ctx->flush_pairs = getenv("QGPU_FLUSH_PAIRS") ? atoi(getenv("QGPU_FLUSH_PAIRS")) : 1;
     }
     if (shared) {
         ctx->shared = shared;
@@ -194,10 +193,8 @@ void qgpu_close(QgpuContext **pctx)
         if (ctx->hooks[i].free)
             ctx->hooks[i].free(ctx->hooks[i].opaque);
     free(ctx->hooks);
-    /* the imports first: releasing the slots may free the CUDA memory
-     * under them (qgpu_submit_cuda's frames, held by the slots) */
-    qgpu_imports_release(ctx);
     qgpu_pipeline_release(ctx);
+    qgpu_imports_release(ctx);
     qgpu_copy_pool_destroy(&ctx->copy_pool);
     qgpu_programs_release(ctx);
     qgpu_scores_free(&ctx->scores);

@@ -14,21 +14,15 @@
  * keeps the caller's done callback, with an event of its own, in a small
  * queue (`held`), and calls it once that event is complete (the queue is
  * looked at by the next take_async; a full queue waits for its oldest).
- * Slots are rewritten only after release. qgpu_submit_cuda does not wait
- * for its OpenCL copies out of the slots: the context holds each frame
- * (a second hold beside the caller's) in the pipeline slot of its pair,
- * with the event of the copies, and lets go once that event is complete
- * (qgpu_cuda_slots_poll at the next submits and collects; at the latest
- * when the pair's results are read, since they come after the copies, or
- * at qgpu_close); a slot returns to the ring when both holds are gone. A
- * slot released unsubmitted is rewritten by a later copy on the same
+ * Slots are rewritten only after release, which comes after the submit's
+ * OpenCL copies have completed (qgpu_submit_cl_buffer waits for them);
+ * a slot released unsubmitted is rewritten by a later copy on the same
  * stream, after its own.
  *
  * Ownership: the ring holds one reference for its owner and one per frame
- * out (held by the caller, a context or both); the allocations are freed
- * with the last. Imports belong to the context they were made in
- * (extmem.c releases them at qgpu_close): a slot remembers its buffer
- * until qgpu_cuda_ring_reset.
+ * out; the allocations are freed with the last. Imports belong to the
+ * context they were made in (extmem.c releases them at qgpu_close): a slot
+ * remembers its buffer until qgpu_cuda_ring_reset.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,7 +32,6 @@
 
 #include "cuda_driver.h"
 #include "internal.h"
-#include "pipeline.h"
 #include "qgpu/qgpu_cuda.h"
 #include "qgpu/qgpu_opencl.h"
 
@@ -49,7 +42,7 @@ struct QgpuCudaFrame {
     CudaExportable mem;
     CUevent copied; /* recorded after the last copy into the slot */
     cl_mem buffer; /* imported into ring->ctx at the first submit, else NULL */
-    int holds;     /* the caller's and a context's (submitted): out while > 0 */
+    int busy;
     int bitdepth;  /* the picture's, set by take */
 };
 
@@ -74,7 +67,7 @@ struct QgpuCudaRing {
     int held_first, nb_held;   /* only the taking thread touches them */
     const QgpuContext *ctx; /* the context of the slots' imports */
     pthread_mutex_t lock;
-    int refs;               /* the owner's and each slot's out */
+    int refs;               /* the owner's and each busy slot's */
     atomic_int failed;      /* no more frames through the ring */
     char error[512];
 };
@@ -250,16 +243,16 @@ int qgpu_cuda_ring_fits(const QgpuCudaRing *r, const QgpuCudaPicture *pic)
            pic->bitdepth <= 16 && (pic->bitdepth > 8) == (r->bitdepth > 8);
 }
 
-/* A free slot, held by the caller (and counted as a reference), or NULL. */
+/* A free slot, marked busy (and counted as a reference), or NULL. */
 static QgpuCudaFrame *slot_get(QgpuCudaRing *r)
 {
     QgpuCudaFrame *slot = NULL;
     pthread_mutex_lock(&r->lock);
     for (int i = 0; i < r->nb_slots && !slot; i++) {
         QgpuCudaFrame *s = &r->slots[(r->next + i) % r->nb_slots];
-        if (!s->holds) {
+        if (!s->busy) {
             slot = s;
-            slot->holds = 1;
+            slot->busy = 1;
             r->refs++;
             r->next = (r->next + i + 1) % r->nb_slots;
         }
@@ -268,27 +261,17 @@ static QgpuCudaFrame *slot_get(QgpuCudaRing *r)
     return slot;
 }
 
-/* One more hold on a frame out (a context keeping it until its copies). */
-static void frame_hold(QgpuCudaFrame *slot)
-{
-    pthread_mutex_lock(&slot->ring->lock);
-    slot->holds++;
-    pthread_mutex_unlock(&slot->ring->lock);
-}
-
 void qgpu_cuda_frame_release(QgpuCudaFrame **frame)
 {
     QgpuCudaFrame *slot = frame ? *frame : NULL;
     QgpuCudaRing *r;
-    int free_again;
     if (!slot)
         return;
     r = slot->ring;
     pthread_mutex_lock(&r->lock);
-    free_again = --slot->holds == 0;
+    slot->busy = 0;
     pthread_mutex_unlock(&r->lock);
-    if (free_again)
-        ring_unref(r);
+    ring_unref(r);
     *frame = NULL;
 }
 
@@ -533,65 +516,19 @@ static int copy_wait(QgpuContext *ctx, QgpuCudaFrame *slot)
     return 0;
 }
 
-void qgpu_cuda_slot_release(QgpuSlot *slot)
-{
-    for (int i = 0; i < 2; i++)
-        qgpu_cuda_frame_release(&slot->cuda[i]);
-    if (slot->cuda_read)
-        clReleaseEvent(slot->cuda_read);
-    slot->cuda_read = NULL;
-}
-
-void qgpu_cuda_slots_poll(QgpuContext *ctx)
-{
-    for (unsigned f = ctx->processed; f != ctx->submitted; f++) {
-        QgpuSlot *slot = &ctx->slots[f % ctx->slot_count];
-        cl_int status = CL_QUEUED;
-        if (!slot->cuda_read)
-            continue;
-        clGetEventInfo(slot->cuda_read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
-                       &status, NULL);
-        if (status == CL_COMPLETE)
-            qgpu_cuda_slot_release(slot);
-    }
-}
-
-/* The scoring thread does not wait for its OpenCL copies out of the ring
- * (they wait for the GPU's time slice between the CUDA and the OpenCL
- * contexts): the pair's slot holds both frames until they are complete.
- * The CUDA copies into the ring are waited for only once the pipeline
- * slot is free (a full pipeline first waits for its oldest frame), just
- * before the OpenCL copies that read them. */
 int qgpu_submit_cuda(QgpuContext *ctx, QgpuCudaFrame *ref, QgpuCudaFrame *dist)
 {
     QgpuCLBuffer buf[2];
-    QgpuSlot *slot;
-    double t;
     int ret;
-
     if (!ctx)
         return QGPU_ERR_INVALID_ARG;
     if (!ref || !dist)
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "qgpu_submit_cuda: a frame is NULL");
-    if (ctx->started)
-        qgpu_cuda_slots_poll(ctx);
     if ((ret = frame_buffer(ctx, ref, &buf[0])) < 0 ||
-        (ret = frame_buffer(ctx, dist, &buf[1])) < 0 ||
-        (ret = qgpu_submit_buffers_begin(ctx, &buf[0], &buf[1], &slot)) < 0)
+        (ret = frame_buffer(ctx, dist, &buf[1])) < 0 || (ret = copy_wait(ctx, ref)) < 0 ||
+        (ret = copy_wait(ctx, dist)) < 0)
         return ret;
-    /* the slot's earlier frames went when its results were read */
-    frame_hold(ref);
-    frame_hold(dist);
-    slot->cuda[0] = ref;
-    slot->cuda[1] = dist;
-    t = qgpu_timing_now(ctx);
-    ret = copy_wait(ctx, ref);
-    if (!ret)
-        ret = copy_wait(ctx, dist);
-    qgpu_timing_add(ctx, QGPU_TIMING_CUDA_WAIT, t);
-    if (ret < 0)
-        return qgpu_submit_failed(ctx, ret);
-    return qgpu_submit_buffers_end(ctx, slot, &buf[0], &buf[1], &slot->cuda_read);
+    return qgpu_submit_cl_buffer(ctx, &buf[0], &buf[1]);
 }
 
 const char *qgpu_cuda_ring_error(const QgpuCudaRing *ring)

@@ -200,17 +200,15 @@ int qgpu_submit_cl(QgpuContext *ctx, const QgpuCLPicture *ref, const QgpuCLPictu
     shift[0] = ctx->in_layout == QGPU_LAYOUT_NV12 ? ctx->in_shift : ref->shift;
     shift[1] = ctx->in_layout == QGPU_LAYOUT_NV12 ? ctx->in_shift : dist->shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
-                                     "copying the frame's images on the device", NULL);
+                                     "copying the frame's images on the device");
 }
 
 int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[2], int err,
-                              const char *what, cl_event *copied_out)
+                              const char *what)
 {
     cl_event copied = NULL;
     cl_int status;
     double t = qgpu_timing_now(ctx);
-    if (copied_out)
-        *copied_out = NULL;
     if (!err) {
         /* completes after every copy (in-order queue) */
         status = clEnqueueMarkerWithWaitList(ctx->upload_queue, 0, NULL, &copied);
@@ -220,12 +218,8 @@ int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[
     if (!err)
         err = qgpu_submit_enqueue(ctx, slot, copied, shift);
     qgpu_timing_add(ctx, QGPU_TIMING_KERNELS, t);
-    if (!err && copied_out) {
-        /* the caller keeps the input until this event completes */
-        *copied_out = copied;
-        copied = NULL;
-    } else if (!err) {
-        /* The caller may release or rewrite its memory when this returns. */
+    /* The caller may release or rewrite its memory when this returns. */
+    if (!err) {
         t = qgpu_timing_now(ctx);
         status = clWaitForEvents(1, &copied);
         qgpu_timing_add(ctx, QGPU_TIMING_COPY_WAIT, t);

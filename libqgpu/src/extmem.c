@@ -252,12 +252,15 @@ static void describe(QgpuPicture *desc, const QgpuCLBuffer *pic)
     desc->bitdepth = pic->bitdepth;
 }
 
-int qgpu_submit_buffers_begin(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist,
-                              QgpuSlot **slot)
+int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist)
 {
     QgpuPicture ref_desc, dist_desc;
-    int err;
+    QgpuSlot *slot;
+    int shift[2], err;
+    double t;
 
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
     if (!ref || !dist)
         return qgpu_error(ctx, QGPU_ERR_INVALID_ARG, "%s picture is NULL",
                           ref ? "distorted" : "reference");
@@ -265,19 +268,12 @@ int qgpu_submit_buffers_begin(QgpuContext *ctx, const QgpuCLBuffer *ref, const Q
     describe(&dist_desc, dist);
     if ((err = qgpu_submit_check(ctx, &ref_desc, &dist_desc, 0)) ||
         (err = check_buffer_picture(ctx, ref, &ref_desc, "reference")) ||
-        (err = check_buffer_picture(ctx, dist, &dist_desc, "distorted")))
+        (err = check_buffer_picture(ctx, dist, &dist_desc, "distorted")) ||
+        (err = qgpu_submit_slot(ctx, &ref_desc, &slot)))
         return err;
-    return qgpu_submit_slot(ctx, &ref_desc, slot);
-}
-
-int qgpu_submit_buffers_end(QgpuContext *ctx, QgpuSlot *slot, const QgpuCLBuffer *ref,
-                            const QgpuCLBuffer *dist, cl_event *copied)
-{
-    int shift[2], err;
-    double t;
-
     if (!ctx->frames_from_device)
         qgpu_log(ctx, QGPU_LOG_DEBUG, "input from OpenCL buffers: copied on the device");
+
     t = qgpu_timing_now(ctx);
     err = external_objects(ctx, ref, dist, 0);
     if (!err)
@@ -289,17 +285,5 @@ int qgpu_submit_buffers_end(QgpuContext *ctx, QgpuSlot *slot, const QgpuCLBuffer
     qgpu_timing_add(ctx, QGPU_TIMING_COPIES, t);
     shift[0] = shift[1] = ctx->in_shift;
     return qgpu_submit_device_finish(ctx, slot, shift, err,
-                                     "copying the frame's buffers on the device", copied);
-}
-
-int qgpu_submit_cl_buffer(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist)
-{
-    QgpuSlot *slot;
-    int err;
-
-    if (!ctx)
-        return QGPU_ERR_INVALID_ARG;
-    if ((err = qgpu_submit_buffers_begin(ctx, ref, dist, &slot)))
-        return err;
-    return qgpu_submit_buffers_end(ctx, slot, ref, dist, NULL);
+                                     "copying the frame's buffers on the device");
 }

@@ -107,8 +107,6 @@ typedef struct QgpuSlot {
     cl_event done;          /* the readback of results: the frame's only wait */
     struct QgpuPinned *pinned[2]; /* qgpu_submit_pinned's blocks, held until read */
     cl_event pinned_read;   /* their last write (pinned.c) */
-    struct QgpuCudaFrame *cuda[2]; /* qgpu_submit_cuda's frames, held until copied */
-    cl_event cuda_read;     /* the marker after their copies (cuda_ring.c) */
     QgpuSlotProfile profile;
 } QgpuSlot;
 

@@ -40,7 +40,6 @@ enum {
     QGPU_TIMING_COPIES,    /* enqueueing the input copies */
     QGPU_TIMING_KERNELS,   /* enqueueing the kernels (qgpu_submit_enqueue) */
     QGPU_TIMING_COPY_WAIT, /* waiting for the input copies */
-    QGPU_TIMING_CUDA_WAIT, /* qgpu_submit_cuda: waiting for the copies into the CUDA ring */
     QGPU_TIMING_PARTS
 };
 
@@ -112,7 +111,6 @@ struct QgpuContext {
     int nb_profile;
     int timing;                        /* QGPU_TIMING=1: timing.c */
     double timing_seconds[QGPU_TIMING_PARTS];
-    int flush_pairs;                   /* trial: QGPU_FLUSH_PAIRS=N, queues flushed every N frames */
 };
 
 /* timing.c (each a no-op unless ctx->timing) */

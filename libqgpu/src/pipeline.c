@@ -241,7 +241,6 @@ void qgpu_pipeline_release(QgpuContext *ctx)
         qgpu_buffer_release(&slot->raw);
         qgpu_buffer_release(&slot->interleaved);
         qgpu_pinned_slot_release(slot);
-        qgpu_cuda_slot_release(slot);
         qgpu_profile_slot_free(slot);
         memset(slot, 0, sizeof(*slot));
     }
@@ -434,24 +433,14 @@ static int shift_down(QgpuContext *ctx, QgpuSlot *slot, cl_mem buffer, int shift
                        args, QGPU_ARRAY_SIZE(args), 1, &global, &local);
 }
 
-/* trial: every queue flushed */
-static void flush_all(QgpuContext *ctx)
-{
-    clFlush(ctx->upload_queue);
-    for (int i = 0; i < ctx->nb_lanes; i++)
-        clFlush(ctx->lane_queue[i]);
-}
-
 int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, const int shift[2])
 {
     cl_command_queue queue = qgpu_slot_queue(ctx, slot);
     cl_int status;
     int err = 0;
-    int flush_now = ctx->flush_pairs <= 1 || (ctx->submitted + 1) % (unsigned)ctx->flush_pairs == 0;
 
     /* The upload queue runs ahead; make sure it is submitted to the device. */
-    if (flush_now)
-        clFlush(ctx->upload_queue);
+    clFlush(ctx->upload_queue);
     status = clEnqueueBarrierWithWaitList(queue, 1, &uploaded, NULL);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueBarrierWithWaitList");
@@ -473,10 +462,7 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
                                  slot->results_host, 0, NULL, &slot->done);
     if (status != CL_SUCCESS)
         return qgpu_cl_error(ctx, status, "clEnqueueReadBuffer(results)");
-    if (ctx->flush_pairs <= 1)
-        clFlush(queue);
-    else if (flush_now)
-        flush_all(ctx);
+    clFlush(queue);
     ctx->submitted++;
     return 0;
 }
@@ -504,21 +490,15 @@ static int process_oldest(QgpuContext *ctx)
     QgpuSlot *slot = &ctx->slots[index];
     cl_int exec_status = CL_COMPLETE;
     double t = qgpu_timing_now(ctx);
-    cl_int status;
-    if (ctx->flush_pairs > 1)
-        flush_all(ctx);
-    status = qgpu_fault_frame_wait(clWaitForEvents(1, &slot->done));
+    cl_int status = qgpu_fault_frame_wait(clWaitForEvents(1, &slot->done));
 
     qgpu_timing_add(ctx, QGPU_TIMING_RESULTS, t);
     clGetEventInfo(slot->done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(exec_status),
                    &exec_status, NULL);
     clReleaseEvent(slot->done);
     slot->done = NULL;
-    if (status == CL_SUCCESS && exec_status >= 0) {
-        /* the upload (or the copies) came before the results */
-        qgpu_pinned_slot_release(slot);
-        qgpu_cuda_slot_release(slot);
-    }
+    if (status == CL_SUCCESS && exec_status >= 0)
+        qgpu_pinned_slot_release(slot); /* the upload came before the results */
     if (status != CL_SUCCESS || exec_status < 0)
         return qgpu_cl_error(ctx, status != CL_SUCCESS ? status : exec_status,
                              "frame execution on the device");
@@ -648,10 +628,8 @@ int qgpu_collect(QgpuContext *ctx, unsigned *frame_index, int wait)
         return QGPU_ERR_INVALID_ARG;
     if ((err = usable(ctx)))
         return err;
-    if (ctx->started) {
+    if (ctx->started)
         qgpu_pinned_slots_poll(ctx);
-        qgpu_cuda_slots_poll(ctx);
-    }
     while (ctx->delivered >= ctx->finalized && ctx->processed < ctx->submitted) {
         if (!wait && !oldest_done(ctx))
             return 0;

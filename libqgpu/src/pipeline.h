@@ -11,7 +11,6 @@
 #define QGPU_PIPELINE_H
 
 #include "internal.h"
-#include "qgpu/qgpu_opencl.h"
 
 /* Fills a format from a picture description (data and strides unused). */
 void qgpu_format_from_picture(QgpuVideoFormat *fmt, const QgpuPicture *pic);
@@ -48,21 +47,9 @@ int qgpu_submit_enqueue(QgpuContext *ctx, QgpuSlot *slot, cl_event uploaded, con
  * A marker after the copies on the upload queue, qgpu_submit_enqueue(),
  * then a wait for the copies, so that the caller's memory is free again
  * when the submit returns; the frame counted as from device memory.
- * `what`: the wait's error message. With `copied` not NULL there is no
- * wait: *copied is the marker's event (the caller releases it; NULL on
- * error), for a submit that keeps the input itself until then. */
+ * `what`: the wait's error message. */
 int qgpu_submit_device_finish(QgpuContext *ctx, QgpuSlot *slot, const int shift[2], int err,
-                              const char *what, cl_event *copied);
-
-/* extmem.c: qgpu_submit_cl_buffer() in two steps, for qgpu_submit_cuda.
- * begin: the checks and the frame's slot (which may wait for the oldest
- * frame's results); an error leaves the context as it was unless the slot
- * step failed. end: the copies on the device, then
- * qgpu_submit_device_finish() (copied as there). */
-int qgpu_submit_buffers_begin(QgpuContext *ctx, const QgpuCLBuffer *ref, const QgpuCLBuffer *dist,
-                              QgpuSlot **slot);
-int qgpu_submit_buffers_end(QgpuContext *ctx, QgpuSlot *slot, const QgpuCLBuffer *ref,
-                            const QgpuCLBuffer *dist, cl_event *copied);
+                              const char *what);
 
 /* semiplanar.c: QGPU_LAYOUT_NV12 input when chroma is read. Bytes of one
  * picture's interleaved Cb Cr pairs; the split kernel (at start); the
@@ -80,13 +67,6 @@ int qgpu_split_chroma(QgpuContext *ctx, QgpuSlot *slot);
  * upload is complete. */
 void qgpu_pinned_slot_release(QgpuSlot *slot);
 void qgpu_pinned_slots_poll(QgpuContext *ctx);
-
-/* cuda_ring.c: the CUDA frames a slot holds for qgpu_submit_cuda until
- * the device copies out of them are complete. Release drops them (the
- * copies complete, or the queues finished); poll drops those of the frames
- * in flight whose copies are complete. */
-void qgpu_cuda_slot_release(QgpuSlot *slot);
-void qgpu_cuda_slots_poll(QgpuContext *ctx);
 
 /* Marks the context failed; returns err. */
 int qgpu_submit_failed(QgpuContext *ctx, int err);

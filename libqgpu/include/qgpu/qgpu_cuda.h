@@ -20,9 +20,7 @@
  *
  *   QgpuCudaPicture pic = {w, h, QGPU_LAYOUT_NV12, 8, {luma, pairs}, {pitch0, pitch1},
  *                          cuda_context, cuda_stream};
- *   (slots: 2 per pair, for the pair taken and the pipeline depth's pairs
- *   whose slots the context keeps until its copies out of them are done)
- *   if (qgpu_cuda_ring_create(&ring, &pic, 2 * (depth + 1), err, sizeof(err)) < 0)
+ *   if (qgpu_cuda_ring_create(&ring, &pic, 4, err, sizeof(err)) < 0)
  *       ... copy to host memory instead
  *   for each pair:
  *       qgpu_cuda_ring_take(ring, &ref_pic, &ref);     (1: copied)
@@ -133,13 +131,7 @@ QGPU_API void qgpu_cuda_frame_release(QgpuCudaFrame **frame);
 /* Scores a pair of frames of rings (one ring or two), as qgpu_submit():
  * each slot is imported into ctx at its first use (the imports belong to
  * ctx until qgpu_close), then the planes are copied on the device. When
- * it returns the frames may be released: the context holds each frame
- * itself (without waiting for its device copies) and lets its slot go back
- * to the ring once the copies are done, as seen by a later
- * qgpu_submit_cuda or qgpu_collect, at the latest when the pair's results
- * are read (qgpu_collect, qgpu_flush) or at qgpu_close. A ring therefore
- * needs a slot per frame of it in flight (pipeline_depth) besides the
- * caller's. Errors: QGPU_ERR_UNSUPPORTED
+ * it returns the frames may be released. Errors: QGPU_ERR_UNSUPPORTED
  * when the memory cannot be imported (no cl_khr_external_memory_opaque_fd,
  * another GPU's memory: the ring stops, the reason in its
  * qgpu_cuda_ring_error and qgpu_last_error; submit the pair from host
