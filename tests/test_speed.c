@@ -290,7 +290,7 @@ static void test_estimate_bits(void)
  * flush while statistics run must not crash. */
 static void test_frames_in_flight(void)
 {
-    enum { FRAMES = 9 };
+    enum { FRAMES = 19 }; /* more than twice the look-ahead (8) */
     static TestPicture ref[FRAMES], dis[FRAMES];
     static double want[FRAMES][3], got[FRAMES][3];
     SpeedRefOptions o;

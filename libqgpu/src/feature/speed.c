@@ -31,8 +31,11 @@
 #include "task_pool.h"
 
 /* Frames whose host statistics may still be running when a later frame is
- * collected; the feature's look-ahead. */
-#define SPEED_LOOKAHEAD 3
+ * collected; the feature's look-ahead. Deep enough that the collect of
+ * frame n + SPEED_LOOKAHEAD rarely finds frame n's job unfinished (a wait
+ * there stops the submitting thread, and so the device); it only delays
+ * when scores become final. */
+#define SPEED_LOOKAHEAD 8
 #define SPEED_JOBS (SPEED_LOOKAHEAD + 1)
 #define SPEED_MAX_THREADS 8
 
