@@ -286,19 +286,8 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(ctx, program, "speed_decimate", &s->k_dec);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "speed_bandpass", &s->k_band);
-    if (!err && s->moments) {
-        size_t kmax = 0;
+    if (!err && s->moments)
         err = qgpu_kernel_create(ctx, program, "speed_moments", &s->k_mom);
-        /* one work-group of SPEED_NSUMS work-items per image; a device
-         * whose limit is lower keeps the sums on the host */
-        if (!err)
-            clGetKernelWorkGroupInfo(s->k_mom, qgpu_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE,
-                                     sizeof(kmax), &kmax, NULL);
-        if (!err && kmax < SPEED_NSUMS) {
-            qgpu_kernel_release(&s->k_mom);
-            s->moments = 0;
-        }
-    }
     if (!err)
         err = qgpu_results_reserve(ctx, sizeof(float) * 4 * s->g.trunc_w * s->g.trunc_h,
                                    &s->offset);
@@ -364,7 +353,7 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (err || !s->moments)
         return err;
 
-    size_t g3[2] = {SPEED_NSUMS, 4}, l3[2] = {SPEED_NSUMS, 1};
+    size_t g3[2] = {SPEED_NSUMS, 4};
     const QgpuArg mom_args[] = {
         qgpu_arg_mem("results", slot->results),
         qgpu_arg_uint("band_index", (cl_uint)(s->offset / sizeof(float))),
@@ -373,7 +362,7 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_uint("sums_index", (cl_uint)(s->sums_offset / sizeof(double))),
     };
     return qgpu_launch(f->ctx, slot, s->k_mom, "speed_chroma: speed_moments", mom_args,
-                       QGPU_ARRAY_SIZE(mom_args), 2, g3, l3);
+                       QGPU_ARRAY_SIZE(mom_args), 2, g3, NULL);
 }
 
 /* Waits for the oldest started frame's statistics and sets its scores. */

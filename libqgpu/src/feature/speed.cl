@@ -124,9 +124,11 @@ __kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, in
 /*
  * The sums behind libvmaf's 25x25 covariance of one band-pass image, as
  * speed_linalg.c's covariance_sums() computes them on the host, with the
- * same bits: global (SPEED_NSUMS, 4), one work-group per image z, one
- * work-item per sum k = xi * (xi + 1) / 2 + yi (yi <= xi), written to
- * sums[sums_index + z * SPEED_NSUMS + k] as a double.
+ * same bits: global (SPEED_NSUMS, 4), one work-item per image z and sum
+ * k = xi * (xi + 1) / 2 + yi (yi <= xi), written to
+ * sums[sums_index + z * SPEED_NSUMS + k] as a double. Each work-item
+ * computes the two means it needs itself (the same float chains as its
+ * neighbours', so no barrier and no work-group size is needed).
  *
  * Why the bits are the host's: every value is one sequential chain over
  * the positions (i, j) in the host's order (row by row), started at +0,
@@ -144,33 +146,32 @@ __kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, in
  * float quotient because 53 >= 2 * 24 + 2 (Figueroa, "When is double
  * rounding innocuous?", 1995), so that is the host's float too.
  */
-__kernel __attribute__((reqd_work_group_size(SPEED_NSUMS, 1, 1)))
-void speed_moments(__global float *results, uint band_index, int trunc_w, int trunc_h,
-                   uint sums_index)
+static double speed_mean(__global const float *img, int e, int trunc_w, int sw, int sh)
 {
-    __local double md[SPEED_N];
-    const int k = get_local_id(0), z = get_group_id(1);
+    __global const float *p = img + (e / 5) * trunc_w + e % 5;
+    float s = 0.0f;
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++)
+            s += p[i * trunc_w + j];
+    return (float)((double)s / (double)(sw * sh));
+}
+
+__kernel void speed_moments(__global float *results, uint band_index, int trunc_w, int trunc_h,
+                            uint sums_index)
+{
+    const int k = get_global_id(0), z = get_global_id(1);
     const int sw = trunc_w - 4, sh = trunc_h - 4;
     __global const float *img = results + band_index + z * trunc_w * trunc_h;
-
-    if (k < SPEED_N) {
-        __global const float *p = img + (k / 5) * trunc_w + k % 5;
-        float s = 0.0f;
-        for (int i = 0; i < sh; i++)
-            for (int j = 0; j < sw; j++)
-                s += p[i * trunc_w + j];
-        md[k] = (float)((double)s / (double)(sw * sh));
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
 
     int xi = 0; /* the row of sum k: the largest r with r (r + 1) / 2 <= k */
     for (int r = 1; r < SPEED_N; r++)
         if (r * (r + 1) / 2 <= k)
             xi = r;
     const int yi = k - xi * (xi + 1) / 2;
+    const double mx = speed_mean(img, xi, trunc_w, sw, sh);
+    const double my = speed_mean(img, yi, trunc_w, sw, sh);
     __global const float *px = img + (xi / 5) * trunc_w + xi % 5;
     __global const float *py = img + (yi / 5) * trunc_w + yi % 5;
-    const double mx = md[xi], my = md[yi];
     double acc = 0.0;
     for (int i = 0; i < sh; i++)
         for (int j = 0; j < sw; j++) {
