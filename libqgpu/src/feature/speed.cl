@@ -129,8 +129,6 @@ __kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, in
  * sums[sums_index + z * SPEED_NSUMS + k] as a double. Each work-item
  * computes the two means it needs itself (the same float chains as its
  * neighbours', so no barrier and no work-group size is needed).
- * The chains are latency-bound (1,300 work-items at 1080p): what keeps
- * the kernel short is that loads and products run ahead of the additions.
  *
  * Why the bits are the host's: every value is one sequential chain over
  * the positions (i, j) in the host's order (row by row), started at +0,
@@ -148,6 +146,16 @@ __kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, in
  * float quotient because 53 >= 2 * 24 + 2 (Figueroa, "When is double
  * rounding innocuous?", 1995), so that is the host's float too.
  */
+static double speed_mean(__global const float *img, int e, int trunc_w, int sw, int sh)
+{
+    __global const float *p = img + (e / 5) * trunc_w + e % 5;
+    float s = 0.0f;
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++)
+            s += p[i * trunc_w + j];
+    return (float)((double)s / (double)(sw * sh));
+}
+
 __kernel void speed_moments(__global float *results, uint band_index, int trunc_w, int trunc_h,
                             uint sums_index)
 {
@@ -160,55 +168,17 @@ __kernel void speed_moments(__global float *results, uint band_index, int trunc_
         if (r * (r + 1) / 2 <= k)
             xi = r;
     const int yi = k - xi * (xi + 1) / 2;
+    const double mx = speed_mean(img, xi, trunc_w, sw, sh);
+    const double my = speed_mean(img, yi, trunc_w, sw, sh);
     __global const float *px = img + (xi / 5) * trunc_w + xi % 5;
     __global const float *py = img + (yi / 5) * trunc_w + yi % 5;
-
-    /* The two means, two independent chains side by side. Samples are
-     * loaded four at a time so that the loads do not wait on the chain;
-     * the additions stay one by one, in position order. */
-    float sx = 0.0f, sy = 0.0f;
-    for (int i = 0; i < sh; i++) {
-        __global const float *rx = px + i * trunc_w, *ry = py + i * trunc_w;
-        int j = 0;
-        for (; j + 4 <= sw; j += 4) {
-            float4 a = vload4(0, rx + j), b = vload4(0, ry + j);
-            sx += a.s0;
-            sx += a.s1;
-            sx += a.s2;
-            sx += a.s3;
-            sy += b.s0;
-            sy += b.s1;
-            sy += b.s2;
-            sy += b.s3;
-        }
-        for (; j < sw; j++) {
-            sx += rx[j];
-            sy += ry[j];
-        }
-    }
-    const double count = (double)(sw * sh);
-    const double mx = (float)((double)sx / count), my = (float)((double)sy / count);
-
-    /* The sum of the products, the same way: products of four positions
-     * formed ahead, added one by one in position order. */
     double acc = 0.0;
-    for (int i = 0; i < sh; i++) {
-        __global const float *rx = px + i * trunc_w, *ry = py + i * trunc_w;
-        int j = 0;
-        for (; j + 4 <= sw; j += 4) {
-            float4 a = vload4(0, rx + j), b = vload4(0, ry + j);
-            double p0 = ((double)a.s0 - mx) * ((double)b.s0 - my);
-            double p1 = ((double)a.s1 - mx) * ((double)b.s1 - my);
-            double p2 = ((double)a.s2 - mx) * ((double)b.s2 - my);
-            double p3 = ((double)a.s3 - mx) * ((double)b.s3 - my);
-            acc += p0;
-            acc += p1;
-            acc += p2;
-            acc += p3;
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++) {
+            double dx = (double)px[i * trunc_w + j] - mx;
+            double dy = (double)py[i * trunc_w + j] - my;
+            acc += dx * dy;
         }
-        for (; j < sw; j++)
-            acc += ((double)rx[j] - mx) * ((double)ry[j] - my);
-    }
     ((__global double *)results)[sums_index + z * SPEED_NSUMS + k] = acc;
 }
 #endif
