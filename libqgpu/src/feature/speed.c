@@ -6,13 +6,14 @@
  * anti-alias Gaussian at the decimated positions, decimation by 16, 3-tap
  * local mean removal) for U/V x ref/dis in two launches per frame and
  * writes the band-pass images (a few thousand floats) into the slot's
- * results. On a device with double precision a third launch
- * (speed_moments) adds each image's means and 325 double covariance sums,
- * libvmaf's order and bits. collect() copies the images (and sums) into a
- * job and hands the four images to helper threads (task_pool.c), which run
- * the rest of libvmaf's estimation on the host (speed_linalg.c: the sums
- * when the device did not make them, float eigenvalues and Householder
- * QR, in libvmaf's order). The frame's scores are set
+ * results. With QGPU_SPEED_FP64=1 (a device with double precision) a
+ * third launch (speed_moments) adds each image's means and 325 double
+ * covariance sums, libvmaf's order and bits. collect() copies the images
+ * (and sums) into a job and hands the four images to helper threads
+ * (task_pool.c), which run libvmaf's estimation on the host
+ * (speed_linalg.c: float means and double covariance sums unless the
+ * device made them, float eigenvalues and Householder QR, in libvmaf's
+ * order). The frame's scores are set
  * SPEED_LOOKAHEAD frames later (the feature's look-ahead), when the
  * collect() of that later frame waits for the job, or at flush; so the
  * statistics of several frames run in parallel with each other and with
@@ -270,19 +271,17 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if (err)
             return err;
     }
-    /* The covariance sums on the device where it has double precision
-     * (speed_moments) and is not the host's own CPU (there the host's
-     * vectorised loop is faster: PoCL 1080p 900 fps with host sums, 255
-     * with the kernel); QGPU_SPEED_FP64=0/1 forces a path (tests,
-     * measurements; 1 still needs double precision). */
+    /* The covariance sums on the device (speed_moments) only when asked,
+     * QGPU_SPEED_FP64=1, on a device with double precision. Measured on
+     * the H200 at 1080p (doc/metrics/speed.md): speed_chroma alone 8,335
+     * fps with them against 5,333-6,020 on the host, but VMAF v1 4,179-
+     * 4,443 against 5,042-5,316: the kernel (0.08 ms, latency-bound)
+     * lengthens every frame, and with 4 frames in flight on 4 lanes that
+     * costs more than the host's time. On PoCL (CPU) 255 against 900 fps. */
     cl_device_fp_config fp64 = 0;
-    cl_device_type type = 0;
     clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_TYPE, sizeof(type), &type, NULL);
-    s->moments = fp64 != 0 && !(type & CL_DEVICE_TYPE_CPU);
     const char *force = getenv("QGPU_SPEED_FP64");
-    if (force && (*force == '0' || *force == '1'))
-        s->moments = *force == '1' && fp64 != 0;
+    s->moments = force && *force == '1' && fp64 != 0;
     snprintf(opts, sizeof(opts), "-DSPEED_BPS=%d -DSPEED_FP64=%d", fmt->bytes_per_sample,
              s->moments);
     err = qgpu_program_get(ctx, "speed", opts, &program);
