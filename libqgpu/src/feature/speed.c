@@ -273,9 +273,9 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     }
     /* The covariance sums on the device (speed_moments) only when asked,
      * QGPU_SPEED_FP64=1, on a device with double precision. Measured on
-     * the H200 at 1080p (doc/metrics/speed.md): speed_chroma alone 8,335
-     * fps with them against 5,333-6,020 on the host, but VMAF v1 4,179-
-     * 4,443 against 5,042-5,316: the kernel (0.08 ms, latency-bound)
+     * the H200 at 1080p (doc/metrics/speed.md): speed_chroma alone
+     * 8,333-8,361 fps with them against 5,333-6,332 on the host, but VMAF
+     * v1 4,179-4,443 against 5,042-5,337: the kernel (0.08 ms, latency-bound)
      * lengthens every frame, and with 4 frames in flight on 4 lanes that
      * costs more than the host's time. On PoCL (CPU) 255 against 900 fps. */
     cl_device_fp_config fp64 = 0;

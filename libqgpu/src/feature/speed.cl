@@ -13,7 +13,8 @@
  *   speed_bandpass: B = D - 3-tap Gaussian blur of D (same filter rules),
  *       written for the truncated (multiple-of-5) region into the slot's
  *       results, where the host reads it for the 25x25 statistics.
- *   speed_moments (SPEED_FP64 devices): the 25 means and the 325
+ *   speed_moments (-DSPEED_FP64=1: QGPU_SPEED_FP64=1 on a device with
+ *       double precision; off by default): the 25 means and the 325
  *       covariance sums of each band-pass image, in double, into the
  *       slot's results; the host then only divides, and does the 25x25
  *       linear algebra (speed_linalg.c).

@@ -6,7 +6,9 @@
  * sequential (Householder/QR iterations), and its result is only
  * reproducible when every float operation happens in libvmaf's order, which
  * a host loop gives for free. The covariance sums are double in libvmaf,
- * which OpenCL 1.2 kernels here do not have.
+ * which OpenCL 1.2 devices need not have; where they do, speed.cl's
+ * speed_moments can compute them (QGPU_SPEED_FP64=1) and
+ * speed_estimate_sums() takes them from there.
  *
  * Speed without changing a single float: the 325 covariance sums advance
  * together, position by position (each is still one chain in libvmaf's
