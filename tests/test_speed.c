@@ -2,7 +2,8 @@
  * random sizes, every chroma layout, 8/10/12/16 bit, padded strides, pipeline
  * depths, random options (kernel scale, prescale nearest/bilinear, weight
  * modes, sigma_nn, nn_floor, max_val); 10-bit x4 copies; singular (flat)
- * planes; output names; errors. The device computes the same float
+ * planes; output names; errors; the covariance sums on the host and on the
+ * device (QGPU_SPEED_FP64=0/1). The device computes the same float
  * operations as the reference (and libvmaf), so results are expected to be
  * identical; the bound below only leaves room for a device compiler that
  * rounds differently (observed difference on PoCL: printed at the end). */
@@ -289,7 +290,7 @@ static void test_estimate_bits(void)
  * flush while statistics run must not crash. */
 static void test_frames_in_flight(void)
 {
-    enum { FRAMES = 9 };
+    enum { FRAMES = 19 }; /* more than twice the look-ahead (8) */
     static TestPicture ref[FRAMES], dis[FRAMES];
     static double want[FRAMES][3], got[FRAMES][3];
     SpeedRefOptions o;
@@ -474,5 +475,9 @@ static const TestExtra extras[] = {
 int main(int argc, char **argv)
 {
     init_options();
-    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 7);
+    /* the covariance sums on the host, then on the device (speed_moments,
+     * where the device has double precision; the extras run on the
+     * default path) */
+    return test_main_both_paths(argc, argv, "QGPU_SPEED_FP64", "0", "1", rows,
+                                sizeof(rows) / sizeof(rows[0]), extras, 7);
 }

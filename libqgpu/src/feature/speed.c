@@ -6,10 +6,14 @@
  * anti-alias Gaussian at the decimated positions, decimation by 16, 3-tap
  * local mean removal) for U/V x ref/dis in two launches per frame and
  * writes the band-pass images (a few thousand floats) into the slot's
- * results. collect() copies them into a job and hands the four images to
- * helper threads (task_pool.c), which run libvmaf's estimation on the host
- * (speed_linalg.c: float means, double covariance sums, float eigenvalues
- * and Householder QR, in libvmaf's order). The frame's scores are set
+ * results. With QGPU_SPEED_FP64=1 (a device with double precision) a
+ * third launch (speed_moments) adds each image's means and 325 double
+ * covariance sums, libvmaf's order and bits. collect() copies the images
+ * (and sums) into a job and hands the four images to helper threads
+ * (task_pool.c), which run libvmaf's estimation on the host
+ * (speed_linalg.c: float means and double covariance sums unless the
+ * device made them, float eigenvalues and Householder QR, in libvmaf's
+ * order). The frame's scores are set
  * SPEED_LOOKAHEAD frames later (the feature's look-ahead), when the
  * collect() of that later frame waits for the job, or at flush; so the
  * statistics of several frames run in parallel with each other and with
@@ -28,8 +32,11 @@
 #include "task_pool.h"
 
 /* Frames whose host statistics may still be running when a later frame is
- * collected; the feature's look-ahead. */
-#define SPEED_LOOKAHEAD 3
+ * collected; the feature's look-ahead. Deep enough that the collect of
+ * frame n + SPEED_LOOKAHEAD rarely finds frame n's job unfinished (a wait
+ * there stops the submitting thread, and so the device); it only delays
+ * when scores become final. */
+#define SPEED_LOOKAHEAD 8
 #define SPEED_JOBS (SPEED_LOOKAHEAD + 1)
 #define SPEED_MAX_THREADS 8
 
@@ -38,6 +45,7 @@ typedef struct SpeedImageTask {
     QgpuTask task;
     const SpeedGeometry *g;
     const float *band;
+    const double *sums; /* the device's covariance sums, or NULL */
     float sigma_nn;
     SpeedWork work;
     SpeedEstimate est;
@@ -46,7 +54,8 @@ typedef struct SpeedImageTask {
 /* One frame's four images (U ref, U dis, V ref, V dis). */
 typedef struct SpeedJob {
     unsigned frame_index;
-    float *band; /* copy of the slot's band-pass images */
+    float *band;  /* copy of the slot's band-pass images */
+    double *sums; /* copy of their covariance sums (device moments) */
     SpeedImageTask img[4];
 } SpeedJob;
 
@@ -69,11 +78,12 @@ typedef struct SpeedState {
     /* state */
     SpeedGeometry g;
     int method;
-    cl_kernel k_dec, k_band;
+    cl_kernel k_dec, k_band, k_mom;
+    int moments; /* the device computes the covariance sums (speed_moments) */
     cl_mem dec[QGPU_MAX_LANES]; /* per lane */
     cl_mem taps_aa, taps_lp, rows1, rows2, rowsd, cols1, cols2, colsd;
     int fw_aa, fw_lp;
-    size_t offset;
+    size_t offset, sums_offset;
     float scale;
     int id[3];
     QgpuTaskPool *pool;
@@ -124,7 +134,11 @@ static int upload_table(QgpuContext *ctx, int method, int src, int dst, cl_mem *
 static void estimate_task(void *arg)
 {
     SpeedImageTask *t = arg;
-    speed_estimate(t->g, t->band, (size_t)t->g->trunc_w, t->sigma_nn, &t->work, &t->est);
+    const size_t stride = (size_t)t->g->trunc_w;
+    if (t->sums)
+        speed_estimate_sums(t->g, t->sums, t->band, stride, t->sigma_nn, &t->work, &t->est);
+    else
+        speed_estimate(t->g, t->band, stride, t->sigma_nn, &t->work, &t->est);
 }
 
 static int jobs_alloc(SpeedState *s)
@@ -136,12 +150,18 @@ static int jobs_alloc(SpeedState *s)
         job->band = malloc(sizeof(float) * 4 * img);
         if (!job->band)
             return -1;
+        if (s->moments) {
+            job->sums = malloc(sizeof(double) * 4 * SPEED_NSUMS);
+            if (!job->sums)
+                return -1;
+        }
         for (int z = 0; z < 4; z++) {
             SpeedImageTask *t = &job->img[z];
             t->task.run = estimate_task;
             t->task.arg = t;
             t->g = &s->g;
             t->band = job->band + z * img;
+            t->sums = job->sums ? job->sums + z * SPEED_NSUMS : NULL;
             t->sigma_nn = (float)s->sigma_nn;
             t->est.entropies = malloc(sizeof(float) * nb);
             t->est.variances = malloc(sizeof(float) * nb);
@@ -157,7 +177,9 @@ static void jobs_free(SpeedState *s)
     for (int j = 0; j < SPEED_JOBS; j++) {
         SpeedJob *job = &s->jobs[j];
         free(job->band);
+        free(job->sums);
         job->band = NULL;
+        job->sums = NULL;
         for (int z = 0; z < 4; z++) {
             SpeedImageTask *t = &job->img[z];
             free(t->est.entropies);
@@ -249,15 +271,31 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if (err)
             return err;
     }
-    snprintf(opts, sizeof(opts), "-DSPEED_BPS=%d", fmt->bytes_per_sample);
+    /* The covariance sums on the device (speed_moments) only when asked,
+     * QGPU_SPEED_FP64=1, on a device with double precision. Measured on
+     * the H200 at 1080p (doc/metrics/speed.md): speed_chroma alone
+     * 8,333-8,361 fps with them against 5,333-6,332 on the host, but VMAF
+     * v1 4,179-4,443 against 5,042-5,337: the kernel (0.08 ms, latency-bound)
+     * lengthens every frame, and with 4 frames in flight on 4 lanes that
+     * costs more than the host's time. On PoCL (CPU) 255 against 900 fps. */
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
+    const char *force = getenv("QGPU_SPEED_FP64");
+    s->moments = force && *force == '1' && fp64 != 0;
+    snprintf(opts, sizeof(opts), "-DSPEED_BPS=%d -DSPEED_FP64=%d", fmt->bytes_per_sample,
+             s->moments);
     err = qgpu_program_get(ctx, "speed", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "speed_decimate", &s->k_dec);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "speed_bandpass", &s->k_band);
+    if (!err && s->moments)
+        err = qgpu_kernel_create(ctx, program, "speed_moments", &s->k_mom);
     if (!err)
         err = qgpu_results_reserve(ctx, sizeof(float) * 4 * s->g.trunc_w * s->g.trunc_h,
                                    &s->offset);
+    if (!err && s->moments)
+        err = qgpu_results_reserve(ctx, sizeof(double) * 4 * SPEED_NSUMS, &s->sums_offset);
     if (err)
         return err;
     err = jobs_alloc(s);
@@ -313,8 +351,21 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_mem("results", slot->results),
         qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
     };
-    return qgpu_launch(f->ctx, slot, s->k_band, "speed_chroma: speed_bandpass", band_args,
-                       QGPU_ARRAY_SIZE(band_args), 3, g2, NULL);
+    err = qgpu_launch(f->ctx, slot, s->k_band, "speed_chroma: speed_bandpass", band_args,
+                      QGPU_ARRAY_SIZE(band_args), 3, g2, NULL);
+    if (err || !s->moments)
+        return err;
+
+    size_t g3[2] = {SPEED_NSUMS, 4};
+    const QgpuArg mom_args[] = {
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("band_index", (cl_uint)(s->offset / sizeof(float))),
+        qgpu_arg_int("trunc_w", s->g.trunc_w),
+        qgpu_arg_int("trunc_h", s->g.trunc_h),
+        qgpu_arg_uint("sums_index", (cl_uint)(s->sums_offset / sizeof(double))),
+    };
+    return qgpu_launch(f->ctx, slot, s->k_mom, "speed_chroma: speed_moments", mom_args,
+                       QGPU_ARRAY_SIZE(mom_args), 2, g3, NULL);
 }
 
 /* Waits for the oldest started frame's statistics and sets its scores. */
@@ -360,6 +411,9 @@ static int speed_collect(QgpuFeature *f, const QgpuSlot *slot)
     /* the job's previous frame was finished SPEED_LOOKAHEAD collects ago */
     job->frame_index = slot->frame_index;
     memcpy(job->band, band, sizeof(float) * 4 * img);
+    if (s->moments)
+        memcpy(job->sums, (const unsigned char *)slot->results_host + s->sums_offset,
+               sizeof(double) * 4 * SPEED_NSUMS);
     for (int z = 0; z < 4; z++)
         qgpu_task_pool_submit(s->pool, &job->img[z].task);
     s->started++;
@@ -382,6 +436,7 @@ static void speed_uninit(QgpuFeature *f)
     SpeedState *s = f->priv;
     qgpu_kernel_release(&s->k_dec);
     qgpu_kernel_release(&s->k_band);
+    qgpu_kernel_release(&s->k_mom);
     for (int i = 0; i < QGPU_MAX_LANES; i++)
         qgpu_buffer_release(&s->dec[i]);
     qgpu_buffer_release(&s->taps_aa);

@@ -13,6 +13,11 @@
  *   speed_bandpass: B = D - 3-tap Gaussian blur of D (same filter rules),
  *       written for the truncated (multiple-of-5) region into the slot's
  *       results, where the host reads it for the 25x25 statistics.
+ *   speed_moments (-DSPEED_FP64=1: QGPU_SPEED_FP64=1 on a device with
+ *       double precision; off by default): the 25 means and the 325
+ *       covariance sums of each band-pass image, in double, into the
+ *       slot's results; the host then only divides, and does the 25x25
+ *       linear algebra (speed_linalg.c).
  * Samples become floats as libvmaf's picture_copy: value / 2^(bpc-8) - 128
  * (exact). The prescale (libvmaf vif_scale_frame_s, nearest or bilinear)
  * is read through host-made row/column tables (source indices and
@@ -22,6 +27,12 @@
 
 #ifndef SPEED_BPS
 #define SPEED_BPS 1
+#endif
+#ifndef SPEED_FP64
+#define SPEED_FP64 0  /* 1: speed_moments is built (the device has cl_khr_fp64) */
+#endif
+#if SPEED_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 #if SPEED_BPS == 1
 typedef uchar sample_t;
@@ -106,3 +117,69 @@ __kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, in
     }
     results[results_index + (z * trunc_h + i) * trunc_w + j] = d[i * dec_w + j] - acc;
 }
+
+#if SPEED_FP64
+#define SPEED_N 25       /* elements of a 5x5 block */
+#define SPEED_NSUMS 325  /* covariance sums (xi, yi <= xi): speed_linalg.h */
+
+/*
+ * The sums behind libvmaf's 25x25 covariance of one band-pass image, as
+ * speed_linalg.c's covariance_sums() computes them on the host, with the
+ * same bits: global (SPEED_NSUMS, 4), one work-item per image z and sum
+ * k = xi * (xi + 1) / 2 + yi (yi <= xi), written to
+ * sums[sums_index + z * SPEED_NSUMS + k] as a double. Each work-item
+ * computes the two means it needs itself (the same float chains as its
+ * neighbours', so no barrier and no work-group size is needed).
+ *
+ * Why the bits are the host's: every value is one sequential chain over
+ * the positions (i, j) in the host's order (row by row), started at +0,
+ * and every operation in it is one IEEE operation that OpenCL requires
+ * correctly rounded: the float additions of the means, the double
+ * subtractions, multiplications and additions of the sums (contraction
+ * into fma is off for the whole file, so each multiply and add rounds
+ * separately, as on the host, which is built without FMA instructions).
+ * The conversions float -> double are exact. The one expression not
+ * written as the host writes it is the mean: the host divides in float
+ * (sum / (float)count), whose OpenCL division may be off by 2.5 ulp;
+ * here the float operands (count < 2^24 is exact in float) are divided
+ * in double, correctly rounded, and the quotient is rounded to float.
+ * Rounding twice, to 53 and then to 24 bits, gives the correctly rounded
+ * float quotient because 53 >= 2 * 24 + 2 (Figueroa, "When is double
+ * rounding innocuous?", 1995), so that is the host's float too.
+ */
+static double speed_mean(__global const float *img, int e, int trunc_w, int sw, int sh)
+{
+    __global const float *p = img + (e / 5) * trunc_w + e % 5;
+    float s = 0.0f;
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++)
+            s += p[i * trunc_w + j];
+    return (float)((double)s / (double)(sw * sh));
+}
+
+__kernel void speed_moments(__global float *results, uint band_index, int trunc_w, int trunc_h,
+                            uint sums_index)
+{
+    const int k = get_global_id(0), z = get_global_id(1);
+    const int sw = trunc_w - 4, sh = trunc_h - 4;
+    __global const float *img = results + band_index + z * trunc_w * trunc_h;
+
+    int xi = 0; /* the row of sum k: the largest r with r (r + 1) / 2 <= k */
+    for (int r = 1; r < SPEED_N; r++)
+        if (r * (r + 1) / 2 <= k)
+            xi = r;
+    const int yi = k - xi * (xi + 1) / 2;
+    const double mx = speed_mean(img, xi, trunc_w, sw, sh);
+    const double my = speed_mean(img, yi, trunc_w, sw, sh);
+    __global const float *px = img + (xi / 5) * trunc_w + xi % 5;
+    __global const float *py = img + (yi / 5) * trunc_w + yi % 5;
+    double acc = 0.0;
+    for (int i = 0; i < sh; i++)
+        for (int j = 0; j < sw; j++) {
+            double dx = (double)px[i * trunc_w + j] - mx;
+            double dy = (double)py[i * trunc_w + j] - my;
+            acc += dx * dy;
+        }
+    ((__global double *)results)[sums_index + z * SPEED_NSUMS + k] = acc;
+}
+#endif

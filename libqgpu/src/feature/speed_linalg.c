@@ -6,7 +6,9 @@
  * sequential (Householder/QR iterations), and its result is only
  * reproducible when every float operation happens in libvmaf's order, which
  * a host loop gives for free. The covariance sums are double in libvmaf,
- * which OpenCL 1.2 kernels here do not have.
+ * which OpenCL 1.2 devices need not have; where they do, speed.cl's
+ * speed_moments can compute them (QGPU_SPEED_FP64=1) and
+ * speed_estimate_sums() takes them from there.
  *
  * Speed without changing a single float: the 325 covariance sums advance
  * together, position by position (each is still one chain in libvmaf's
@@ -553,13 +555,15 @@ void speed_work_free(SpeedWork *w)
  * extra sums of the last group are not read. */
 #define COV_PAD 28
 
-/* libvmaf's means (float sums, position order) and covariance (double
- * sums of (x - mx)(y - my), position order, then / count and rounded to
- * float). Each of the 325 sums is still one sequential chain over the
- * positions in libvmaf's order; the chains are interleaved (all of them
- * advance one position at a time) so the compiler can vectorise across
- * them. */
-static void covariance(const SpeedGeometry *g, const float *data, size_t stride, float *cov)
+/* libvmaf's means (float sums, position order) and the 325 covariance
+ * sums (double sums of (x - mx)(y - my), position order), written to
+ * sums[xi * (xi + 1) / 2 + yi] for yi <= xi. Each sum is one sequential
+ * chain over the positions in libvmaf's order; the chains are interleaved
+ * (all of them advance one position at a time) so the compiler can
+ * vectorise across them. speed_moments in speed.cl computes the same sums
+ * on the device, one chain per work-item. */
+static void covariance_sums(const SpeedGeometry *g, const float *data, size_t stride,
+                            double *sums_out)
 {
     float sums[SPEED_N] = {0}, means[SPEED_N];
     double md[SPEED_N], dv[COV_PAD] = {0};
@@ -595,8 +599,17 @@ static void covariance(const SpeedGeometry *g, const float *data, size_t stride,
             }
         }
     for (int xi = 0; xi < SPEED_N; xi++)
+        for (int yi = 0; yi <= xi; yi++)
+            sums_out[xi * (xi + 1) / 2 + yi] = acc[xi][yi];
+}
+
+/* The covariance matrix: each sum / count, rounded to float (libvmaf). */
+static void covariance_from_sums(const SpeedGeometry *g, const double *sums, float *cov)
+{
+    const size_t count = (size_t)g->sub_w * g->sub_h;
+    for (int xi = 0; xi < SPEED_N; xi++)
         for (int yi = 0; yi <= xi; yi++) {
-            float v = acc[xi][yi] / (double)count;
+            float v = sums[xi * (xi + 1) / 2 + yi] / (double)count;
             cov[xi * SPEED_N + yi] = v;
             cov[yi * SPEED_N + xi] = v;
         }
@@ -605,11 +618,19 @@ static void covariance(const SpeedGeometry *g, const float *data, size_t stride,
 void speed_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
                     SpeedWork *w, SpeedEstimate *out)
 {
+    double sums[SPEED_NSUMS];
+    covariance_sums(g, data, stride, sums);
+    speed_estimate_sums(g, sums, data, stride, sigma_nn, w, out);
+}
+
+void speed_estimate_sums(const SpeedGeometry *g, const double *sums, const float *data,
+                         size_t stride, float sigma_nn, SpeedWork *w, SpeedEstimate *out)
+{
     float cov[SPEED_N * SPEED_N], eig[SPEED_N];
     const int nb = g->nblocks;
     int singular = 0;
 
-    covariance(g, data, stride, cov);
+    covariance_from_sums(g, sums, cov);
     speed_eigenvalues(cov, SPEED_N, eig);
 
     /* Y: row e = position (si, sj) inside the block, column = block */

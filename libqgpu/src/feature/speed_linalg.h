@@ -16,6 +16,7 @@
 #define SPEED_N 25           /* elements in a block */
 #define SPEED_NUM_SCALES 4
 #define SPEED_MAX_TAPS 128
+#define SPEED_NSUMS 325      /* covariance sums: (xi, yi <= xi) at xi * (xi + 1) / 2 + yi */
 
 typedef struct SpeedGeometry {
     int src_w, src_h;       /* plane as libvmaf allocates it */
@@ -60,6 +61,13 @@ void speed_work_free(SpeedWork *w);
  * `stride` floats). */
 void speed_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
                     SpeedWork *w, SpeedEstimate *out);
+
+/* The same from the image's 325 covariance sums (each the double sum over
+ * the positions of (x - mean x)(y - mean y), in libvmaf's order, as
+ * speed_estimate computes them and speed.cl's speed_moments on the
+ * device); `data` is still read for the blocks. */
+void speed_estimate_sums(const SpeedGeometry *g, const double *sums, const float *data,
+                         size_t stride, float sigma_nn, SpeedWork *w, SpeedEstimate *out);
 
 /* get_speed_score() plus the one-sided-singular rule of
  * speed_extract_score(). */
