@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cuda_upload.h"
 #include "decode.h"
 #include "decoder_choice.h"
 #include "framehash.h"
@@ -1064,6 +1065,42 @@ static void test_hwdec(void)
                !strstr(out_err, "reference decoded")),
           "--hwdec none,cuda: the CPU for the reference, NVDEC or exit 4 for the distorted "
           "(rc %d): %s", rc, out_err);
+    /* the mixed decode: NVDEC for one input, the CPU for the other, the
+     * CPU's frames put on the GPU beside NVDEC's (cuda_upload.h) where
+     * NVDEC's stay there; scores as the CPU's for both. Without NVDEC:
+     * exit 4 and why, nothing scored */
+    for (int dir_i = 0; dir_i < 2; dir_i++) {
+        const char *mode = dir_i ? "none,cuda" : "cuda,none";
+        char args[256], logname[32], *none_log, *mixed;
+        int rc_none;
+        snprintf(logname, sizeof(logname), "mix%d.json", dir_i);
+        rc_none = run_tool("-r hw.nut -d hw.nut -n --feature psnr --feature ciede --hwdec none "
+                           "--json -o mix_none.json");
+        none_log = log_frames("mix_none.json", dec, sizeof(dec), NULL);
+        snprintf(args, sizeof(args), "-r hw.nut -d hw.nut -n --feature psnr --feature ciede "
+                 "--hwdec %s --json -o %s", mode, logname);
+        rc = run_tool(args);
+        mixed = log_frames(logname, dec, sizeof(dec), NULL);
+        if (rc == 0)
+            CHECK(rc_none == 0 && none_log && mixed && !strcmp(none_log, mixed) &&
+                      strstr(out_err, dir_i ? "decoders: reference cpu, distorted cuda"
+                                            : "decoders: reference cuda, distorted cpu"),
+                  "--hwdec %s: scores as the CPU's, each input's decoder said: %s", mode,
+                  out_err);
+        else
+            CHECK(rc == 4 && strstr(out_err, "--hwdec cuda: ") && !mixed &&
+                      !strstr(out_err, "mixed decode"),
+                  "--hwdec %s without NVDEC: exit 4 and a message (rc %d): %s", mode, rc,
+                  out_err);
+        free(none_log);
+        free(mixed);
+        snprintf(args, sizeof(args), "-r hw.nut -d hw.nut --hwdec %s --decode-only", mode);
+        rc = run_tool(args);
+        CHECK((rc == 0 && strstr(out_err, "decoded 12 pairs in ")) ||
+                  (rc == 4 && strstr(out_err, "--hwdec cuda: ")),
+              "--hwdec %s --decode-only: its floor, or exit 4 without NVDEC (rc %d): %s", mode,
+              rc, out_err);
+    }
     /* --decode-only: pairs counted, nothing scored, no log */
     rc = run_tool("-r hw.nut -d hw.nut --hwdec none --decode-only");
     CHECK(rc == 0 && strstr(out_err, "decoded 12 pairs in ") &&
@@ -1333,12 +1370,79 @@ static void test_pinned_frames(void)
     }
 }
 
+/* The mixed decode's conversion (cuda_upload.h): planar 4:2:0 to NV12 /
+ * P010 and back (hwdec_to_planar) gives every sample back, the Cb Cr pairs
+ * in order and 10-bit samples in the words' top bits. */
+static void test_upload_semiplanar(void)
+{
+    for (int ten = 0; ten < 2; ten++) {
+        enum AVPixelFormat pf = ten ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P;
+        enum AVPixelFormat sf = ten ? AV_PIX_FMT_P010LE : AV_PIX_FMT_NV12;
+        int depth = ten ? 10 : 8, bps = ten ? 2 : 1, same = 1, pairs_ok = 1;
+        AVFrame *src = av_frame_alloc(), *semi = av_frame_alloc(), *back = av_frame_alloc();
+        unsigned seed = 12345;
+        if (!CHECK(src && semi && back, "frames")) {
+            av_frame_free(&src);
+            av_frame_free(&semi);
+            av_frame_free(&back);
+            return;
+        }
+        src->format = pf;
+        semi->format = sf;
+        src->width = semi->width = 33; /* odd: the last chroma column */
+        src->height = semi->height = 17;
+        CHECK(av_frame_get_buffer(src, 0) == 0 && av_frame_get_buffer(semi, 0) == 0,
+              "buffers (%s)", ten ? "10-bit" : "8-bit");
+        for (int p = 0; p < 3; p++) {
+            int w = p ? 17 : 33, h = p ? 9 : 17;
+            for (int y = 0; y < h; y++)
+                for (int x = 0; x < w; x++) {
+                    seed = seed * 1103515245u + 12345u;
+                    unsigned v = (seed >> 8) & ((1u << depth) - 1);
+                    uint8_t *row = src->data[p] + (size_t)y * src->linesize[p];
+                    if (ten)
+                        ((uint16_t *)row)[x] = (uint16_t)v;
+                    else
+                        row[x] = (uint8_t)v;
+                }
+        }
+        cuda_upload_semiplanar(semi, src, depth);
+        for (int y = 0; y < 9; y++)
+            for (int x = 0; x < 17; x++)
+                for (int c = 0; c < 2; c++) {
+                    const uint8_t *in = src->data[1 + c] + (size_t)y * src->linesize[1 + c];
+                    const uint8_t *out = semi->data[1] + (size_t)y * semi->linesize[1];
+                    unsigned a = ten ? ((const uint16_t *)in)[x] : in[x];
+                    unsigned b = ten ? ((const uint16_t *)out)[2 * x + c] : out[2 * x + c];
+                    if (b != (a << (ten ? 6 : 0)))
+                        pairs_ok = 0;
+                }
+        CHECK(hwdec_to_planar(semi, depth, back) == 0, "back to planar (%s)",
+              ten ? "10-bit" : "8-bit");
+        for (int p = 0; p < 3 && back->data[0]; p++) {
+            int w = p ? 17 : 33, h = p ? 9 : 17;
+            for (int y = 0; y < h; y++)
+                if (memcmp(src->data[p] + (size_t)y * src->linesize[p],
+                           back->data[p] + (size_t)y * back->linesize[p], (size_t)(w * bps)))
+                    same = 0;
+        }
+        CHECK(pairs_ok, "%s: Cb Cr interleaved in order%s", ten ? "P010" : "NV12",
+              ten ? ", samples in the top bits" : "");
+        CHECK(same && back->data[0], "%s and back: every sample as it was",
+              ten ? "P010" : "NV12");
+        av_frame_free(&src);
+        av_frame_free(&semi);
+        av_frame_free(&back);
+    }
+}
+
 int main(int argc, char **argv)
 {
     char cmd[256];
     (void)argc;
     test_pairing();
     test_decoder_choice();
+    test_upload_semiplanar();
     if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))
         return test_finish();
     if (!CHECK(mkdtemp(dir) != NULL, "temporary directory"))

@@ -29,6 +29,8 @@
 #include <libswscale/swscale.h>
 
 #include "decode.h"
+#include "cuda_ring.h"
+#include "cuda_upload.h"
 #include "hwdec.h"
 #include "input.h"
 #include "pinned_frames.h"
@@ -88,6 +90,9 @@ struct Decoder {
     int64_t header_size; /* y4m: its header line */
     PinnedFrames *pinned; /* CPU decoding into pinned blocks (pinned_frames.h) */
     int pinned_off;       /* decoder_use_pinned_frames(d, 0) */
+    /* the mixed decode: frames put on the GPU beside the other input's
+     * NVDEC frames (cuda_upload.h), else NULL */
+    CudaUpload *upload;
 };
 
 /* Depth of semi-planar 4:2:0 frames (NV12, P010...), 0 for other formats:
@@ -573,6 +578,27 @@ void decoder_set_limited_range(Decoder *d)
     d->to_limited = 1;
 }
 
+int decoder_upload_beside(Decoder *d, const Decoder *nvdec, int bitdepth)
+{
+    AVBufferRef *device = hwdec_zero_copy_device(nvdec->hw);
+    if (d->upload)
+        return 1;
+    if (!device || hwdec_active(d->hw) || !d->have_first ||
+        !cuda_upload_supports(d->src_fmt, bitdepth) || d->src_bitdepth != bitdepth)
+        return 0;
+    return cuda_upload_create(&d->upload, device) == 0;
+}
+
+unsigned decoder_uploaded(const Decoder *d)
+{
+    return cuda_upload_count(d->upload);
+}
+
+unsigned decoder_upload_misses(const Decoder *d)
+{
+    return cuda_upload_misses(d->upload);
+}
+
 void decoder_set_semiplanar(Decoder *d, int pass)
 {
     d->pass_semiplanar = pass;
@@ -812,6 +838,10 @@ static int deliver(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
                           ? NAN
                           : ts * av_q2d(d->fmt->streams[d->stream]->time_base);
     }
+    /* the mixed decode: the CPU's planar frame made semi-planar, on the GPU
+     * when it can be (cuda_upload.h), then delivered as NVDEC's are */
+    if (d->upload && (ret = cuda_upload_frame(d->upload, d->frame, depth, err, err_len)) < 0)
+        return ret;
     /* a frame kept on the GPU (NVDEC, hwdec.h) that is not scored as it
      * is: to host memory first */
     if (hwdec_on_device(d->hw, d->frame) && !passes_as_is(d, d->frame, depth) &&
@@ -1039,12 +1069,20 @@ void decoder_owner_picture(const Decoder *d, void *owner, QgpuPicture *pic)
 
 QgpuCudaFrame *decoder_device_frame(const Decoder *d, void *owner)
 {
+    if (cuda_upload_owns(d->upload, owner))
+        return cuda_ring_frame(owner);
     return hwdec_on_device(d->hw, owner) ? hwdec_device_frame(owner) : NULL;
 }
 
 int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
 {
     int ret;
+    if (cuda_upload_owns(d->upload, owner)) {
+        if ((ret = cuda_upload_to_host(d->upload, owner)) < 0)
+            return ret;
+        fill_picture(d, owner, pic);
+        return 0;
+    }
     if (!hwdec_on_device(d->hw, owner))
         return 0;
     if ((ret = hwdec_device_to_host(d->hw, owner)) < 0)
@@ -1173,6 +1211,7 @@ void decoder_close(Decoder **pd)
         return;
     avcodec_free_context(&d->codec);
     hwdec_free(&d->hw); /* after the codec: its get_format points at it */
+    cuda_upload_free(&d->upload);
     avformat_close_input(&d->fmt);
     input_close(&d->input);
     av_packet_free(&d->packet);

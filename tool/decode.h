@@ -102,6 +102,18 @@ int decoder_set_output(Decoder *dec, int w, int h, int layout, int bitdepth,
 /* Converts full-range frames to limited range (swscale). */
 void decoder_set_limited_range(Decoder *dec);
 
+/* The mixed decode (cuda_upload.h): dec, decoded on the CPU, puts its
+ * frames (yuv420p at 8 bits, yuv420p10le at 10) on the GPU beside nvdec's,
+ * whose frames stay there (NVDEC's zero-copy path), and delivers them
+ * semi-planar (set decoder_set_semiplanar on both). After decoder_start;
+ * 1 when set, 0 when it does not apply (then nothing changes). */
+int decoder_upload_beside(Decoder *dec, const Decoder *nvdec, int bitdepth);
+
+/* With the mixed decode: frames put on the GPU, and frames that went
+ * through host memory for want of a free slot (0 without it). */
+unsigned decoder_uploaded(const Decoder *dec);
+unsigned decoder_upload_misses(const Decoder *dec);
+
 /* pass != 0: NV12/P010 frames go out as QGPU_LAYOUT_NV12 pictures when
  * they need no conversion (set it on both inputs or neither: the library
  * takes one layout per pair); else they are split into planar 4:2:0. */

@@ -358,6 +358,14 @@ int hwdec_device_to_host(Hwdec *hw, AVFrame *frame)
     return cuda_ring_to_host(hw->ring, frame, msg, sizeof(msg));
 }
 
+AVBufferRef *hwdec_zero_copy_device(const Hwdec *hw)
+{
+    return hwdec_active(hw) && hw->type == AV_HWDEVICE_TYPE_CUDA && hw->zero_copy &&
+                   !*cuda_ring_note(hw->ring)
+               ? hw->device
+               : NULL;
+}
+
 double hwdec_zero_copy_seconds(const Hwdec *hw)
 {
     return hwdec_active(hw) ? cuda_ring_copy_seconds(hw->ring) : 0.0;

@@ -64,6 +64,11 @@ int hwdec_on_device(const Hwdec *hw, const AVFrame *frame);
 QgpuCudaFrame *hwdec_device_frame(const AVFrame *frame);
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
 
+/* FFmpeg's CUDA device of an NVDEC decoder whose frames stay on the GPU
+ * (the zero-copy path, after the first frame), else NULL: the mixed
+ * decode puts the other input's CPU-decoded frames there (cuda_upload.h). */
+AVBufferRef *hwdec_zero_copy_device(const Hwdec *hw);
+
 /* With NVDEC: why frames went through host memory ("" when they stayed on
  * the GPU, or no NVDEC). */
 const char *hwdec_zero_copy_note(const Hwdec *hw);

@@ -301,6 +301,13 @@ static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder
     return choose_decoders(msg, o, host_jobs, ref, dis, probe);
 }
 
+/* Whether environment variable name is value (unset counts as ""). */
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return !strcmp(v ? v : "", value);
+}
+
 static int open_inputs(FILE *msg, const Options *o, const RunSetup *s, Decoder **ref,
                        Decoder **dis, ProbeResult *probe)
 {
@@ -345,6 +352,15 @@ static int open_inputs(FILE *msg, const Options *o, const RunSetup *s, Decoder *
     if (ri.semiplanar && di.semiplanar && ri.width == w && ri.height == h && di.width == w &&
         di.height == h && ri.bitdepth == depth && di.bitdepth == depth &&
         ri.full_range == di.full_range) {
+        decoder_set_semiplanar(*ref, 1);
+        decoder_set_semiplanar(*dis, 1);
+    } else if (ri.width == w && ri.height == h && di.width == w && di.height == h &&
+               ri.bitdepth == depth && di.bitdepth == depth && !ri.full_range &&
+               !di.full_range && !env_is("QGPU_HWDEC_UPLOAD", "0") &&
+               (decoder_upload_beside(*dis, *ref, depth) ||
+                decoder_upload_beside(*ref, *dis, depth))) {
+        /* the mixed decode: NVDEC's frames stay on the GPU and the CPU
+         * decoder's go there too, semi-planar (cuda_upload.h) */
         decoder_set_semiplanar(*ref, 1);
         decoder_set_semiplanar(*dis, 1);
     }
@@ -643,6 +659,20 @@ static int submit_pair(QgpuContext *ctx, Decoder *ref, Decoder *dis, FramePair *
                                 decoder_pinned_frames(dis), &pair->dist);
 }
 
+/* The mixed decode (cuda_upload.h): the CPU-decoded input's frames put on
+ * the GPU beside NVDEC's. */
+static void print_uploads(FILE *msg, const Decoder *ref, const Decoder *dis)
+{
+    for (int i = 0; i < 2; i++) {
+        const Decoder *d = i ? dis : ref;
+        unsigned up = decoder_uploaded(d), miss = decoder_upload_misses(d);
+        if (up || miss)
+            fprintf(msg, "qgpu: mixed decode: %s decoded on the CPU, %u frames put on the GPU "
+                    "beside the %s's from NVDEC, %u through host memory\n",
+                    i ? "distorted" : "reference", up, i ? "reference" : "distorted", miss);
+    }
+}
+
 /* With NVDEC: whether the frames stayed on the GPU, and why not. */
 static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *ref,
                             const Decoder *dis)
@@ -656,13 +686,6 @@ static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *re
         if (*note[i])
             fprintf(msg, "qgpu: %s frames went through host memory: %s\n",
                     i ? "distorted" : "reference", note[i]);
-}
-
-/* Whether environment variable name is value (unset counts as ""). */
-static int env_is(const char *name, const char *value)
-{
-    const char *v = getenv(name);
-    return !strcmp(v ? v : "", value);
 }
 
 /* QGPU_TIMING=1: where the scoring thread's time went, and the decoding
@@ -983,6 +1006,8 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
                     r->decoder[0], r->decoder[1]);
         if (!ret && (r->probe.how || *r->probe.note))
             print_decoders(r);
+        if (!ret && !o->quiet)
+            print_uploads(msg, ref, dis);
         return ret;
     }
     /* a failure midway (device lost, an input that changes format, a
@@ -996,6 +1021,7 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
         print_summary(msg, r->ctx, r->seconds, o->subsample);
         print_decoders(r);
         print_zero_copy(msg, r->ctx, ref, dis);
+        print_uploads(msg, ref, dis);
     }
     if (o->output)
         ret = write_log(r);
