@@ -42,3 +42,69 @@ static inline int mirror_skip_start_edge(int i, int n)
         i = 2 * n - 1 - i;
     return clamp(i, 0, n - 1);
 }
+
+/* libvmaf's left-to-right float row sums of two w x h term arrays stored
+ * column by column (a[x * h + y]), for float_vif and float_ansnr:
+ * ROW_SUMS_ROWS rows (y0 ...) per work-group of ROW_SUMS_WG work-items.
+ * All of them load column tiles of the rows' terms into the kernel's two
+ * __local tiles (the next tile while the current one is added); work-item
+ * r < ROW_SUMS_ROWS adds row r's terms left to right in float into
+ * *sum_a, *sum_b (0 for the others). (One work-item per row loading its
+ * own terms left few loads in flight: the pass waited for memory.) Every
+ * work-item of the group must call it. */
+#define ROW_SUMS_ROWS 32
+#define ROW_SUMS_COLS 64
+#define ROW_SUMS_WG 256
+#define ROW_SUMS_LOADS (ROW_SUMS_ROWS * ROW_SUMS_COLS / ROW_SUMS_WG)
+
+static inline void row_sums_fetch(float *va, float *vb, __global const float *a,
+                                  __global const float *b, int lid, int x0, int y0, int w,
+                                  int h)
+{
+    const int y = y0 + lid % ROW_SUMS_ROWS, c0 = lid / ROW_SUMS_ROWS;
+    for (int k = 0; k < ROW_SUMS_LOADS; k++) {
+        const int x = x0 + c0 + k * (ROW_SUMS_WG / ROW_SUMS_ROWS);
+        const bool inside = x < w && y < h;
+        const size_t i = inside ? (size_t)x * h + y : 0;
+        va[k] = inside ? a[i] : 0.0f;
+        vb[k] = inside ? b[i] : 0.0f;
+    }
+}
+
+static inline void row_sums_pair(__global const float *a, __global const float *b, int w, int h,
+                                 int y0, __local float (*ta)[ROW_SUMS_ROWS + 1],
+                                 __local float (*tb)[ROW_SUMS_ROWS + 1], float *sum_a,
+                                 float *sum_b)
+{
+    const int lid = get_local_id(0);
+    float va[ROW_SUMS_LOADS], vb[ROW_SUMS_LOADS];
+    float sa = 0.0f, sb = 0.0f;
+
+    row_sums_fetch(va, vb, a, b, lid, 0, y0, w, h);
+    for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < ROW_SUMS_LOADS; k++) {
+            const int c = lid / ROW_SUMS_ROWS + k * (ROW_SUMS_WG / ROW_SUMS_ROWS);
+            ta[c][lid % ROW_SUMS_ROWS] = va[k];
+            tb[c][lid % ROW_SUMS_ROWS] = vb[k];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (x0 + ROW_SUMS_COLS < w)
+            row_sums_fetch(va, vb, a, b, lid, x0 + ROW_SUMS_COLS, y0, w, h);
+        if (lid < ROW_SUMS_ROWS) {
+            if (x0 + ROW_SUMS_COLS <= w) {
+                for (int c = 0; c < ROW_SUMS_COLS; c++) {
+                    sa += ta[c][lid];
+                    sb += tb[c][lid];
+                }
+            } else {
+                for (int c = 0; c < w - x0; c++) {
+                    sa += ta[c][lid];
+                    sb += tb[c][lid];
+                }
+            }
+        }
+    }
+    *sum_a = sa;
+    *sum_b = sb;
+}

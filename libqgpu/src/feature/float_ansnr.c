@@ -111,7 +111,7 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
             return err;
     }
     {
-        /* FM_RS_ROWS (32) rows per work-group of FM_RS_WG (256), float_misc.cl */
+        /* ROW_SUMS_ROWS (32) rows per work-group of ROW_SUMS_WG (256), common.cl */
         size_t local = 256, global = (size_t)(s->h + 31) / 32 * 256;
         const QgpuArg args[] = {
             qgpu_arg_mem("sig", s->sig[slot->lane]),

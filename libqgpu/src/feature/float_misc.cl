@@ -168,66 +168,17 @@ __kernel void fansnr_filter(__global const uchar *ref, __global const uchar *dis
     }
 }
 
-/* libvmaf's left-to-right float row sums, FM_RS_ROWS rows per work-group:
- * all its work-items load column tiles of the rows' terms into __local
- * memory (the next tile while the current one is added) and work-item
- * r < FM_RS_ROWS adds row r's terms in order. (One work-item per row
- * loading its own terms left few loads in flight: the pass waited for
- * memory.) */
-#define FM_RS_ROWS 32
-#define FM_RS_COLS 64
-#define FM_RS_WG 256
-#define FM_RS_LOADS (FM_RS_ROWS * FM_RS_COLS / FM_RS_WG)
-
-static inline void fm_rs_fetch(float *va, float *vb, __global const float *sig,
-                               __global const float *noise, int lid, int x0, int y0, int w,
-                               int h)
-{
-    const int y = y0 + lid % FM_RS_ROWS, c0 = lid / FM_RS_ROWS;
-    for (int k = 0; k < FM_RS_LOADS; k++) {
-        const int x = x0 + c0 + k * (FM_RS_WG / FM_RS_ROWS);
-        const bool inside = x < w && y < h;
-        const size_t i = inside ? (size_t)x * h + y : 0;
-        va[k] = inside ? sig[i] : 0.0f;
-        vb[k] = inside ? noise[i] : 0.0f;
-    }
-}
-
-__kernel __attribute__((reqd_work_group_size(FM_RS_WG, 1, 1)))
+/* libvmaf's left-to-right float row sums (common.cl's row_sums_pair). */
+__kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
 void fansnr_rows(__global const float *sig, __global const float *noise, int w, int h,
                  __global float *results, uint results_index)
 {
-    __local float ta[FM_RS_COLS][FM_RS_ROWS + 1], tb[FM_RS_COLS][FM_RS_ROWS + 1];
-    const int lid = get_local_id(0), y0 = get_group_id(0) * FM_RS_ROWS;
-    float va[FM_RS_LOADS], vb[FM_RS_LOADS];
-    float s = 0.0f, n = 0.0f;
+    __local float ta[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1], tb[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1];
+    const int lid = get_local_id(0), y0 = get_group_id(0) * ROW_SUMS_ROWS;
+    float s, n;
 
-    fm_rs_fetch(va, vb, sig, noise, lid, 0, y0, w, h);
-    for (int x0 = 0; x0 < w; x0 += FM_RS_COLS) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < FM_RS_LOADS; k++) {
-            const int c = lid / FM_RS_ROWS + k * (FM_RS_WG / FM_RS_ROWS);
-            ta[c][lid % FM_RS_ROWS] = va[k];
-            tb[c][lid % FM_RS_ROWS] = vb[k];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (x0 + FM_RS_COLS < w)
-            fm_rs_fetch(va, vb, sig, noise, lid, x0 + FM_RS_COLS, y0, w, h);
-        if (lid < FM_RS_ROWS) {
-            if (x0 + FM_RS_COLS <= w) {
-                for (int c = 0; c < FM_RS_COLS; c++) {
-                    s += ta[c][lid];
-                    n += tb[c][lid];
-                }
-            } else {
-                for (int c = 0; c < w - x0; c++) {
-                    s += ta[c][lid];
-                    n += tb[c][lid];
-                }
-            }
-        }
-    }
-    if (lid < FM_RS_ROWS && y0 + lid < h) {
+    row_sums_pair(sig, noise, w, h, y0, ta, tb, &s, &n);
+    if (lid < ROW_SUMS_ROWS && y0 + lid < h) {
         results[results_index + 2 * (y0 + lid)] = s;
         results[results_index + 2 * (y0 + lid) + 1] = n;
     }

@@ -237,39 +237,16 @@ void fvif_stat(__global const float *src_ref, __global const float *src_dis, int
     }
 }
 
-/* Row sums of every scale. A work-group takes FVIF_RS_ROWS rows of one
+/* Row sums of every scale. A work-group takes ROW_SUMS_ROWS rows of one
  * scale (groups [groups.s<s-1>, groups.s<s>) are scale s; rows of scale s
  * are result rows [rows.s<s-1>, rows.s<s>)); terms of scale s at toff.s<s>.
- * All its work-items load column tiles of the rows' terms into __local
- * memory (the next tile is loaded while the current one is added), and
- * work-item r < FVIF_RS_ROWS adds row r's terms left to right in float, as
- * vif_statistic_s does. Writes (num, den) per row. One work-item per row
- * loading its own terms left few loads in flight per SM: the pass waited
- * for memory. */
-#define FVIF_RS_ROWS 32
-#define FVIF_RS_COLS 64
-#define FVIF_RS_WG 256
-#define FVIF_RS_LOADS (FVIF_RS_ROWS * FVIF_RS_COLS / FVIF_RS_WG)
-
-static inline void fvif_rs_fetch(float *vn, float *vd, __global const float *num,
-                                 __global const float *den, int lid, int x0, int y0, int w,
-                                 int h)
-{
-    const int y = y0 + lid % FVIF_RS_ROWS, c0 = lid / FVIF_RS_ROWS;
-    for (int k = 0; k < FVIF_RS_LOADS; k++) {
-        const int x = x0 + c0 + k * (FVIF_RS_WG / FVIF_RS_ROWS);
-        const bool inside = x < w && y < h;
-        const int i = inside ? x * h + y : 0;
-        vn[k] = inside ? num[i] : 0.0f;
-        vd[k] = inside ? den[i] : 0.0f;
-    }
-}
-
-__kernel __attribute__((reqd_work_group_size(FVIF_RS_WG, 1, 1)))
+ * The rows' terms are added left to right in float, as vif_statistic_s
+ * does (common.cl's row_sums_pair). Writes (num, den) per row. */
+__kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
 void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff, int4 wid,
                  int4 hei, __global float *results, int results_index)
 {
-    __local float tn[FVIF_RS_COLS][FVIF_RS_ROWS + 1], td[FVIF_RS_COLS][FVIF_RS_ROWS + 1];
+    __local float tn[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1], td[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1];
     const int g = get_group_id(0), lid = get_local_id(0);
     int g0, first, off, w, h;
     if (g < groups.s0) {
@@ -281,37 +258,12 @@ void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff,
     } else {
         g0 = groups.s2; first = rows.s2; off = toff.s3; w = wid.s3; h = hei.s3;
     }
-    const int y0 = (g - g0) * FVIF_RS_ROWS;
+    const int y0 = (g - g0) * ROW_SUMS_ROWS;
     __global const float *num = terms + off, *den = terms + off + w * h;
-    float vn[FVIF_RS_LOADS], vd[FVIF_RS_LOADS];
-    float an = 0.0f, ad = 0.0f;
+    float an, ad;
 
-    fvif_rs_fetch(vn, vd, num, den, lid, 0, y0, w, h);
-    for (int x0 = 0; x0 < w; x0 += FVIF_RS_COLS) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < FVIF_RS_LOADS; k++) {
-            const int c = lid / FVIF_RS_ROWS + k * (FVIF_RS_WG / FVIF_RS_ROWS);
-            tn[c][lid % FVIF_RS_ROWS] = vn[k];
-            td[c][lid % FVIF_RS_ROWS] = vd[k];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (x0 + FVIF_RS_COLS < w)
-            fvif_rs_fetch(vn, vd, num, den, lid, x0 + FVIF_RS_COLS, y0, w, h);
-        if (lid < FVIF_RS_ROWS) {
-            if (x0 + FVIF_RS_COLS <= w) {
-                for (int c = 0; c < FVIF_RS_COLS; c++) {
-                    an += tn[c][lid];
-                    ad += td[c][lid];
-                }
-            } else {
-                for (int c = 0; c < w - x0; c++) {
-                    an += tn[c][lid];
-                    ad += td[c][lid];
-                }
-            }
-        }
-    }
-    if (lid < FVIF_RS_ROWS && y0 + lid < h) {
+    row_sums_pair(num, den, w, h, y0, tn, td, &an, &ad);
+    if (lid < ROW_SUMS_ROWS && y0 + lid < h) {
         results[results_index + 2 * (first + y0 + lid)] = an;
         results[results_index + 2 * (first + y0 + lid) + 1] = ad;
     }
