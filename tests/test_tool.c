@@ -1333,8 +1333,9 @@ static void test_probe_runs(void)
 
 /* The CPU decoders' frames decoded into the library's pinned blocks
  * (QGPU_PINNED_FRAMES=1; on by default only for long pairs) give the
- * staging path's scores, and most pairs come from them; a short pair by
- * default does not use them. */
+ * staging path's scores, and most pairs come from them; with a budget of
+ * 0 MB (QGPU_PINNED_FRAMES_MAX_MB) none does; a short pair by default does
+ * not use them. */
 static void test_pinned_frames(void)
 {
     static const int sizes[][2] = {{64, 48}, {98, 66}};
@@ -1361,6 +1362,16 @@ static void test_pinned_frames(void)
         CHECK(rc == 0 && staging && pinned && !strcmp(staging, pinned),
               "%dx%d: pinned frames score as the staging path (rc %d): %s", w, h, rc, out_err);
         CHECK(n >= 20, "%dx%d: %d of 40 pairs from pinned frames: %s", w, h, n, out_err);
+        free(pinned);
+        /* a process budget of 0 MB: no block is made, every frame takes
+         * FFmpeg's buffers, the scores are the same */
+        rc = tool_run(tool, dir, "QGPU_PINNED_FRAMES=1 QGPU_PINNED_FRAMES_MAX_MB=0 QGPU_TIMING=1",
+                      0, args, out_err, sizeof(out_err));
+        pinned = log_frames("pinned_blocks.json", value, sizeof(value), NULL);
+        CHECK(rc == 0 && staging && pinned && !strcmp(staging, pinned) &&
+                  strstr(out_err, "qgpu: timing: 0 pairs from pinned frames"),
+              "%dx%d: pinned-frame budget 0: no pinned frames, same scores (rc %d): %s", w, h,
+              rc, out_err);
         free(staging);
         free(pinned);
         rc = tool_run(tool, dir, "QGPU_TIMING=1", 0, args, out_err, sizeof(out_err));

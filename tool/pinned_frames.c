@@ -20,8 +20,16 @@
  * the frame decoder_start decoded. A block is free when no
  * frame holds it and the library has finished reading it
  * (qgpu_pinned_in_use).
+ *
+ * All pools of the process (two per job: `qgpu batch --jobs N` runs N
+ * jobs at once) share one budget of pinned bytes, PINNED_BUDGET_MB or
+ * $QGPU_PINNED_FRAMES_MAX_MB: a pool that would pass it stops growing and
+ * its decoder's further frames take FFmpeg's buffers (counted as misses),
+ * so that page-locked memory stays bounded whatever the jobs and sizes
+ * (a 2160p decoder alone may want up to MAX_BLOCKS x 12.5 MB).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +42,7 @@
 #define GROW_PER_SUBMIT 8
 #define PLANE_ALIGN 64
 #define PLANE_PADDING 128 /* after each plane: decoders may touch past it */
+#define PINNED_BUDGET_MB 2048 /* every pool of the process together */
 
 /* Where the planes of one frame go in a block. */
 typedef struct FrameLayout {
@@ -65,6 +74,42 @@ struct PinnedFrames {
     unsigned total_misses;
     unsigned submitted;
 };
+
+/* Pinned bytes held by the blocks of every pool, and the budget. */
+static atomic_size_t pinned_bytes;
+static size_t pinned_budget;
+static pthread_once_t budget_once = PTHREAD_ONCE_INIT;
+
+static void budget_init(void)
+{
+    const char *env = getenv("QGPU_PINNED_FRAMES_MAX_MB");
+    char *end;
+    unsigned long long mb = PINNED_BUDGET_MB;
+    if (env && *env) {
+        unsigned long long v = strtoull(env, &end, 10);
+        if (!*end)
+            mb = v;
+    }
+    pinned_budget = (size_t)mb << 20;
+}
+
+/* Reserves size bytes of the budget: 1, or 0 when they would pass it. */
+static int budget_take(size_t size)
+{
+    pthread_once(&budget_once, budget_init);
+    if (atomic_fetch_add(&pinned_bytes, size) + size <= pinned_budget)
+        return 1;
+    atomic_fetch_sub(&pinned_bytes, size);
+    return 0;
+}
+
+/* Drops the pool's reference to a block and gives its bytes back. */
+static void block_drop(QgpuPinned **block)
+{
+    size_t size = qgpu_pinned_size(*block);
+    qgpu_pinned_unref(block);
+    atomic_fetch_sub(&pinned_bytes, size);
+}
 
 static int same_request(const FrameLayout *l, const AVFrame *frame)
 {
@@ -113,7 +158,7 @@ static int layout_compute(AVCodecContext *codec, const AVFrame *frame, FrameLayo
 static void pool_free(PinnedFrames *pool)
 {
     for (int i = 0; i < pool->nb_entries; i++) {
-        qgpu_pinned_unref(&pool->entries[i]->block);
+        block_drop(&pool->entries[i]->block);
         free(pool->entries[i]);
     }
     pthread_mutex_destroy(&pool->lock);
@@ -154,7 +199,7 @@ static void unref_unlock(PinnedFrames *pool)
     int last = pool_unref_locked(pool);
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < n; i++)
-        qgpu_pinned_unref(&drop[i]);
+        block_drop(&drop[i]);
     if (last)
         pool_free(pool);
 }
@@ -290,11 +335,15 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
     generation = pool->generation;
     pthread_mutex_unlock(&pool->lock);
     for (int i = 0; i < n; i++)
-        qgpu_pinned_unref(&drop[i]);
+        block_drop(&drop[i]);
     for (int i = 0; i < want; i++) {
-        Entry *e = calloc(1, sizeof(*e));
+        Entry *e;
+        if (!budget_take(size))
+            return; /* the process's budget is spent: FFmpeg's buffers */
+        e = calloc(1, sizeof(*e));
         if (!e || qgpu_pinned_alloc(ctx, size, &e->block)) {
             free(e);
+            atomic_fetch_sub(&pinned_bytes, size);
             return; /* FFmpeg's buffers then: the frames still go through */
         }
         e->pool = pool;
@@ -306,7 +355,7 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
         }
         pthread_mutex_unlock(&pool->lock);
         if (e) {
-            qgpu_pinned_unref(&e->block);
+            block_drop(&e->block);
             free(e);
         }
     }
