@@ -68,8 +68,8 @@ static const VifArgs plain = {100.0, 0, 0}, debug = {100.0, 0, 1}, egl1 = {1.0, 
 static const TestCase plain_cases[] = {
     {333, 40, QGPU_LAYOUT_422, 12, 3, 3, 7, 0}, /* wide: several tiles per row */
     {383, 287, QGPU_LAYOUT_420, 8, 2, 2, 0, 0}, /* odd 4:2:0 size as in the corpus */
-    /* widths of a multiple of 4 with tiles inside the picture at scales 0
-     * and 1 (staged 4 samples per load), 8 and 16-bit words */
+    /* widths of a multiple of 4 with tiles inside the picture at scale 0
+     * (staged 4 samples per load), 8 and 16-bit words */
     {264, 72, QGPU_LAYOUT_420, 8, 2, 2, 0, 0},
     {272, 88, QGPU_LAYOUT_444, 10, 2, 3, 8, 0},
 };
