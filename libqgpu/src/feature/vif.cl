@@ -319,39 +319,16 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
         const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
 
-        /* At scale 0 a tile whose halo lies inside the picture needs no
-         * mirroring, and when w is a multiple of 4 its rows start on
-         * 4-sample boundaries of the buffer (x0 - R = x0 - 8, x0 a multiple
-         * of TW), so it is staged 4 samples per load: the same samples.
-         * (Scale 1 staged this way measured slower on the H200.) */
-        const int inside = SCALE == 0 && w % 4 == 0 && x0 >= R && y0 >= R &&
-                           x0 + TW + R <= w && y0 + TH + R <= h;
-        if (inside) {
-            for (int i = lid; i < IH * IW / 4; i += VIF_WG) {
-                int ry = i / (IW / 4), rx = 4 * (i - ry * (IW / 4)); /* 4 * i == ry * IW + rx */
-                size_t o = (size_t)(y0 - R + ry) * w + (x0 - R + rx);
-                if (IN8) {
-                    *(__local ushort4 *)(in_r + 4 * i) =
-                        convert_ushort4(*(__global const uchar4 *)(r8 + o));
-                    *(__local ushort4 *)(in_d + 4 * i) =
-                        convert_ushort4(*(__global const uchar4 *)(d8 + o));
-                } else {
-                    *(__local ushort4 *)(in_r + 4 * i) = *(__global const ushort4 *)(r16 + o);
-                    *(__local ushort4 *)(in_d + 4 * i) = *(__global const ushort4 *)(d16 + o);
-                }
-            }
-        } else {
-            for (int i = lid; i < IH * IW; i += VIF_WG) {
-                int ry = i / IW, rx = i - ry * IW;
-                int gy = mirror_skip_edge(y0 - R + ry, h), gx = mirror_skip_edge(x0 - R + rx, w);
-                size_t o = (size_t)gy * w + gx;
-                if (IN8) {
-                    in_r[i] = r8[o];
-                    in_d[i] = d8[o];
-                } else {
-                    in_r[i] = r16[o];
-                    in_d[i] = d16[o];
-                }
+        for (int i = lid; i < IH * IW; i += VIF_WG) {
+            int ry = i / IW, rx = i - ry * IW;
+            int gy = mirror_skip_edge(y0 - R + ry, h), gx = mirror_skip_edge(x0 - R + rx, w);
+            size_t o = (size_t)gy * w + gx;
+            if (IN8) {
+                in_r[i] = r8[o];
+                in_d[i] = d8[o];
+            } else {
+                in_r[i] = r16[o];
+                in_d[i] = d16[o];
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -512,11 +489,8 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
 }
 
 #define VIF_LOCALS(S)                                                                            \
-    /* 8-byte aligned: interior tiles are stored 4 samples at a time */                        \
-    __local ushort in_r[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))]                         \
-        __attribute__((aligned(8)));                                                             \
-    __local ushort in_d[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))]                         \
-        __attribute__((aligned(8)));                                                             \
+    __local ushort in_r[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))];                        \
+    __local ushort in_d[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))];                        \
     __local ushort v_mu1[TH * (TW + 2 * (FW(S) / 2))];                                           \
     __local ushort v_mu2[TH * (TW + 2 * (FW(S) / 2))];                                           \
     __local uint v_xx[TH * (TW + 2 * (FW(S) / 2))];                                              \
