@@ -284,6 +284,15 @@ static int ring_cuda_error(QgpuCudaRing *r, CUresult cr, const char *what)
     return QGPU_ERR_CUDA;
 }
 
+/* The oldest held picture handed back (done called) and dropped. */
+static void held_pop(QgpuCudaRing *r)
+{
+    Held *h = &r->held[r->held_first];
+    h->done(h->opaque);
+    r->held_first = (r->held_first + 1) % QGPU_CUDA_HELD;
+    r->nb_held--;
+}
+
 /* The held pictures whose copies have run handed back, oldest first (the
  * copies run in the stream's order); with wait, every one of them, else
  * only as many as needed to leave room for one more. The ring's context
@@ -302,9 +311,7 @@ static int held_done(QgpuCudaRing *r, int wait)
         }
         if (cr)
             ret = ring_cuda_error(r, cr, "waiting for a copy on the GPU");
-        h->done(h->opaque);
-        r->held_first = (r->held_first + 1) % QGPU_CUDA_HELD;
-        r->nb_held--;
+        held_pop(r);
     }
     return ret;
 }
@@ -410,11 +417,8 @@ int qgpu_cuda_ring_drain(QgpuCudaRing *r)
         return 0;
     if ((cr = r->cu->cuCtxPushCurrent(r->cuctx))) {
         /* cannot wait: the stream's copies are lost with the context */
-        while (r->nb_held) {
-            r->held[r->held_first].done(r->held[r->held_first].opaque);
-            r->held_first = (r->held_first + 1) % QGPU_CUDA_HELD;
-            r->nb_held--;
-        }
+        while (r->nb_held)
+            held_pop(r);
         return ring_cuda_error(r, cr, "cuCtxPushCurrent");
     }
     ret = held_done(r, 1);
@@ -443,14 +447,7 @@ int qgpu_cuda_frame_to_host(const QgpuCudaFrame *slot, void *const data[3], cons
             cr = r->cu->cuStreamSynchronize(r->stream);
         r->cu->cuCtxPopCurrent(&popped);
     }
-    if (cr) {
-        pthread_mutex_lock(&r->lock);
-        qgpu_cuda_message(r->cu, cr, "copying a picture from the GPU", r->error,
-                          sizeof(r->error));
-        pthread_mutex_unlock(&r->lock);
-        return QGPU_ERR_CUDA;
-    }
-    return 0;
+    return cr ? ring_cuda_error(r, cr, "copying a picture from the GPU") : 0;
 }
 
 /* The frame's slot as a picture in a buffer of ctx (imported at its first
