@@ -1069,9 +1069,10 @@ void decoder_owner_picture(const Decoder *d, void *owner, QgpuPicture *pic)
 
 QgpuCudaFrame *decoder_device_frame(const Decoder *d, void *owner)
 {
-    if (cuda_upload_owns(d->upload, owner))
+    /* the mixed decode's frames and NVDEC's: device frames of a ring */
+    if (cuda_upload_owns(d->upload, owner) || hwdec_on_device(d->hw, owner))
         return cuda_ring_frame(owner);
-    return hwdec_on_device(d->hw, owner) ? hwdec_device_frame(owner) : NULL;
+    return NULL;
 }
 
 int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)

@@ -347,11 +347,6 @@ int hwdec_on_device(const Hwdec *hw, const AVFrame *frame)
     return hw && cuda_ring_owns(hw->ring, frame);
 }
 
-QgpuCudaFrame *hwdec_device_frame(const AVFrame *frame)
-{
-    return cuda_ring_frame(frame);
-}
-
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame)
 {
     char msg[256];

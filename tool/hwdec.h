@@ -11,7 +11,6 @@
 
 #include <libavcodec/avcodec.h>
 
-#include "qgpu/qgpu_cuda.h"
 
 enum HwdecMode {
     HWDEC_AUTO = 0, /* a hardware decoder when one takes the stream, else the CPU */
@@ -56,12 +55,12 @@ int hwdec_download(Hwdec *hw, AVFrame *frame, int bitdepth);
  * H200), or 0 (the library's default) when neither input may use it. */
 int hwdec_pipeline_depth(int ref_mode, int dist_mode);
 
-/* Device frames (hw may be NULL): whether frame is one; the library's
- * frame behind one (qgpu_submit_cuda; QGPU_ERR_UNSUPPORTED from it means
- * the memory could not be imported, the zero-copy path then stops: copy
- * it to the host); its copy in host memory (0 or an AVERROR). */
+/* Device frames (hw may be NULL): whether frame is one (the library's
+ * frame behind it: cuda_ring_frame; QGPU_ERR_UNSUPPORTED from
+ * qgpu_submit_cuda means the memory could not be imported, the zero-copy
+ * path then stops: copy it to the host); its copy in host memory (0 or an
+ * AVERROR). */
 int hwdec_on_device(const Hwdec *hw, const AVFrame *frame);
-QgpuCudaFrame *hwdec_device_frame(const AVFrame *frame);
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
 
 /* FFmpeg's CUDA device of an NVDEC decoder whose frames stay on the GPU
