@@ -70,51 +70,25 @@ static void test_refusals(void)
 /* ---- part 2: scores from CUDA memory ---- */
 
 /* One picture in CUDA memory: planes at padded pitches in one allocation,
- * and the same bytes in host memory. */
+ * and the same bytes in host memory (test_block_make: the first plane at
+ * byte 256, 512 bytes between planes). */
 typedef struct CudaPic {
     CudaExportable mem;
-    unsigned char *host;
-    size_t size, offset[3], pitch[3];
-    int planes;
+    TestBlock b;
 } CudaPic;
 
 static int cuda_pic_make(const CudaApi *cu, CudaPic *c, const QgpuPicture *src, int nv12,
                          int pad)
 {
-    int bps = src->bitdepth > 8 ? 2 : 1, shift = nv12 && src->bitdepth > 8 ? 16 - src->bitdepth : 0;
-    size_t at = 256;
     char err[256];
 
-    c->planes = nv12 ? 2 : src->layout == QGPU_LAYOUT_400 ? 1 : 3;
-    for (int p = 0; p < c->planes; p++) {
-        size_t row = (size_t)test_plane_w(src, p) * bps * (nv12 && p ? 2 : 1);
-        c->offset[p] = at;
-        c->pitch[p] = row + (size_t)pad;
-        at += c->pitch[p] * (size_t)test_plane_h(src, p) + 512;
-    }
-    c->size = at;
-    if (!CHECK((c->host = malloc(c->size)) != NULL, "malloc"))
+    if (!CHECK(test_block_make(&c->b, src, nv12, pad, 256, 512) == 0, "malloc"))
         return -1;
-    for (size_t i = 0; i < c->size; i++)
-        c->host[i] = (unsigned char)test_rand();
-    for (int p = 0; p < c->planes; p++)
-        for (int y = 0; y < test_plane_h(src, p); y++) {
-            unsigned char *row = c->host + c->offset[p] + (size_t)y * c->pitch[p];
-            for (int x = 0; x < test_plane_w(src, p); x++) {
-                if (nv12 && p == 1) {
-                    test_store_sample(row, 2 * (size_t)x, bps, test_sample(src, 1, x, y) << shift);
-                    test_store_sample(row, 2 * (size_t)x + 1, bps,
-                                      test_sample(src, 2, x, y) << shift);
-                } else {
-                    test_store_sample(row, (size_t)x, bps, test_sample(src, p, x, y) << shift);
-                }
-            }
-        }
-    if (!CHECK(qgpu_cuda_alloc_exportable(cu, c->size, &c->mem, err, sizeof(err)) == 0,
+    if (!CHECK(qgpu_cuda_alloc_exportable(cu, c->b.size, &c->mem, err, sizeof(err)) == 0,
                "CUDA allocation: %s", err))
         return -1;
-    if (!CHECK(qgpu_cuda_copy_2d(cu, c->mem.ptr, NULL, c->size, 0, c->host, c->size, c->size, 1,
-                                 NULL) == 0 && cu->cuStreamSynchronize(NULL) == 0,
+    if (!CHECK(qgpu_cuda_copy_2d(cu, c->mem.ptr, NULL, c->b.size, 0, c->b.data, c->b.size,
+                                 c->b.size, 1, NULL) == 0 && cu->cuStreamSynchronize(NULL) == 0,
                "CUDA writes the picture"))
         return -1;
     return 0;
@@ -123,7 +97,7 @@ static int cuda_pic_make(const CudaApi *cu, CudaPic *c, const QgpuPicture *src, 
 static void cuda_pic_free(const CudaApi *cu, CudaPic *c)
 {
     qgpu_cuda_free_exportable(cu, &c->mem);
-    free(c->host);
+    test_block_free(&c->b);
     memset(c, 0, sizeof(*c));
     c->mem.fd = -1;
 }
@@ -131,17 +105,15 @@ static void cuda_pic_free(const CudaApi *cu, CudaPic *c)
 static void cuda_pic_describe(const CudaPic *c, const QgpuPicture *src, int nv12, CUcontext cuctx,
                               QgpuCudaPicture *pic, QgpuPicture *host)
 {
+    test_block_picture(&c->b, src, nv12, host);
     memset(pic, 0, sizeof(*pic));
-    memset(host, 0, sizeof(*host));
-    pic->width = host->width = src->width;
-    pic->height = host->height = src->height;
-    pic->layout = host->layout = nv12 ? QGPU_LAYOUT_NV12 : src->layout;
-    pic->bitdepth = host->bitdepth = src->bitdepth;
-    for (int p = 0; p < c->planes; p++) {
-        pic->plane[p] = c->mem.ptr + c->offset[p];
-        pic->pitch[p] = c->pitch[p];
-        host->data[p] = c->host + c->offset[p];
-        host->stride[p] = (ptrdiff_t)c->pitch[p];
+    pic->width = host->width;
+    pic->height = host->height;
+    pic->layout = host->layout;
+    pic->bitdepth = host->bitdepth;
+    for (int p = 0; p < c->b.planes; p++) {
+        pic->plane[p] = c->mem.ptr + c->b.offset[p];
+        pic->pitch[p] = c->b.pitch[p];
     }
     pic->cuda_context = cuctx;
 }
@@ -157,7 +129,7 @@ static void check_to_host(const QgpuCudaFrame *frame, const CudaPic *c, const Qg
     size_t pitch[3] = {0, 0, 0}, row[3] = {0, 0, 0};
     int same = 1;
 
-    for (int p = 0; p < c->planes; p++) {
+    for (int p = 0; p < c->b.planes; p++) {
         row[p] = (size_t)test_plane_w(src, p) * bps * (nv12 && p ? 2 : 1);
         pitch[p] = row[p] + 8;
         data[p] = back[p] = calloc((size_t)test_plane_h(src, p), pitch[p]);
@@ -165,10 +137,10 @@ static void check_to_host(const QgpuCudaFrame *frame, const CudaPic *c, const Qg
             same = 0;
     }
     if (CHECK(same && qgpu_cuda_frame_to_host(frame, data, pitch) == 0, "%s: to_host", label))
-        for (int p = 0; p < c->planes; p++)
+        for (int p = 0; p < c->b.planes; p++)
             for (int y = 0; y < test_plane_h(src, p); y++)
                 same &= !memcmp(back[p] + (size_t)y * pitch[p],
-                                c->host + c->offset[p] + (size_t)y * c->pitch[p], row[p]);
+                                c->b.data + c->b.offset[p] + (size_t)y * c->b.pitch[p], row[p]);
     CHECK(same, "%s: the frame's bytes come back to the host unchanged", label);
     for (int p = 0; p < 3; p++)
         free(back[p]);
@@ -332,8 +304,8 @@ typedef struct AsyncPic {
  * default stream); with wait, complete on return. */
 static int overwrite(const CudaApi *cu, const CudaPic *c, const unsigned char *garbage, int wait)
 {
-    return qgpu_cuda_copy_2d(cu, c->mem.ptr, NULL, c->size, 0, garbage, c->size, c->size, 1,
-                             NULL) == 0 &&
+    return qgpu_cuda_copy_2d(cu, c->mem.ptr, NULL, c->b.size, 0, garbage, c->b.size, c->b.size,
+                             1, NULL) == 0 &&
            (!wait || cu->cuStreamSynchronize(NULL) == 0);
 }
 
@@ -388,8 +360,8 @@ static void test_async_take(const CudaApi *cu, CUcontext cuctx)
             if (ok)
                 cuda_pic_describe(&a->pic, i ? &d.pic : &r.pic, 1, cuctx, &pic[i], &hp[i]);
             if (ok && !garbage) {
-                ok = CHECK((garbage = malloc(a->pic.size)) != NULL, "malloc");
-                for (size_t k = 0; ok && k < a->pic.size; k++)
+                ok = CHECK((garbage = malloc(a->pic.b.size)) != NULL, "malloc");
+                for (size_t k = 0; ok && k < a->pic.b.size; k++)
                     garbage[k] = (unsigned char)test_rand();
             }
             a->garbage = garbage;

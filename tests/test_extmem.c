@@ -22,64 +22,13 @@
 #include "cl_env.h"
 #include "test_util.h"
 
-/* A picture's bytes in one block: planes at offsets, rows `pad` bytes
- * longer than needed, junk between; NV12: MSB-aligned words above 8 bits. */
-typedef struct Blob {
-    unsigned char *data;
-    size_t size, offset[3], pitch[3];
-    int planes;
-} Blob;
+/* The pictures' bytes: test_block_make with the first plane at byte 64
+ * (not at offset 0) and 32 bytes between planes. */
+#define BLOCK_FIRST 64
+#define BLOCK_GAP 32
 
-static int blob_make(Blob *b, const QgpuPicture *src, int nv12, int pad)
-{
-    int bps = src->bitdepth > 8 ? 2 : 1, shift = nv12 && src->bitdepth > 8 ? 16 - src->bitdepth : 0;
-    size_t at = 64; /* a first plane not at offset 0 */
-
-    memset(b, 0, sizeof(*b));
-    b->planes = nv12 ? 2 : src->layout == QGPU_LAYOUT_400 ? 1 : 3;
-    for (int p = 0; p < b->planes; p++) {
-        size_t row = (size_t)test_plane_w(src, p) * bps * (nv12 && p ? 2 : 1);
-        b->offset[p] = at;
-        b->pitch[p] = row + (size_t)pad;
-        at += b->pitch[p] * (size_t)test_plane_h(src, p) + 32;
-    }
-    b->size = at;
-    if (!(b->data = malloc(b->size)))
-        return -1;
-    for (size_t i = 0; i < b->size; i++)
-        b->data[i] = (unsigned char)test_rand();
-    for (int p = 0; p < b->planes; p++)
-        for (int y = 0; y < test_plane_h(src, p); y++) {
-            unsigned char *row = b->data + b->offset[p] + (size_t)y * b->pitch[p];
-            for (int x = 0; x < test_plane_w(src, p); x++) {
-                if (nv12 && p == 1) {
-                    test_store_sample(row, 2 * (size_t)x, bps,
-                                      test_sample(src, 1, x, y) << shift);
-                    test_store_sample(row, 2 * (size_t)x + 1, bps,
-                                      test_sample(src, 2, x, y) << shift);
-                } else {
-                    test_store_sample(row, (size_t)x, bps, test_sample(src, p, x, y) << shift);
-                }
-            }
-        }
-    return 0;
-}
-
-/* The host picture qgpu_submit() takes of the same bytes. */
-static void blob_host(const Blob *b, const QgpuPicture *src, int nv12, QgpuPicture *out)
-{
-    memset(out, 0, sizeof(*out));
-    out->width = src->width;
-    out->height = src->height;
-    out->layout = nv12 ? QGPU_LAYOUT_NV12 : src->layout;
-    out->bitdepth = src->bitdepth;
-    for (int p = 0; p < b->planes; p++) {
-        out->data[p] = b->data + b->offset[p];
-        out->stride[p] = (ptrdiff_t)b->pitch[p];
-    }
-}
-
-static void blob_buffer(const Blob *b, const QgpuPicture *host, cl_mem buffer, QgpuCLBuffer *out)
+static void blob_buffer(const TestBlock *b, const QgpuPicture *host, cl_mem buffer,
+                        QgpuCLBuffer *out)
 {
     memset(out, 0, sizeof(*out));
     out->width = host->width;
@@ -126,7 +75,7 @@ static void run_buffer_case(TestClEnv *env, const Case *c)
         goto out;
     for (int f = 0; f < c->frames && ok; f++) {
         TestPicture r, d;
-        Blob rb = {0}, db = {0};
+        TestBlock rb = {0}, db = {0};
         QgpuPicture rh, dh;
         QgpuCLBuffer rc, dc;
         cl_mem rbuf = NULL, dbuf = NULL;
@@ -135,11 +84,11 @@ static void run_buffer_case(TestClEnv *env, const Case *c)
         test_picture_alloc(&d, c->width, c->height, c->layout, c->bitdepth, 0);
         test_picture_random(&r);
         test_picture_noisy_copy(&d, &r, 9);
-        ok = blob_make(&rb, &r.pic, c->nv12, c->pad) == 0 &&
-             blob_make(&db, &d.pic, c->nv12, c->pad) == 0;
+        ok = test_block_make(&rb, &r.pic, c->nv12, c->pad, BLOCK_FIRST, BLOCK_GAP) == 0 &&
+             test_block_make(&db, &d.pic, c->nv12, c->pad, BLOCK_FIRST, BLOCK_GAP) == 0;
         if (ok) {
-            blob_host(&rb, &r.pic, c->nv12, &rh);
-            blob_host(&db, &d.pic, c->nv12, &dh);
+            test_block_picture(&rb, &r.pic, c->nv12, &rh);
+            test_block_picture(&db, &d.pic, c->nv12, &dh);
             rbuf = clCreateBuffer(env->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, rb.size,
                                   rb.data, &status);
             if (status == CL_SUCCESS)
@@ -164,8 +113,8 @@ static void run_buffer_case(TestClEnv *env, const Case *c)
         }
         if (dbuf)
             clReleaseMemObject(dbuf);
-        free(rb.data);
-        free(db.data);
+        test_block_free(&rb);
+        test_block_free(&db);
         test_picture_free(&r);
         test_picture_free(&d);
     }
@@ -246,7 +195,7 @@ typedef cl_int(CL_API_CALL *ExternalFn)(cl_command_queue, cl_uint, const cl_mem 
 
 /* The picture's bytes, copied into CUDA memory by CUDA, read back through
  * the imported buffer. */
-static void check_readback(TestClEnv *env, cl_mem buffer, const Blob *b)
+static void check_readback(TestClEnv *env, cl_mem buffer, const TestBlock *b)
 {
     cl_platform_id platform = NULL;
     ExternalFn acquire, release;
@@ -283,7 +232,7 @@ static void test_cuda(TestClEnv *env)
     CUdevice cudev;
     QgpuContext *host = NULL, *dev = NULL;
     TestPicture r, d;
-    Blob blob[2];
+    TestBlock blob[2];
     QgpuPicture hp[2];
     QgpuCLBuffer cb[2];
     int ret;
@@ -310,7 +259,7 @@ static void test_cuda(TestClEnv *env)
     for (int i = 0; i < 2; i++) {
         const QgpuPicture *src = i ? &d.pic : &r.pic;
         cl_mem buffer = NULL;
-        if (!CHECK(blob_make(&blob[i], src, 1, 128) == 0, "blob") ||
+        if (!CHECK(test_block_make(&blob[i], src, 1, 128, BLOCK_FIRST, BLOCK_GAP) == 0, "blob") ||
             !CHECK(qgpu_cuda_alloc_exportable(cu, blob[i].size, &mem[i], err, sizeof(err)) == 0,
                    "exportable allocation: %s", err))
             goto out;
@@ -328,7 +277,7 @@ static void test_cuda(TestClEnv *env)
         if (!CHECK(ret == 0, "import: %s", qgpu_last_error(dev)))
             goto out;
         check_readback(env, buffer, &blob[i]);
-        blob_host(&blob[i], src, 1, &hp[i]);
+        test_block_picture(&blob[i], src, 1, &hp[i]);
         blob_buffer(&blob[i], &hp[i], buffer, &cb[i]);
     }
     for (int f = 0; f < 3; f++)
@@ -343,7 +292,7 @@ out:
     qgpu_close(&dev); /* releases the imports, before their memory goes */
     for (int i = 0; i < 2; i++) {
         qgpu_cuda_free_exportable(cu, &mem[i]);
-        free(blob[i].data);
+        test_block_free(&blob[i]);
     }
     test_picture_free(&r);
     test_picture_free(&d);

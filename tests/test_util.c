@@ -121,6 +121,61 @@ void test_store_sample(unsigned char *row, size_t x, int bytes_per_sample, unsig
     }
 }
 
+int test_block_make(TestBlock *b, const QgpuPicture *src, int nv12, int pad, size_t first,
+                    size_t gap)
+{
+    int bps = src->bitdepth > 8 ? 2 : 1, shift = nv12 && src->bitdepth > 8 ? 16 - src->bitdepth : 0;
+    size_t at = first;
+
+    memset(b, 0, sizeof(*b));
+    b->planes = nv12 ? 2 : src->layout == QGPU_LAYOUT_400 ? 1 : 3;
+    for (int p = 0; p < b->planes; p++) {
+        size_t row = (size_t)test_plane_w(src, p) * bps * (nv12 && p ? 2 : 1);
+        b->offset[p] = at;
+        b->pitch[p] = row + (size_t)pad;
+        at += b->pitch[p] * (size_t)test_plane_h(src, p) + gap;
+    }
+    b->size = at;
+    if (!(b->data = malloc(b->size)))
+        return -1;
+    for (size_t i = 0; i < b->size; i++)
+        b->data[i] = (unsigned char)test_rand();
+    for (int p = 0; p < b->planes; p++)
+        for (int y = 0; y < test_plane_h(src, p); y++) {
+            unsigned char *row = b->data + b->offset[p] + (size_t)y * b->pitch[p];
+            for (int x = 0; x < test_plane_w(src, p); x++) {
+                if (nv12 && p == 1) {
+                    test_store_sample(row, 2 * (size_t)x, bps,
+                                      test_sample(src, 1, x, y) << shift);
+                    test_store_sample(row, 2 * (size_t)x + 1, bps,
+                                      test_sample(src, 2, x, y) << shift);
+                } else {
+                    test_store_sample(row, (size_t)x, bps, test_sample(src, p, x, y) << shift);
+                }
+            }
+        }
+    return 0;
+}
+
+void test_block_picture(const TestBlock *b, const QgpuPicture *src, int nv12, QgpuPicture *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->width = src->width;
+    out->height = src->height;
+    out->layout = nv12 ? QGPU_LAYOUT_NV12 : src->layout;
+    out->bitdepth = src->bitdepth;
+    for (int p = 0; p < b->planes; p++) {
+        out->data[p] = b->data + b->offset[p];
+        out->stride[p] = (ptrdiff_t)b->pitch[p];
+    }
+}
+
+void test_block_free(TestBlock *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
 void test_set_sample(TestPicture *t, int plane, int x, int y, unsigned v)
 {
     unsigned char *row = (unsigned char *)t->planes[plane] + t->pic.stride[plane] * y;

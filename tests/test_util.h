@@ -53,6 +53,22 @@ void test_set_sample(TestPicture *t, int plane, int x, int y, unsigned v);
 /* Sample x of a row of 1- or 2-byte samples (native words). */
 void test_store_sample(unsigned char *row, size_t x, int bytes_per_sample, unsigned v);
 
+/* A picture's bytes in one block, as GPU memory holds them: random bytes,
+ * then the planes from byte `first` on, rows `pad` bytes longer than their
+ * samples, `gap` bytes between planes; nv12: luma and the Cb Cr pairs,
+ * MSB-aligned words above 8 bits. (test_extmem: an OpenCL buffer;
+ * test_cuda: CUDA memory.) */
+typedef struct TestBlock {
+    unsigned char *data;
+    size_t size, offset[3], pitch[3];
+    int planes;
+} TestBlock;
+int test_block_make(TestBlock *b, const QgpuPicture *src, int nv12, int pad, size_t first,
+                    size_t gap); /* 0, or -1 out of memory */
+/* The host picture of the block's bytes, as qgpu_submit() takes it. */
+void test_block_picture(const TestBlock *b, const QgpuPicture *src, int nv12, QgpuPicture *out);
+void test_block_free(TestBlock *b);
+
 /* Enables the '|'-separated features (may be NULL), a model spec (may be
  * NULL) and a compute bit depth (0: none): 0 or the first error. */
 int test_configure(QgpuContext *ctx, const char *features, const char *model,
