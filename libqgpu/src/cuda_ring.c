@@ -1,7 +1,9 @@
 /*
- * Pictures in CUDA memory (qgpu_cuda.h): a ring of exportable CUDA
- * allocations, pictures copied into them on the GPU, each allocation
- * imported once into the scoring context's OpenCL context.
+ * Pictures in CUDA memory (qgpu_cuda.h): a ring of slots in one
+ * exportable CUDA allocation, pictures copied into them on the GPU, the
+ * allocation imported once into the scoring context's OpenCL context (an
+ * import costs ~0.5-1 ms on NVIDIA's driver whatever its size: one per
+ * slot made a ring of 64 slots cost ~50 ms a run).
  *
  * Why a copy: the caller's CUDA memory (NVDEC's output surfaces, FFmpeg's
  * pool buffers) is not exportable; only cuMemCreate allocations with a
@@ -21,8 +23,8 @@
  *
  * Ownership: the ring holds one reference for its owner and one per frame
  * out; the allocations are freed with the last. Imports belong to the
- * context they were made in (extmem.c releases them at qgpu_close): a slot
- * remembers its buffer until qgpu_cuda_ring_reset.
+ * context they were made in (extmem.c releases them at qgpu_close): the
+ * ring remembers its buffer until qgpu_cuda_ring_reset.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,13 +37,15 @@
 #include "qgpu/qgpu_cuda.h"
 #include "qgpu/qgpu_opencl.h"
 
-#define MAX_SLOTS 64
+#define MAX_SLOTS 256
+/* Slots start on this boundary within the ring's allocation. */
+#define SLOT_ALIGN 65536
 
 struct QgpuCudaFrame {
     QgpuCudaRing *ring;
-    CudaExportable mem;
+    CUdeviceptr ptr; /* the slot in the ring's allocation */
+    size_t base;     /* its offset there */
     CUevent copied; /* recorded after the last copy into the slot */
-    cl_mem buffer; /* imported into ring->ctx at the first submit, else NULL */
     int busy;
     int bitdepth;  /* the picture's, set by take */
 };
@@ -62,6 +66,8 @@ struct QgpuCudaRing {
     size_t row[3], rows[3], offset[3]; /* packed planes in a slot */
     QgpuCudaFrame *slots;
     int nb_slots;
+    CudaExportable block;   /* every slot's memory */
+    cl_mem buffer;          /* block imported into ctx at the first submit, else NULL */
     int next;
     Held held[QGPU_CUDA_HELD]; /* oldest first from held_first, nb_held of them */
     int held_first, nb_held;   /* only the taking thread touches them */
@@ -132,11 +138,10 @@ static void ring_destroy(QgpuCudaRing *r)
 {
     CUcontext popped;
     if (r->slots && r->cu && !r->cu->cuCtxPushCurrent(r->cuctx)) {
-        for (int i = 0; i < r->nb_slots; i++) {
+        for (int i = 0; i < r->nb_slots; i++)
             if (r->slots[i].copied)
                 r->cu->cuEventDestroy(r->slots[i].copied);
-            qgpu_cuda_free_exportable(r->cu, &r->slots[i].mem);
-        }
+        qgpu_cuda_free_exportable(r->cu, &r->block);
         for (int i = 0; i < QGPU_CUDA_HELD; i++)
             if (r->held[i].copied)
                 r->cu->cuEventDestroy(r->held[i].copied);
@@ -158,20 +163,24 @@ static void ring_unref(QgpuCudaRing *r)
         ring_destroy(r);
 }
 
-/* The slots' allocations and the events, in the ring's CUDA context: 0 or
+/* The slots' allocation and the events, in the ring's CUDA context: 0 or
  * QGPU_ERR_CUDA. */
 static int ring_allocate(QgpuCudaRing *r, char *err, size_t err_len)
 {
     size_t size = r->offset[r->nb_planes - 1] + r->row[r->nb_planes - 1] * r->rows[r->nb_planes - 1];
+    size_t stride = (size + SLOT_ALIGN - 1) / SLOT_ALIGN * SLOT_ALIGN;
     CUcontext popped;
     CUresult cr = r->cu->cuCtxPushCurrent(r->cuctx);
     if (cr) {
         qgpu_cuda_message(r->cu, cr, "cuCtxPushCurrent", err, err_len);
         return QGPU_ERR_CUDA;
     }
+    cr = qgpu_cuda_alloc_exportable(r->cu, stride * (size_t)r->nb_slots, &r->block, err,
+                                    err_len);
     for (int i = 0; i < r->nb_slots && !cr; i++) {
-        cr = qgpu_cuda_alloc_exportable(r->cu, size, &r->slots[i].mem, err, err_len);
-        if (!cr && (cr = r->cu->cuEventCreate(&r->slots[i].copied, CU_EVENT_DISABLE_TIMING)))
+        r->slots[i].base = stride * (size_t)i;
+        r->slots[i].ptr = r->block.ptr + r->slots[i].base;
+        if ((cr = r->cu->cuEventCreate(&r->slots[i].copied, CU_EVENT_DISABLE_TIMING)))
             qgpu_cuda_message(r->cu, cr, "cuEventCreate", err, err_len);
     }
     for (int i = 0; i < QGPU_CUDA_HELD && !cr; i++)
@@ -215,10 +224,9 @@ int qgpu_cuda_ring_create(QgpuCudaRing **ring, const QgpuCudaPicture *format, in
     r->nb_slots = slots;
     r->refs = 1;
     pthread_mutex_init(&r->lock, NULL);
-    for (int i = 0; i < slots; i++) {
+    r->block.fd = -1;
+    for (int i = 0; i < slots; i++)
         r->slots[i].ring = r;
-        r->slots[i].mem.fd = -1;
-    }
     if (ring_geometry(r) < 0) {
         snprintf(err, err_len, "%dx%d pictures of layout %d at %d bits cannot be scored",
                  format->width, format->height, format->layout, format->bitdepth);
@@ -324,7 +332,7 @@ static CUresult copy_in(QgpuCudaRing *r, const QgpuCudaPicture *pic, QgpuCudaFra
 {
     CUresult cr = 0;
     for (int p = 0; p < r->nb_planes && !cr; p++)
-        cr = qgpu_cuda_copy_2d(r->cu, slot->mem.ptr + r->offset[p], NULL, r->row[p],
+        cr = qgpu_cuda_copy_2d(r->cu, slot->ptr + r->offset[p], NULL, r->row[p],
                                (CUdeviceptr)pic->plane[p], NULL, pic->pitch[p], r->row[p],
                                r->rows[p], r->stream);
     if (!cr)
@@ -441,7 +449,7 @@ int qgpu_cuda_frame_to_host(const QgpuCudaFrame *slot, void *const data[3], cons
     cr = r->cu->cuCtxPushCurrent(r->cuctx);
     if (!cr) {
         for (int p = 0; p < r->nb_planes && !cr; p++)
-            cr = qgpu_cuda_copy_2d(r->cu, 0, data[p], pitch[p], slot->mem.ptr + r->offset[p],
+            cr = qgpu_cuda_copy_2d(r->cu, 0, data[p], pitch[p], slot->ptr + r->offset[p],
                                    NULL, r->row[p], r->row[p], r->rows[p], r->stream);
         if (!cr)
             cr = r->cu->cuStreamSynchronize(r->stream);
@@ -450,8 +458,9 @@ int qgpu_cuda_frame_to_host(const QgpuCudaFrame *slot, void *const data[3], cons
     return cr ? ring_cuda_error(r, cr, "copying a picture from the GPU") : 0;
 }
 
-/* The frame's slot as a picture in a buffer of ctx (imported at its first
- * use): 0, or an error with the ring stopped when the import failed. */
+/* The frame's slot as a picture in the ring's buffer of ctx (imported at
+ * the ring's first use): 0, or an error with the ring stopped when the
+ * import failed. */
 static int frame_buffer(QgpuContext *ctx, QgpuCudaFrame *slot, QgpuCLBuffer *out)
 {
     QgpuCudaRing *r = slot->ring;
@@ -467,8 +476,8 @@ static int frame_buffer(QgpuContext *ctx, QgpuCudaFrame *slot, QgpuCLBuffer *out
         return ret;
     if (atomic_load(&r->failed))
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED, "%s", r->error);
-    if (!slot->buffer) {
-        ret = qgpu_import_memory_fd(ctx, slot->mem.fd, slot->mem.size, &slot->buffer);
+    if (!r->buffer) {
+        ret = qgpu_import_memory_fd(ctx, r->block.fd, r->block.size, &r->buffer);
         if (ret < 0) {
             pthread_mutex_lock(&r->lock);
             snprintf(r->error, sizeof(r->error), "%s", qgpu_last_error(ctx));
@@ -486,9 +495,9 @@ static int frame_buffer(QgpuContext *ctx, QgpuCudaFrame *slot, QgpuCLBuffer *out
     out->height = r->height;
     out->layout = r->layout;
     out->bitdepth = slot->bitdepth;
-    out->buffer = slot->buffer;
+    out->buffer = r->buffer;
     for (int p = 0; p < r->nb_planes; p++) {
-        out->offset[p] = r->offset[p];
+        out->offset[p] = slot->base + r->offset[p];
         out->pitch[p] = r->row[p];
     }
     return 0;
@@ -544,8 +553,7 @@ int qgpu_cuda_ring_reset(QgpuCudaRing *r)
     pthread_mutex_lock(&r->lock);
     idle = r->refs == 1;
     if (idle) {
-        for (int i = 0; i < r->nb_slots; i++)
-            r->slots[i].buffer = NULL;
+        r->buffer = NULL;
         r->ctx = NULL;
         r->next = 0;
         r->error[0] = '\0';

@@ -9,11 +9,11 @@
  * here fails with QGPU_ERR_UNSUPPORTED, so that the caller copies its
  * frames to host memory and uses qgpu_submit() instead.
  *
- * A ring holds a few allocations of exportable CUDA memory (cuMemCreate
- * with a POSIX file descriptor handle). Each picture is copied on the GPU
- * into a free one (cuMemcpy2DAsync on the caller's stream, waited for; or
+ * A ring holds slots in one allocation of exportable CUDA memory
+ * (cuMemCreate with a POSIX file descriptor handle). Each picture is copied
+ * on the GPU into a free slot (cuMemcpy2DAsync on the caller's stream, waited for; or
  * only queued, qgpu_cuda_ring_take_async, the submit then waiting for it),
- * and qgpu_submit_cuda() hands the pair to a context: each allocation is
+ * and qgpu_submit_cuda() hands the pair to a context: the allocation is
  * imported once into the context's OpenCL context (qgpu_import_memory_fd)
  * and copied from there on the device (qgpu_submit_cl_buffer). No sample
  * crosses the host bus.
@@ -76,9 +76,9 @@ QGPU_API int qgpu_cuda_available(char *why, size_t why_len);
 /* Only whether libcuda.so.1 can be loaded (no cuInit: cheap). 1 or 0. */
 QGPU_API int qgpu_cuda_driver_present(void);
 
-/* A ring of `slots` (1..64) allocations for pictures of format's size,
- * layout, bit depth, CUDA context and stream (plane[] and pitch[] are not
- * read), packed rows, on the context's device. Errors, with the reason in
+/* A ring of `slots` (1..256) slots, in one exportable allocation, for
+ * pictures of format's size, layout, bit depth, CUDA context and stream
+ * (plane[] and pitch[] are not read), packed rows, on the context's device. Errors, with the reason in
  * err: QGPU_ERR_UNSUPPORTED (no CUDA: see qgpu_cuda_available; a layout or
  * depth the library does not take), QGPU_ERR_CUDA (a driver call failed,
  * e.g. out of device memory), QGPU_ERR_INVALID_ARG, QGPU_ERR_NO_MEMORY. */
@@ -129,7 +129,7 @@ QGPU_API int qgpu_cuda_frame_to_host(const QgpuCudaFrame *frame, void *const dat
 QGPU_API void qgpu_cuda_frame_release(QgpuCudaFrame **frame);
 
 /* Scores a pair of frames of rings (one ring or two), as qgpu_submit():
- * each slot is imported into ctx at its first use (the imports belong to
+ * each ring's allocation is imported into ctx at its first use (the imports belong to
  * ctx until qgpu_close), then the planes are copied on the device. When
  * it returns the frames may be released. Errors: QGPU_ERR_UNSUPPORTED
  * when the memory cannot be imported (no cl_khr_external_memory_opaque_fd,
