@@ -444,11 +444,12 @@ static int write_nut(const char *path, int w, int h, const int *contents, const 
     return write_nut_as(path, w, h, contents, times, n, tb, fps, 0);
 }
 
-/* Encodes frames of content i with MPEG-2 and 2 B-frames (so decode order
- * differs from presentation order) into `format` (nut, mp4...), starting
- * at start seconds. */
-static int write_bframes_as(const char *path, const char *format, int w, int h, int n,
-                            double start)
+/* Encodes frames of content i with MPEG-2, a key frame every 12 and 2
+ * B-frames (so decode order differs from presentation order) into `format`
+ * (nut, mp4...), starting at start seconds; the packets of frames bad_from
+ * to bad_to (-1: none) are made undecodable. */
+static int write_bframes_damaged(const char *path, const char *format, int w, int h, int n,
+                                 double start, int bad_from, int bad_to)
 {
     const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MPEG2VIDEO);
     AVCodecContext *enc;
@@ -468,9 +469,16 @@ static int write_bframes_as(const char *path, const char *format, int w, int h, 
         avcodec_free_context(&enc);
         return 1;
     }
-    ret = tool_encode_file(path, format, enc, (AVRational){1, 90000}, n, start, -1, -1);
+    ret = tool_encode_file(path, format, enc, (AVRational){1, 90000}, n, start, bad_from,
+                           bad_to);
     avcodec_free_context(&enc);
     return ret;
+}
+
+static int write_bframes_as(const char *path, const char *format, int w, int h, int n,
+                            double start)
+{
+    return write_bframes_damaged(path, format, w, h, n, start, -1, -1);
 }
 
 static int write_bframes(const char *path, int w, int h, int n, double start)
@@ -1240,6 +1248,74 @@ static void test_rewind(void)
     }
 }
 
+/* The "checksums of the N pairs: ..." line of the last run ("" when none). */
+static void checksum_line(char *line, size_t len)
+{
+    const char *at = strstr(out_err, "checksums of the ");
+    *line = 0;
+    if (at)
+        snprintf(line, len, "%.*s", (int)strcspn(at, "\n"), at);
+}
+
+/* --decode-sessions: MPEG-2 in mp4, a key frame every 12 frames and
+ * B-frames, decoded by 3 decoders at once (stretches of 24, 24 and 12
+ * frames; the distorted input with two frames in its second stretch that
+ * the decoder drops without a word, as one decoder does) gives the frames
+ * one decoder gives and the same scores; a
+ * stream is decoded by one decoder, saying why; usage errors. */
+static void test_decode_sessions(void)
+{
+    char path[1100], one[256], three[256], value[64];
+    char *log1, *log3;
+    int rc1, rc3;
+    snprintf(path, sizeof(path), "%s/gop.mp4", dir);
+    CHECK(write_bframes_as(path, "mp4", 64, 48, 60, 0.0) == 0, "write gop.mp4");
+    snprintf(path, sizeof(path), "%s/gop_bad.mp4", dir);
+    CHECK(write_bframes_damaged(path, "mp4", 64, 48, 60, 0.0, 30, 31) == 0,
+          "write gop_bad.mp4");
+    rc1 = run_tool("-r gop.mp4 -d gop_bad.mp4 --hwdec none --decode-sessions 1 --decode-only "
+                   "--hash-frames");
+    checksum_line(one, sizeof(one));
+    rc3 = run_tool("-r gop.mp4 -d gop_bad.mp4 --hwdec none --decode-sessions 3 --decode-only "
+                   "--hash-frames");
+    checksum_line(three, sizeof(three));
+    CHECK(rc1 == 0 && rc3 == 0 && *one && !strcmp(one, three) &&
+              strstr(out_err, "decoders: reference cpu x3, distorted cpu x3"),
+          "--decode-sessions 3: the frames of one decoder (rc %d, %d; '%s' / '%s'): %s", rc1,
+          rc3, one, three, out_err);
+    rc1 = run_tool("-r gop.mp4 -d gop_bad.mp4 --hwdec none --decode-sessions 1 -n --feature "
+                   "psnr --json -o sessions1.json");
+    rc3 = run_tool("-r gop.mp4 -d gop_bad.mp4 --hwdec none --decode-sessions 3 -n --feature "
+                   "psnr --json -o sessions3.json");
+    log1 = log_frames("sessions1.json", value, sizeof(value), "decode_sessions_reference");
+    CHECK(!*value, "one decoder: no decode_sessions field ('%s')", value);
+    log3 = log_frames("sessions3.json", value, sizeof(value), "decode_sessions_reference");
+    CHECK(rc1 == 0 && rc3 == 0 && log1 && log3 && strstr(log1, "psnr_y") && !strcmp(log1, log3)
+              && !strcmp(value, "3"),
+          "--decode-sessions 3: the scores of one decoder (rc %d, "
+          "%d, decode_sessions_reference '%s'): %s", rc1, rc3, value, out_err);
+    free(log1);
+    free(log3);
+    /* a stream is read once: one decoder, and a note */
+    /* (env runs `sh -c 'cat gop.mp4 | TOOL ARGS'`: the reference a pipe) */
+    rc3 = tool_run(tool, dir, "QGPU_PIPED=1 sh -c 'cat gop.mp4 | \"$0\" \"$@\"'", 0,
+                   "-r - -d gop_bad.mp4 --hwdec none --decode-sessions 3 --decode-only "
+                   "--hash-frames", out_err, sizeof(out_err));
+    checksum_line(three, sizeof(three));
+    CHECK(rc3 == 0 && strstr(out_err, "reference decoded by one decoder (--decode-sessions 3: a "
+                             "stream is read once)") &&
+              strstr(out_err, "decoders: reference cpu, distorted cpu x3") &&
+              strstr(one, "reference ") && strstr(three, "reference ") &&
+              !strncmp(strstr(one, "reference "), strstr(three, "reference "), 26),
+          "--decode-sessions 3 on a stream: one decoder (rc %d): %s", rc3, out_err);
+    CHECK(run_tool("-r gop.mp4 -d gop.mp4 --decode-sessions 17") == 2 &&
+              strstr(out_err, "--decode-sessions 17: expected auto or 1 to 16"),
+          "--decode-sessions 17: a usage error: %s", out_err);
+    CHECK(run_tool("-r gop.mp4 -d gop.mp4 --decode-sessions two") == 2 &&
+              strstr(out_err, "--decode-sessions two: expected a whole number"),
+          "--decode-sessions two: a usage error: %s", out_err);
+}
+
 /* --hwdec auto's measurement end to end, CPU decoders standing for
  * NVDEC's (QGPU_HWDEC_PROBE_TEST=1), the decisions kept in
  * DIR/hwdec-choices (QGPU_HWDEC_CHOICES: a fresh XDG_CACHE_HOME would also
@@ -1461,6 +1537,7 @@ int main(int argc, char **argv)
     test_runs();
     test_hwdec();
     test_rewind();
+    test_decode_sessions();
     test_probe_runs();
     test_pinned_frames();
     test_semiplanar_input();

@@ -63,7 +63,8 @@ static int describe(const AVFrame *frame, int bitdepth, QgpuCudaPicture *pic)
 }
 
 /* The ring for frame's pictures, or a ring that says why there is none. */
-static CudaRing *ring_create(const AVFrame *frame, const QgpuCudaPicture *pic, int usable)
+static CudaRing *ring_create(const AVFrame *frame, const QgpuCudaPicture *pic, int usable,
+                             int slots)
 {
     const AVHWFramesContext *fc = (const AVHWFramesContext *)frame->hw_frames_ctx->data;
     CudaRing *r = calloc(1, sizeof(*r));
@@ -75,7 +76,8 @@ static CudaRing *ring_create(const AVFrame *frame, const QgpuCudaPicture *pic, i
     else if (!(r->device = av_buffer_ref(fc->device_ref)))
         snprintf(r->note, sizeof(r->note), "out of memory");
     else
-        qgpu_cuda_ring_create(&r->ring, pic, RING_SLOTS, r->note, sizeof(r->note));
+        qgpu_cuda_ring_create(&r->ring, pic, slots > 0 ? slots : RING_SLOTS, r->note,
+                              sizeof(r->note));
     return r;
 }
 
@@ -94,7 +96,8 @@ static void frame_free(void *opaque, uint8_t *data)
     qgpu_cuda_frame_release(&frame);
 }
 
-int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, char *err, size_t err_len)
+int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, int slots, char *err,
+                   size_t err_len)
 {
     QgpuCudaPicture pic;
     QgpuCudaFrame *slot = NULL;
@@ -106,7 +109,7 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, char *err, siz
     if (!frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA)
         return 0;
     usable = describe(frame, bitdepth, &pic) == 0;
-    if (!*ring && !(*ring = ring_create(frame, &pic, usable)))
+    if (!*ring && !(*ring = ring_create(frame, &pic, usable, slots)))
         return AVERROR(ENOMEM);
     r = *ring;
     if (!usable || !r->ring)

@@ -39,11 +39,12 @@ typedef struct CudaRing CudaRing;
 int cuda_ring_available(char *why, size_t why_len);
 
 /* frame (AV_PIX_FMT_CUDA, samples of bitdepth bits) into a free slot,
- * *ring made at the first call: 1 with frame replaced by the device frame;
+ * *ring made at the first call (with `slots` slots, 0: 16): 1 with frame replaced by the device frame;
  * 0 when no slot is free, the format is not semi-planar or the ring could
  * not be made (frame left as it is: the caller copies it to the host);
  * < 0 an AVERROR (CUDA failed; message in err). */
-int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, char *err, size_t err_len);
+int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, int slots, char *err,
+                   size_t err_len);
 
 /* Whether frame is a device frame of this ring. */
 int cuda_ring_owns(const CudaRing *ring, const AVFrame *frame);

@@ -133,7 +133,7 @@ int cuda_upload_frame(CudaUpload *up, AVFrame *frame, int bitdepth, char *err, s
     if (ret >= 0)
         ret = av_frame_copy_props(cuda, up->host);
     if (ret >= 0)
-        ret = cuda_ring_take(&up->ring, cuda, bitdepth, msg, sizeof(msg));
+        ret = cuda_ring_take(&up->ring, cuda, bitdepth, 0, msg, sizeof(msg));
     if (ret == 1) {
         av_frame_unref(frame);
         av_frame_move_ref(frame, cuda);

@@ -34,6 +34,7 @@
 #include "hwdec.h"
 #include "input.h"
 #include "pinned_frames.h"
+#include "sessions.h"
 
 struct Decoder {
     InputSource *input;
@@ -93,6 +94,17 @@ struct Decoder {
     /* the mixed decode: frames put on the GPU beside the other input's
      * NVDEC frames (cuda_upload.h), else NULL */
     CudaUpload *upload;
+    /* decoding in sessions (sessions.h): the frames come from decoders of
+     * their own on the same file, each on a stretch between key frames;
+     * this one only hands them out in order */
+    Sessions *sessions;
+    char *path;          /* as opened (input_url), for the sessions' decoders */
+    int hwdec_mode;      /* enum HwdecMode it was opened with */
+    /* a session's decoder: frames before win_start (the stream's time base)
+     * are dropped, the first at or after win_end ends its stretch */
+    int windowed, window_done;
+    int64_t win_start, win_end;
+    int64_t win_first;   /* time stamp of its first frame (AV_NOPTS_VALUE: none yet) */
 };
 
 /* Depth of semi-planar 4:2:0 frames (NV12, P010...), 0 for other formats:
@@ -336,6 +348,12 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         return -1;
     }
     snprintf(d->name, sizeof(d->name), "%s", input_name(d->input));
+    d->hwdec_mode = hwdec;
+    if (!(d->path = av_strdup(path))) {
+        ret = AVERROR(ENOMEM);
+        set_error(err, err_len, "out of memory", d->name, 0);
+        goto fail;
+    }
     d->fmt = avformat_alloc_context();
     if (!d->fmt) {
         ret = AVERROR(ENOMEM);
@@ -530,6 +548,135 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
                          : d->fmt->bit_rate > 0 ? (double)d->fmt->bit_rate : 0.0;
         info->threads = d->codec->thread_count > 0 ? d->codec->thread_count : 1;
     }
+    info->sessions = d->sessions ? sessions_count(d->sessions) : 1;
+}
+
+/* ------------------------------------------------ decoding in sessions */
+
+/* Why d cannot be decoded in sessions ("" when it can). */
+static const char *sessions_refusal(const Decoder *d)
+{
+    if (!input_url(d->input) || input_is_stream(d->input))
+        return "a stream is read once";
+    if (d->frame_size)
+        return "raw video and y4m are read, not decoded";
+    if (d->upload)
+        return "the mixed decode puts its frames on the GPU one by one";
+    if (!d->timestamps)
+        return "its frames have no time stamps";
+    return "";
+}
+
+int decoder_use_sessions(Decoder *d, int n, char *note, size_t note_len, char *err,
+                         size_t err_len)
+{
+    const char *why = sessions_refusal(d);
+    int bytes, ret;
+    *note = 0;
+    if (n < 2 || d->sessions)
+        return 1;
+    if (*why) {
+        snprintf(note, note_len, "%s", why);
+        return 1;
+    }
+    bytes = av_image_get_buffer_size(planar_format(d->out_layout, d->out_bitdepth), d->out_w,
+                                     d->out_h, 1);
+    ret = sessions_start(&d->sessions, d, input_url(d->input), d->stream, n, bytes > 0 ? (size_t)bytes : 0,
+                         hwdec_slot(d->hw), note, note_len, err, err_len);
+    if (ret == 0) {
+        /* the sessions' decoders deliver every frame: this one's first
+         * frame and its pinned blocks are not used */
+        av_frame_unref(d->pending);
+        d->pinned_off = 1;
+    }
+    return ret;
+}
+
+int decoder_open_session(const Decoder *proto, int ring_slots, Decoder **out, char *err,
+                         size_t err_len)
+{
+    Decoder *d;
+    int ret = open_input(&d, proto->path, NULL, NULL, proto->hwdec_mode, err, err_len);
+    if (ret < 0)
+        return ret;
+    d->label = proto->label;
+    d->warn = proto->warn;
+    d->warn_opaque = proto->warn_opaque;
+    hwdec_set_ring_slots(d->hw, ring_slots);
+    if ((ret = decoder_start(d, err, err_len)) < 0) {
+        decoder_close(&d);
+        return ret;
+    }
+    if (!d->have_first || d->stream != proto->stream || d->src_w != proto->src_w ||
+        d->src_h != proto->src_h || d->src_fmt != proto->src_fmt ||
+        d->full_range != proto->full_range ||
+        strcmp(hwdec_name(d->hw), hwdec_name(proto->hw))) {
+        snprintf(err, err_len, "%s: a second decoder of the file did not decode it as the "
+                 "first did (%s, %s); use --decode-sessions 1", d->name,
+                 hwdec_name(d->hw), av_get_pix_fmt_name(d->src_fmt));
+        decoder_close(&d);
+        return AVERROR_INVALIDDATA;
+    }
+    /* the first decoder's output settings */
+    d->out_w = proto->out_w;
+    d->out_h = proto->out_h;
+    d->out_layout = proto->out_layout;
+    d->out_bitdepth = proto->out_bitdepth;
+    d->out_pix_fmt = proto->out_pix_fmt;
+    d->sws_flags = proto->sws_flags;
+    d->to_limited = proto->to_limited;
+    d->pass_semiplanar = proto->pass_semiplanar;
+    d->pinned_off = 1;
+    *out = d;
+    return 0;
+}
+
+int decoder_seek_window(Decoder *d, int64_t start, int64_t end, unsigned first, char *err,
+                        size_t err_len)
+{
+    const AVStream *st = d->fmt->streams[d->stream];
+    int64_t to = start;
+    int ret;
+    if (start == INT64_MIN) /* the first stretch: from the stream's start */
+        to = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+    /* the last key frame at or before `to` */
+    ret = avformat_seek_file(d->fmt, d->stream, INT64_MIN, to, to, 0);
+    if (ret < 0) {
+        set_error(err, err_len, "cannot seek to a key frame", d->name, ret);
+        return ret;
+    }
+    avcodec_flush_buffers(d->codec);
+    av_packet_unref(d->packet);
+    av_frame_unref(d->frame);
+    av_frame_unref(d->pending);
+    d->delivered = NULL;
+    d->draining = 0;
+    d->eof = 0;
+    d->frames = d->packets = first;
+    d->in_a_row = 0;
+    d->windowed = 1;
+    d->window_done = 0;
+    d->win_start = start;
+    d->win_end = end;
+    d->win_first = AV_NOPTS_VALUE;
+    return 0;
+}
+
+void decoder_print_timing(const Decoder *d, const char *label, FILE *out)
+{
+    if (d->sessions)
+        sessions_timing(d->sessions, label, out);
+}
+
+int64_t decoder_window_first(const Decoder *d)
+{
+    return d->win_first;
+}
+
+int decoder_owns_frame(const Decoder *d, const void *owner)
+{
+    const AVFrame *frame = owner;
+    return cuda_upload_owns(d->upload, frame) || hwdec_on_device(d->hw, frame);
 }
 
 static const struct {
@@ -898,8 +1045,31 @@ static int deliver(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
 static int decode_next(Decoder *d, char *err, size_t err_len)
 {
     int ret;
+    if (d->window_done)
+        return 0;
     for (;;) {
         ret = avcodec_receive_frame(d->codec, d->frame);
+        if (ret == 0 && d->windowed) {
+            /* a session's stretch: the frames of the others are theirs, also
+             * the damaged ones (leading pictures of an open GOP) */
+            int64_t ts = d->frame->pts;
+            if (ts == AV_NOPTS_VALUE) {
+                set_error(err, err_len, "a frame without a time stamp while decoding in "
+                          "sessions (use --decode-sessions 1)", d->name, 0);
+                return AVERROR_INVALIDDATA;
+            }
+            if (ts < d->win_start) {
+                av_frame_unref(d->frame);
+                continue;
+            }
+            if (ts >= d->win_end) {
+                av_frame_unref(d->frame);
+                d->window_done = 1;
+                return 0;
+            }
+            if (d->win_first == AV_NOPTS_VALUE)
+                d->win_first = ts;
+        }
         if (ret == 0) {
             if (d->frame->decode_error_flags || (d->frame->flags & AV_FRAME_FLAG_CORRUPT)) {
                 /* decoded with errors (concealed): not scored */
@@ -977,6 +1147,10 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
             continue;
         }
         if (d->packet->stream_index == d->stream) {
+            /* a session's decoder: a packet of another stretch is that
+             * stretch's to count when it fails */
+            int theirs = d->windowed && d->packet->pts != AV_NOPTS_VALUE &&
+                         (d->packet->pts < d->win_start || d->packet->pts >= d->win_end);
             d->packets++;
             if (d->frame_size && d->packet->pos >= 0 && d->data_end >= 0)
                 d->data_end = d->packet->pos + d->packet->size;
@@ -986,7 +1160,7 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
                 set_error(err, err_len, "decoding failed", d->name, ret);
                 return ret;
             }
-            if (ret < 0 && ret != AVERROR(EAGAIN)) {
+            if (ret < 0 && ret != AVERROR(EAGAIN) && !theirs) {
                 ret = skip_error(d, "corrupt packet", ret, err, err_len);
                 if (ret < 0)
                     return ret;
@@ -1016,9 +1190,34 @@ int decoder_start(Decoder *d, char *err, size_t err_len)
     return 0;
 }
 
+/* The next frame the sessions' decoders delivered, in order (sessions.h). */
+static int read_from_sessions(Decoder *d, QgpuPicture *pic, void **owner, char *err,
+                              size_t err_len)
+{
+    double pts;
+    int ret = sessions_read(d->sessions, owner, &pts, err, err_len);
+    if (ret != 1)
+        return ret;
+    d->last_pts = pts;
+    d->frames++;
+    fill_picture(d, *owner, pic);
+    return 1;
+}
+
 int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
 {
     int ret;
+    if (d->sessions) {
+        void *owner;
+        if ((ret = read_from_sessions(d, pic, &owner, err, err_len)) != 1)
+            return ret;
+        av_frame_unref(d->frame);
+        av_frame_move_ref(d->frame, owner);
+        decoder_release(owner);
+        d->delivered = d->frame;
+        fill_picture(d, d->frame, pic);
+        return 1;
+    }
     if (d->pending->buf[0]) {
         av_frame_unref(d->frame);
         av_frame_move_ref(d->frame, d->pending);
@@ -1031,8 +1230,11 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
 int decoder_read_owned(Decoder *d, QgpuPicture *pic, void **owner, char *err, size_t err_len)
 {
     AVFrame *clone;
-    int ret = decoder_read(d, pic, err, err_len);
+    int ret;
     *owner = NULL;
+    if (d->sessions)
+        return read_from_sessions(d, pic, owner, err, err_len);
+    ret = decoder_read(d, pic, err, err_len);
     if (ret != 1)
         return ret;
     /* a new reference to the same buffers: the decoder may reuse its frames */
@@ -1069,6 +1271,10 @@ void decoder_owner_picture(const Decoder *d, void *owner, QgpuPicture *pic)
 
 QgpuCudaFrame *decoder_device_frame(const Decoder *d, void *owner)
 {
+    if (d->sessions) {
+        const Decoder *by = sessions_frame_decoder(d->sessions, owner);
+        return by ? decoder_device_frame(by, owner) : NULL;
+    }
     /* the mixed decode's frames and NVDEC's: device frames of a ring */
     if (cuda_upload_owns(d->upload, owner) || hwdec_on_device(d->hw, owner))
         return cuda_ring_frame(owner);
@@ -1078,6 +1284,15 @@ QgpuCudaFrame *decoder_device_frame(const Decoder *d, void *owner)
 int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
 {
     int ret;
+    if (d->sessions) {
+        Decoder *by = sessions_frame_decoder(d->sessions, owner);
+        if (!by)
+            return 0;
+        if ((ret = decoder_owner_to_host(by, owner, pic)) < 0)
+            return ret;
+        fill_picture(d, owner, pic);
+        return 0;
+    }
     if (cuda_upload_owns(d->upload, owner)) {
         if ((ret = cuda_upload_to_host(d->upload, owner)) < 0)
             return ret;
@@ -1094,11 +1309,15 @@ int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
 
 const char *decoder_zero_copy_note(const Decoder *d)
 {
+    if (d->sessions)
+        return sessions_zero_copy_note(d->sessions);
     return hwdec_zero_copy_note(d->hw);
 }
 
 double decoder_zero_copy_seconds(const Decoder *d)
 {
+    if (d->sessions)
+        return sessions_zero_copy_seconds(d->sessions);
     return hwdec_zero_copy_seconds(d->hw);
 }
 
@@ -1106,6 +1325,8 @@ unsigned decoder_count_rest(Decoder *d)
 {
     /* packets not yet read, plus those the decoder holds; not decoded */
     unsigned rest = d->packets > d->frames ? d->packets - d->frames : 0;
+    if (d->sessions)
+        return sessions_count_rest(d->sessions, d->frames);
     if (d->pending->buf[0])
         rest++;
     if (d->draining || d->eof)
@@ -1154,12 +1375,12 @@ unsigned decoder_frame_count(const Decoder *d)
 
 unsigned decoder_error_count(const Decoder *d)
 {
-    return d->errors;
+    return d->sessions ? sessions_error_count(d->sessions) : d->errors;
 }
 
 unsigned decoder_corrupt_count(const Decoder *d)
 {
-    return d->corrupt;
+    return d->sessions ? sessions_corrupt_count(d->sessions) : d->corrupt;
 }
 
 double decoder_start_time(const Decoder *d)
@@ -1176,8 +1397,10 @@ void decoder_set_warn(Decoder *d, const char *label, DecoderWarn warn, void *opa
 
 void decoder_abort(Decoder *d)
 {
-    if (d)
-        input_abort(d->input);
+    if (!d)
+        return;
+    input_abort(d->input);
+    sessions_abort(d->sessions);
 }
 
 PinnedFrames *decoder_pinned_frames(const Decoder *d)
@@ -1210,6 +1433,8 @@ void decoder_close(Decoder **pd)
     Decoder *d = *pd;
     if (!d)
         return;
+    sessions_free(&d->sessions); /* its decoders first: they read this one's settings */
+    av_freep(&d->path);
     avcodec_free_context(&d->codec);
     hwdec_free(&d->hw); /* after the codec: its get_format points at it */
     cuda_upload_free(&d->upload);

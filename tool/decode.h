@@ -3,6 +3,8 @@
 #define QGPU_TOOL_DECODE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "qgpu/qgpu_cuda.h"
 #include "qgpu/qgpu_opencl.h" /* also qgpu.h */
@@ -45,6 +47,7 @@ typedef struct DecoderInfo {
     int profile;         /* the codec's profile (FF_PROFILE_UNKNOWN: -99) */
     double bit_rate;     /* bits/s of the stream (else of the file), 0 unknown */
     int threads;         /* the decoder's threads (1 for hardware decoders' own) */
+    int sessions;        /* decoders at work on the input (decoder_use_sessions), 1 */
 } DecoderInfo;
 
 /* Decoding errors mid-stream (a corrupt packet, a frame decoded with
@@ -78,6 +81,39 @@ int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *er
 /* Labels the input in warnings ("reference", "distorted") and sets the
  * warning callback (default: a line on stderr). */
 void decoder_set_warn(Decoder *dec, const char *label, DecoderWarn warn, void *opaque);
+
+/* Decodes the input with n decoders of its own at once (n >= 2), each on
+ * a thread of its own and on stretches of frames between key frames
+ * (sessions.h), while decoder_read delivers the frames in order, as one
+ * decoder would. After decoder_start and the output settings
+ * (decoder_set_output, decoder_set_limited_range, decoder_set_semiplanar),
+ * before the first read. 0 when it does, 1 when it does not apply (n < 2,
+ * or why in note: a stream, raw video, too few key frames...), < 0 an
+ * error (message in err). */
+int decoder_use_sessions(Decoder *dec, int n, char *note, size_t note_len, char *err,
+                         size_t err_len);
+
+/* QGPU_TIMING's lines about the sessions (nothing without them). */
+void decoder_print_timing(const Decoder *dec, const char *label, FILE *out);
+
+/* For sessions.c. A decoder of proto's file as proto was opened (same
+ * hardware decoding, a zero-copy ring of ring_slots), started and given
+ * proto's output settings; an error when its frames are not proto's
+ * format. */
+int decoder_open_session(const Decoder *proto, int ring_slots, Decoder **out, char *err,
+                         size_t err_len);
+/* Positions a session's decoder on the stretch of frames whose time
+ * stamps (the stream's time base) lie in [start, end) (start INT64_MIN:
+ * from the stream's start; end INT64_MAX: to its end): it seeks to the key
+ * frame at start, and decoder_read returns 0 after the stretch; its frames
+ * are counted from `first`. 0 or an AVERROR (message in err). */
+int decoder_seek_window(Decoder *dec, int64_t start, int64_t end, unsigned first, char *err,
+                        size_t err_len);
+/* The time stamp of the first frame decoded in the window (good or
+ * damaged), AV_NOPTS_VALUE when none yet. */
+int64_t decoder_window_first(const Decoder *dec);
+/* Whether owner (a frame it delivered) is one of dec's frames in GPU memory. */
+int decoder_owns_frame(const Decoder *dec, const void *owner);
 
 /* Decodes the first frame (kept for the first decoder_read), so that
  * decoder_get_info describes the frames rather than what the container

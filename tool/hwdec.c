@@ -43,6 +43,7 @@ struct Hwdec {
     CudaRing *ring;
     char zero_copy_note[256]; /* why not, when it was not tried */
     int index;                /* of its device in the table (devices[][index]) */
+    int ring_slots;           /* of its ring, 0: cuda_ring.c's default */
 };
 
 /* AV_CUDA_USE_PRIMARY_CONTEXT (libavutil/hwcontext_cuda.h, which needs
@@ -306,7 +307,7 @@ int hwdec_download(Hwdec *hw, AVFrame *frame, int bitdepth)
     if (!hw || frame->format != hw->hw_format)
         return 0;
     if (hw->zero_copy) {
-        if (!hw->ring) {
+        if (!hw->ring && !hw->ring_slots) {
             /* the ring the slot's previous job left, when it fits */
             pthread_mutex_lock(&devices_lock);
             if (cuda_ring_fits(spares[hw->index], frame)) {
@@ -315,7 +316,7 @@ int hwdec_download(Hwdec *hw, AVFrame *frame, int bitdepth)
             }
             pthread_mutex_unlock(&devices_lock);
         }
-        ret = cuda_ring_take(&hw->ring, frame, bitdepth, msg, sizeof(msg));
+        ret = cuda_ring_take(&hw->ring, frame, bitdepth, hw->ring_slots, msg, sizeof(msg));
         if (ret)
             return ret < 0 ? ret : 0;
     }
@@ -340,6 +341,17 @@ int hwdec_pipeline_depth(int ref_mode, int dist_mode)
             dist_mode == HWDEC_CUDA) && cuda_ring_available(NULL, 0)
                ? 4
                : 0;
+}
+
+int hwdec_slot(const Hwdec *hw)
+{
+    return hw ? hw->index / 2 : 0;
+}
+
+void hwdec_set_ring_slots(Hwdec *hw, int slots)
+{
+    if (hw)
+        hw->ring_slots = slots;
 }
 
 int hwdec_on_device(const Hwdec *hw, const AVFrame *frame)

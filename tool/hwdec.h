@@ -61,6 +61,14 @@ int hwdec_pipeline_depth(int ref_mode, int dist_mode);
  * path then stops: copy it to the host); its copy in host memory (0 or an
  * AVERROR). */
 int hwdec_on_device(const Hwdec *hw, const AVFrame *frame);
+
+/* The batch slot whose devices hw uses (hwdec_use_slot), 0 without one. */
+int hwdec_slot(const Hwdec *hw);
+
+/* Slots of the zero-copy ring, before its first frame (0: the default, and
+ * a parked ring of the slot may be reused): a decoding session holds a
+ * stretch of frames ahead (sessions.h). */
+void hwdec_set_ring_slots(Hwdec *hw, int slots);
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
 
 /* FFmpeg's CUDA device of an NVDEC decoder whose frames stay on the GPU

@@ -60,6 +60,9 @@ static void usage(FILE *f)
             "                           REF,DIST: one for each input (e.g. cuda,none: NVDEC\n"
             "                           and the CPU decode at once; the CPU's frames are\n"
             "                           put on the GPU beside NVDEC's)\n"
+            "      --decode-sessions N  decoders at once per input, each on stretches\n"
+            "                           between key frames (frames still scored in order;\n"
+            "                           default auto: 1)\n"
             "      --decode-only        decode and pair the inputs, score nothing: the\n"
             "                           decoding speed (pairs/s) on stderr\n"
             "      --hash-frames        with --decode-only: a checksum of each input's\n"
@@ -349,7 +352,7 @@ int options_parse(int argc, char **argv, Options *o)
         OPT_FRAME_CNT, OPT_DEVICE, OPT_DEPTH, OPT_LIST_DEVICES, OPT_LIST_FEATURES, OPT_HELP,
         OPT_SUBSAMPLE, OPT_LOG_STREAM, OPT_SCALE_TO, OPT_REF_OFFSET, OPT_DIST_OFFSET, OPT_PAIRING,
         OPT_THREADS, OPT_CPUMASK, OPT_GPUMASK, OPT_AOM_CTC, OPT_NFLX_CTC, OPT_HWDEC,
-        OPT_DECODE_ONLY, OPT_HASH_FRAMES, OPT_JOB_SUMMARY
+        OPT_DECODE_ONLY, OPT_HASH_FRAMES, OPT_JOB_SUMMARY, OPT_SESSIONS
     };
     static const struct option long_options[] = {
         {"reference", required_argument, NULL, 'r'},
@@ -381,6 +384,7 @@ int options_parse(int argc, char **argv, Options *o)
         {"pairing", required_argument, NULL, OPT_PAIRING},
         {"pipeline-depth", required_argument, NULL, OPT_DEPTH},
         {"hwdec", required_argument, NULL, OPT_HWDEC},
+        {"decode-sessions", required_argument, NULL, OPT_SESSIONS},
         {"decode-only", no_argument, NULL, OPT_DECODE_ONLY},
         {"hash-frames", no_argument, NULL, OPT_HASH_FRAMES},
         {"threads", required_argument, NULL, OPT_THREADS},
@@ -526,6 +530,22 @@ int options_parse(int argc, char **argv, Options *o)
                 return EXIT_USAGE;
             }
             break;
+        case OPT_SESSIONS: {
+            unsigned n;
+            if (!strcmp(optarg, "auto")) {
+                o->decode_sessions = 0;
+                break;
+            }
+            if (parse_count("--decode-sessions", optarg, 1, &n))
+                return EXIT_USAGE;
+            if (n > 16) {
+                fprintf(stderr, "qgpu: --decode-sessions %s: expected auto or 1 to 16\n",
+                        optarg);
+                return EXIT_USAGE;
+            }
+            o->decode_sessions = (int)n;
+            break;
+        }
         case OPT_DECODE_ONLY: o->decode_only = 1; break;
         case OPT_HASH_FRAMES: o->hash_frames = 1; break;
         case OPT_DEPTH: {

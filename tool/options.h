@@ -45,6 +45,7 @@ typedef struct Options {
     const char *ctc;           /* "--aom_ctc v6.0" when a preset was used */
     int hwdec;                 /* enum HwdecMode (hwdec.h); HWDEC_AUTO = 0 */
     int hwdec_dist;            /* the distorted's (--hwdec REF,DIST), else hwdec */
+    int decode_sessions;       /* --decode-sessions N (sessions.h); 0: auto */
     int decode_only;           /* --decode-only: decode and pair, score nothing */
     int hash_frames;           /* --hash-frames: checksums of the decoded samples */
     const char *job_summary;   /* --job-summary FILE: a batch's per-job result */

@@ -541,6 +541,8 @@ typedef struct Run {
      * handed to the device to the last score */
     clock_t first_submit, last_score;
     const char *decoder[2];   /* who decoded each input: "cpu", "cuda", "vaapi" */
+    int sessions[2];          /* decoders at work on each input (sessions.h) */
+    char label[2][32];        /* "cuda", "cuda x4" (4 sessions) */
     ProbeResult probe;        /* --hwdec auto's choice by measurement */
     int host_jobs;            /* RunSetup's */
     uint64_t hash[2];         /* --hash-frames: the inputs' samples */
@@ -702,6 +704,8 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
             pinned_frames_submitted(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(dis)));
+    decoder_print_timing(ref, "reference", r->msg);
+    decoder_print_timing(dis, "distorted", r->msg);
 }
 
 static int score(Run *r, Decoder *ref, Decoder *dis)
@@ -853,11 +857,15 @@ static int write_log(const Run *r)
     double cpu = (double)(r->last_score - r->first_submit) / CLOCKS_PER_SEC;
     unsigned zero_copy = qgpu_frames_from_device(r->ctx); /* NVDEC frames left on the GPU */
     const ProbeResult *p = &r->probe;
-    QgpuLogField fields[8] = {{"decode_errors", NULL, r->decode_errors},
+    QgpuLogField fields[10] = {{"decode_errors", NULL, r->decode_errors},
                               {"skipped_frames", NULL, r->skipped_frames},
                               {"decoder_reference", r->decoder[0], 0},
                               {"decoder_distorted", r->decoder[1], 0}};
     int n = 4;
+    if (r->sessions[0] > 1 || r->sessions[1] > 1) {
+        fields[n++] = (QgpuLogField){"decode_sessions_reference", NULL, r->sessions[0]};
+        fields[n++] = (QgpuLogField){"decode_sessions_distorted", NULL, r->sessions[1]};
+    }
     if (zero_copy)
         fields[n++] = (QgpuLogField){"pairs_zero_copy", NULL, zero_copy};
     if (p->how) /* --hwdec auto's choice: how, and the floors it compared */
@@ -970,7 +978,7 @@ static int interrupted_status(const Run *r)
 static void print_decoders(const Run *r)
 {
     const ProbeResult *p = &r->probe;
-    fprintf(r->msg, "qgpu: decoders: reference %s, distorted %s", r->decoder[0], r->decoder[1]);
+    fprintf(r->msg, "qgpu: decoders: reference %s, distorted %s", r->label[0], r->label[1]);
     if (p->how && p->choice.cpu_pairs > 0.0)
         fprintf(r->msg, " (--hwdec auto, %s: NVDEC %.0f pairs/s, CPU %.0f pairs/s%s; %.2f s%s)",
                 !strcmp(p->how, "cached") ? "measured earlier in this process"
@@ -1003,7 +1011,7 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
             fprintf(msg, "qgpu: decoded %u pairs in %.2f s (%.1f pairs/s), nothing scored "
                     "(--decode-only); decoders: reference %s, distorted %s\n", r->submitted,
                     r->seconds, r->seconds > 0 ? r->submitted / r->seconds : 0.0,
-                    r->decoder[0], r->decoder[1]);
+                    r->label[0], r->label[1]);
         if (!ret && (r->probe.how || *r->probe.note))
             print_decoders(r);
         if (!ret && !o->quiet)
@@ -1037,6 +1045,30 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
     if (*r->stop && !ret)
         ret = interrupted_status(r);
     return ret;
+}
+
+/* --decode-sessions (sessions.h): auto is one decoder per input (on the
+ * H200 more NVDEC sessions decode faster but score slower: the GPU then
+ * shares its time between the decoders' CUDA context and the scoring's
+ * OpenCL one; CPU decoders share the cores and lose the pinned frames;
+ * doc/performance.md); a note when more were asked for and cannot be
+ * had. 0, or an exit status with the message on msg. */
+static int start_sessions(FILE *msg, const Options *o, Decoder *ref, Decoder *dis)
+{
+    for (int i = 0; i < 2; i++) {
+        Decoder *d = i ? dis : ref;
+        char note[512] = "", err[1024] = "";
+        int n = o->decode_sessions ? o->decode_sessions : 1, ret;
+        ret = decoder_use_sessions(d, n, note, sizeof(note), err, sizeof(err));
+        if (ret < 0) {
+            fprintf(msg, "qgpu: %s\n", err);
+            return EXIT_INPUT;
+        }
+        if (ret == 1 && *note && o->decode_sessions > 1 && !o->quiet)
+            fprintf(msg, "qgpu: %s decoded by one decoder (--decode-sessions %d: %s)\n",
+                    i ? "distorted" : "reference", o->decode_sessions, note);
+    }
+    return 0;
 }
 
 /* QGPU_BATCH_REUSE=0: batch jobs close their decoders as single runs do
@@ -1084,12 +1116,17 @@ int run_pair(const Options *o, const RunSetup *s)
             ret = interrupted_status(&run);
         goto out;
     }
-    {
-        DecoderInfo ri, di;
-        decoder_get_info(ref, &ri);
-        decoder_get_info(dis, &di);
-        run.decoder[0] = ri.decoder;
-        run.decoder[1] = di.decoder;
+    if ((ret = start_sessions(msg, o, ref, dis)))
+        goto out;
+    for (int i = 0; i < 2; i++) {
+        DecoderInfo info;
+        decoder_get_info(i ? dis : ref, &info);
+        run.decoder[i] = info.decoder;
+        run.sessions[i] = info.sessions;
+        if (info.sessions > 1)
+            snprintf(run.label[i], sizeof(run.label[i]), "%s x%d", info.decoder, info.sessions);
+        else
+            snprintf(run.label[i], sizeof(run.label[i]), "%s", info.decoder);
     }
     run.hash[0] = run.hash[1] = FRAME_HASH_START;
     /* CPU decoders' frames into pinned blocks (their first ones made now),

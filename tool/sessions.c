@@ -1,0 +1,612 @@
+/*
+ * Several decoders on one input, each on stretches between key frames,
+ * their frames handed out in order (sessions.h).
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libavformat/avformat.h>
+
+#include "hwdec.h"
+#include "sessions.h"
+
+/* Frames out of a session besides its queue (the reader's queues, the
+ * pipeline): its zero-copy ring has this many slots more. */
+#define SESSIONS_FRAMES_OUT 16
+
+/* The frames whose time stamps lie in [start, end) (the stream's time
+ * base; INT64_MIN and INT64_MAX: open). */
+typedef struct Stretch {
+    int64_t start, end;
+    unsigned first;  /* index of its first frame in presentation order */
+    unsigned frames; /* frames its packets announce */
+} Stretch;
+
+typedef struct Entry {
+    int ret;         /* 1 a frame, 0 the stretch's end, < 0 an error */
+    void *owner;
+    double pts;
+    unsigned errors; /* the stretch's decoding errors so far */
+    unsigned corrupt;
+} Entry;
+
+typedef struct Session {
+    Sessions *s;
+    int index;
+    pthread_t thread;
+    int running;     /* the thread was created */
+    Decoder *dec;    /* opened on the thread (set under the lock) */
+    Entry *queue;    /* s->ahead entries */
+    int head, count;
+    char message[1024];
+    /* QGPU_TIMING: seconds opening, seeking, decoding, waiting for room */
+    double t_open, t_seek, t_decode, t_wait;
+} Session;
+
+struct Sessions {
+    const Decoder *proto;
+    int n;           /* sessions */
+    int ahead;       /* frames a session queues at most */
+    int ring_slots;
+    int hw_slot;
+    Stretch *stretch;
+    int nb_stretches;
+    unsigned total;  /* frames of the whole input */
+    Session *session;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int stop;
+    int current;     /* the stretch being read */
+    unsigned errors_done, corrupt_done; /* of the stretches read to their end */
+    unsigned errors_now, corrupt_now;   /* of the current one, at its last frame read */
+    double t_read;   /* QGPU_TIMING: the reader's seconds waiting for frames */
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size_t err_len);
+
+/* ------------------------------------------------------------- the plan */
+
+static int compare_ts(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Index of the first of the n sorted values that is >= v. */
+static unsigned lower_bound(const int64_t *sorted, unsigned n, int64_t v)
+{
+    unsigned lo = 0, hi = n;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Appends v to the growing array *a of *n values. 0, or -1 out of memory. */
+static int append_ts(int64_t **a, unsigned *n, unsigned *cap, int64_t v)
+{
+    if (*n == *cap) {
+        unsigned c = *cap ? 2 * *cap : 1024;
+        int64_t *grown = realloc(*a, c * sizeof(**a));
+        if (!grown)
+            return -1;
+        *a = grown;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+/* The time stamps of stream's frames (packets to decode) and of its key
+ * frames, each sorted: 0, 1 when they cannot be cut into stretches (why
+ * in note), < 0 an error (message in err). */
+static int scan_packets(const char *path, int stream, int64_t **pts, unsigned *nb_pts,
+                        int64_t **keys, unsigned *nb_keys, char *note, size_t note_len,
+                        char *err, size_t err_len)
+{
+    AVFormatContext *fmt = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    unsigned cap = 0, cap_keys = 0;
+    int ret = pkt ? avformat_open_input(&fmt, path, NULL, NULL) : AVERROR(ENOMEM);
+    *pts = *keys = NULL;
+    *nb_pts = *nb_keys = 0;
+    if (ret >= 0 && stream >= (int)fmt->nb_streams)
+        ret = AVERROR_INVALIDDATA;
+    while (ret >= 0) {
+        ret = av_read_frame(fmt, pkt);
+        if (ret == AVERROR_EOF) {
+            ret = 0;
+            break;
+        }
+        if (ret < 0)
+            break;
+        if (pkt->stream_index == stream && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
+            if (pkt->pts == AV_NOPTS_VALUE) {
+                snprintf(note, note_len, "packets without time stamps");
+                ret = 1;
+            } else if (append_ts(pts, nb_pts, &cap, pkt->pts) ||
+                       ((pkt->flags & AV_PKT_FLAG_KEY) &&
+                        append_ts(keys, nb_keys, &cap_keys, pkt->pts))) {
+                ret = AVERROR(ENOMEM);
+            }
+        }
+        av_packet_unref(pkt);
+    }
+    av_packet_free(&pkt);
+    avformat_close_input(&fmt);
+    if (ret < 0) {
+        char why[AV_ERROR_MAX_STRING_SIZE];
+        av_strerror(ret, why, sizeof(why));
+        snprintf(err, err_len, "reading the packets to decode in sessions: %s", why);
+    }
+    if (ret != 0) {
+        free(*pts);
+        free(*keys);
+        *pts = *keys = NULL;
+        return ret;
+    }
+    qsort(*pts, *nb_pts, sizeof(**pts), compare_ts);
+    qsort(*keys, *nb_keys, sizeof(**keys), compare_ts);
+    for (unsigned i = 1; i < *nb_pts; i++)
+        if ((*pts)[i] == (*pts)[i - 1]) {
+            snprintf(note, note_len, "two frames with one time stamp");
+            return 1;
+        }
+    return 0;
+}
+
+/* Whether a decoder of its own can start each stretch: a fresh demuxer of
+ * path, asked for the key frame at the stretch's start, gives that key
+ * frame (or one before it) as its first packet of the stream. 1 yes, 0
+ * no (why in note). */
+static int check_seeks(const Sessions *s, const char *path, int stream, char *note,
+                       size_t note_len)
+{
+    AVFormatContext *fmt = NULL;
+    AVPacket *pkt = av_packet_alloc();
+    int ok = pkt && avformat_open_input(&fmt, path, NULL, NULL) >= 0 &&
+             stream < (int)fmt->nb_streams;
+    for (int k = 1; ok && k < s->nb_stretches; k++) {
+        int64_t start = s->stretch[k].start;
+        ok = avformat_seek_file(fmt, stream, INT64_MIN, start, start, 0) >= 0;
+        while (ok && (ok = av_read_frame(fmt, pkt) >= 0) && pkt->stream_index != stream)
+            av_packet_unref(pkt);
+        if (ok) {
+            ok = (pkt->flags & AV_PKT_FLAG_KEY) && pkt->pts != AV_NOPTS_VALUE &&
+                 pkt->pts <= start;
+            av_packet_unref(pkt);
+        }
+        if (!ok)
+            snprintf(note, note_len, "its container does not seek to each key frame");
+    }
+    if (!pkt || !fmt)
+        snprintf(note, note_len, "cannot open it a second time");
+    av_packet_free(&pkt);
+    avformat_close_input(&fmt);
+    return ok;
+}
+
+/* s->stretch from the sorted time stamps: cut at key frames, each
+ * stretch at least SESSIONS_MIN_FRAMES long. 0 or -1 out of memory. */
+static int plan_stretches(Sessions *s, const int64_t *pts, unsigned nb_pts, const int64_t *keys,
+                          unsigned nb_keys)
+{
+    unsigned last = 0;
+    s->stretch = calloc((size_t)nb_keys + 1, sizeof(*s->stretch));
+    if (!s->stretch)
+        return -1;
+    s->stretch[0].start = INT64_MIN;
+    s->nb_stretches = 1;
+    for (unsigned k = 0; k < nb_keys; k++) {
+        unsigned i = lower_bound(pts, nb_pts, keys[k]);
+        Stretch *cur = &s->stretch[s->nb_stretches - 1];
+        if (i - last < SESSIONS_MIN_FRAMES || i >= nb_pts)
+            continue;
+        cur->end = keys[k];
+        cur->frames = i - last;
+        s->stretch[s->nb_stretches].start = keys[k];
+        s->stretch[s->nb_stretches].first = i;
+        s->nb_stretches++;
+        last = i;
+    }
+    s->stretch[s->nb_stretches - 1].end = INT64_MAX;
+    s->stretch[s->nb_stretches - 1].frames = nb_pts - last;
+    s->total = nb_pts;
+    return 0;
+}
+
+/* Sessions and queue lengths that fit $QGPU_DECODE_SESSIONS_MB: 0, or 1
+ * when not two sessions fit (why in note). */
+static int fit_memory(Sessions *s, size_t frame_bytes, char *note, size_t note_len)
+{
+    const char *env = getenv("QGPU_DECODE_SESSIONS_MB");
+    double budget = (env && *env ? atof(env) : 3072.0) * 1024.0 * 1024.0;
+    double bytes = frame_bytes > 0 ? (double)frame_bytes : 1.0;
+    unsigned longest = 0;
+    for (int i = 0; i < s->nb_stretches; i++)
+        if (s->stretch[i].frames > longest)
+            longest = s->stretch[i].frames;
+    s->ahead = longest < SESSIONS_MAX_AHEAD ? (int)longest : SESSIONS_MAX_AHEAD;
+    if (s->ahead < 8)
+        s->ahead = 8;
+    if (s->n * (s->ahead + SESSIONS_FRAMES_OUT) * bytes > budget) {
+        double fit = budget / (s->n * bytes) - SESSIONS_FRAMES_OUT;
+        if (fit >= 8.0) {
+            s->ahead = (int)fit;
+        } else {
+            s->ahead = 8;
+            s->n = (int)(budget / ((8 + SESSIONS_FRAMES_OUT) * bytes));
+        }
+    }
+    if (s->n < 2) {
+        snprintf(note, note_len, "two sessions' frames would not fit in "
+                 "QGPU_DECODE_SESSIONS_MB (%.0f MB)", budget / (1024.0 * 1024.0));
+        return 1;
+    }
+    s->ring_slots = s->ahead + SESSIONS_FRAMES_OUT;
+    return 0;
+}
+
+/* ------------------------------------------------------------- sessions */
+
+/* Waits until w's queue has room: 0, or 1 when stopping. */
+static int wait_for_room(Session *w)
+{
+    Sessions *s = w->s;
+    double t0 = now();
+    int stop;
+    pthread_mutex_lock(&s->lock);
+    while (w->count >= s->ahead && !s->stop)
+        pthread_cond_wait(&s->changed, &s->lock);
+    stop = s->stop;
+    pthread_mutex_unlock(&s->lock);
+    w->t_wait += now() - t0;
+    return stop;
+}
+
+static void push(Session *w, const Entry *e, const char *message)
+{
+    Sessions *s = w->s;
+    pthread_mutex_lock(&s->lock);
+    w->queue[(w->head + w->count) % s->ahead] = *e;
+    w->count++;
+    if (message)
+        snprintf(w->message, sizeof(w->message), "%s", message);
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* One stretch into w's queue: 0 at its end, 1 when stopping, < 0 an
+ * error (message in msg). */
+static int decode_stretch(Session *w, Decoder *dec, const Stretch *st, char *msg, size_t len)
+{
+    unsigned errors0 = decoder_error_count(dec), corrupt0 = decoder_corrupt_count(dec);
+    unsigned got = 0;
+    double t0 = now();
+    int ret = decoder_seek_window(dec, st->start, st->end, st->first, msg, len);
+    w->t_seek += now() - t0;
+    while (ret >= 0) {
+        Entry e = {0, NULL, 0.0, 0, 0};
+        QgpuPicture pic;
+        if (wait_for_room(w))
+            return 1;
+        t0 = now();
+        ret = decoder_read_owned(dec, &pic, &e.owner, msg, len);
+        w->t_decode += now() - t0;
+        if (ret < 0)
+            break;
+        e.ret = ret;
+        e.errors = decoder_error_count(dec) - errors0;
+        e.corrupt = decoder_corrupt_count(dec) - corrupt0;
+        if (ret == 1) {
+            got++;
+            e.pts = decoder_last_pts(dec);
+            push(w, &e, NULL);
+            continue;
+        }
+        /* A stretch decodes as in one decoder when it starts with its key
+         * frame (a decoder's state is fresh there either way) and has no
+         * frame more than its packets; frames dropped inside it (damaged
+         * packets some decoders drop without a word) are dropped by one
+         * decoder too. */
+        if (got > st->frames ||
+            (st->start != INT64_MIN && decoder_window_first(dec) != st->start)) {
+            snprintf(msg, len, "decoding in sessions: frames %u to %u (%u of them) did not "
+                     "decode from their key frame as in one decoder (%u frames, %u decoding "
+                     "errors; the key frame damaged?); use --decode-sessions 1", st->first,
+                     st->first + st->frames - 1, st->frames, got, e.errors);
+            return AVERROR_INVALIDDATA;
+        }
+        push(w, &e, NULL);
+        return 0;
+    }
+    return ret;
+}
+
+static void *session_thread(void *opaque)
+{
+    Session *w = opaque;
+    Sessions *s = w->s;
+    Decoder *dec = NULL;
+    char msg[1024] = "";
+    double t0 = now();
+    int ret;
+    hwdec_use_slot(s->hw_slot);
+    ret = decoder_open_session(s->proto, s->ring_slots, &dec, msg, sizeof(msg));
+    w->t_open = now() - t0;
+    pthread_mutex_lock(&s->lock);
+    w->dec = dec;
+    pthread_mutex_unlock(&s->lock);
+    for (int k = w->index; ret >= 0 && k < s->nb_stretches; k += s->n) {
+        ret = decode_stretch(w, dec, &s->stretch[k], msg, sizeof(msg));
+        if (ret == 1)
+            return NULL; /* stopped */
+    }
+    if (ret < 0) {
+        Entry e = {ret < 0 ? ret : -1, NULL, 0.0, 0, 0};
+        if (!*msg)
+            snprintf(msg, sizeof(msg), "a decoding session failed");
+        push(w, &e, msg);
+    }
+    return NULL;
+}
+
+static void stop_and_join(Sessions *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    for (int i = 0; i < s->n; i++) {
+        Session *w = &s->session[i];
+        if (!w->running)
+            continue;
+        pthread_mutex_lock(&s->lock);
+        decoder_abort(w->dec); /* a read that waits */
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(w->thread, NULL);
+        w->running = 0;
+    }
+}
+
+int sessions_start(Sessions **out, const Decoder *proto, const char *path, int stream, int n,
+                   size_t frame_bytes, int hw_slot, char *note, size_t note_len, char *err,
+                   size_t err_len)
+{
+    int64_t *pts = NULL, *keys = NULL;
+    unsigned nb_pts = 0, nb_keys = 0;
+    Sessions *s;
+    int ret;
+    *out = NULL;
+    ret = scan_packets(path, stream, &pts, &nb_pts, &keys, &nb_keys, note, note_len, err,
+                       err_len);
+    if (ret)
+        return ret;
+    s = calloc(1, sizeof(*s));
+    if (!s || plan_stretches(s, pts, nb_pts, keys, nb_keys)) {
+        free(pts);
+        free(keys);
+        if (s)
+            free(s->stretch);
+        free(s);
+        snprintf(err, err_len, "out of memory");
+        return AVERROR(ENOMEM);
+    }
+    free(pts);
+    free(keys);
+    s->proto = proto;
+    s->hw_slot = hw_slot;
+    s->n = n < s->nb_stretches ? n : s->nb_stretches;
+    if (s->n < 2) {
+        snprintf(note, note_len, "one stretch of at least %d frames between key frames",
+                 SESSIONS_MIN_FRAMES);
+        free(s->stretch);
+        free(s);
+        return 1;
+    }
+    if (!check_seeks(s, path, stream, note, note_len) ||
+        fit_memory(s, frame_bytes, note, note_len)) {
+        free(s->stretch);
+        free(s);
+        return 1;
+    }
+    s->session = calloc((size_t)s->n, sizeof(*s->session));
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->changed, NULL);
+    for (int i = 0; s->session && i < s->n; i++) {
+        Session *w = &s->session[i];
+        w->s = s;
+        w->index = i;
+        w->queue = calloc((size_t)s->ahead, sizeof(*w->queue));
+        if (!w->queue)
+            break;
+        if (pthread_create(&w->thread, NULL, session_thread, w)) {
+            sessions_free(&s);
+            snprintf(err, err_len, "cannot start a decoding thread");
+            return -1;
+        }
+        w->running = 1;
+    }
+    if (!s->session || !s->session[s->n - 1].running) {
+        sessions_free(&s);
+        snprintf(err, err_len, "out of memory");
+        return AVERROR(ENOMEM);
+    }
+    *out = s;
+    return 0;
+}
+
+int sessions_read(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
+{
+    double t0 = now();
+    int ret = sessions_next(s, owner, pts, err, err_len);
+    s->t_read += now() - t0;
+    return ret;
+}
+
+void sessions_timing(const Sessions *s, const char *label, FILE *out)
+{
+    fprintf(out, "qgpu: timing: %s: %d decoding sessions, %d stretches, up to %d frames "
+            "queued each; the reader waited %.3f s\n", label, s->n, s->nb_stretches, s->ahead,
+            s->t_read);
+    for (int i = 0; i < s->n; i++)
+        fprintf(out, "qgpu: timing: %s session %d: opening %.3f s, seeking %.3f s, decoding "
+                "%.3f s, waiting for room %.3f s\n", label, i, s->session[i].t_open,
+                s->session[i].t_seek, s->session[i].t_decode, s->session[i].t_wait);
+}
+
+/* sessions_read without the timing. */
+static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
+{
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        Session *w;
+        Entry e;
+        if (s->current >= s->nb_stretches) {
+            pthread_mutex_unlock(&s->lock);
+            return 0;
+        }
+        w = &s->session[s->current % s->n];
+        while (w->count == 0 && !s->stop)
+            pthread_cond_wait(&s->changed, &s->lock);
+        if (w->count == 0) {
+            pthread_mutex_unlock(&s->lock);
+            snprintf(err, err_len, "decoding stopped");
+            return -1;
+        }
+        e = w->queue[w->head];
+        if (e.ret < 0) { /* stays for later calls */
+            snprintf(err, err_len, "%s", w->message);
+            pthread_mutex_unlock(&s->lock);
+            return e.ret;
+        }
+        w->head = (w->head + 1) % s->ahead;
+        w->count--;
+        pthread_cond_broadcast(&s->changed);
+        if (e.ret == 1) {
+            s->errors_now = e.errors;
+            s->corrupt_now = e.corrupt;
+            pthread_mutex_unlock(&s->lock);
+            *owner = e.owner;
+            *pts = e.pts;
+            return 1;
+        }
+        s->errors_done += e.errors;
+        s->corrupt_done += e.corrupt;
+        s->errors_now = s->corrupt_now = 0;
+        s->current++;
+    }
+}
+
+int sessions_count(const Sessions *s)
+{
+    return s->n;
+}
+
+Decoder *sessions_frame_decoder(const Sessions *s, const void *owner)
+{
+    Sessions *m = (Sessions *)s; /* the lock only */
+    Decoder *by = NULL;
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < s->n && !by; i++)
+        if (s->session[i].dec && decoder_owns_frame(s->session[i].dec, owner))
+            by = s->session[i].dec;
+    pthread_mutex_unlock(&m->lock);
+    return by;
+}
+
+unsigned sessions_error_count(const Sessions *s)
+{
+    Sessions *m = (Sessions *)s;
+    unsigned n;
+    pthread_mutex_lock(&m->lock);
+    n = s->errors_done + s->errors_now;
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+unsigned sessions_corrupt_count(const Sessions *s)
+{
+    Sessions *m = (Sessions *)s;
+    unsigned n;
+    pthread_mutex_lock(&m->lock);
+    n = s->corrupt_done + s->corrupt_now;
+    pthread_mutex_unlock(&m->lock);
+    return n;
+}
+
+unsigned sessions_count_rest(Sessions *s, unsigned delivered)
+{
+    stop_and_join(s);
+    return s->total > delivered ? s->total - delivered : 0;
+}
+
+const char *sessions_zero_copy_note(const Sessions *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->session[i].dec && *decoder_zero_copy_note(s->session[i].dec))
+            return decoder_zero_copy_note(s->session[i].dec);
+    return "";
+}
+
+double sessions_zero_copy_seconds(const Sessions *s)
+{
+    double t = 0.0;
+    for (int i = 0; i < s->n; i++)
+        if (s->session[i].dec)
+            t += decoder_zero_copy_seconds(s->session[i].dec);
+    return t;
+}
+
+void sessions_abort(Sessions *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    for (int i = 0; i < s->n; i++)
+        decoder_abort(s->session[i].dec);
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void sessions_free(Sessions **ps)
+{
+    Sessions *s = *ps;
+    if (!s)
+        return;
+    if (s->session) {
+        stop_and_join(s);
+        for (int i = 0; i < s->n; i++) {
+            Session *w = &s->session[i];
+            for (; w->queue && w->count > 0; w->count--) {
+                if (w->queue[w->head].ret == 1)
+                    decoder_release(w->queue[w->head].owner);
+                w->head = (w->head + 1) % s->ahead;
+            }
+            free(w->queue);
+            decoder_close(&w->dec);
+        }
+        free(s->session);
+    }
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->changed);
+    free(s->stretch);
+    free(s);
+    *ps = NULL;
+}
