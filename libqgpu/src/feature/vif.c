@@ -112,36 +112,13 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     const char *force = getenv("QGPU_VIF_FP64");
     if (force && (*force == '0' || *force == '1'))
         use_fp64 = *force == '1' && fp64 != 0;
-    /* the filter sums' form per pass (vif.cl); the fp64 forms need double
-     * denormals. QGPU_VIF_SUMS=VH (two digits) forces them */
-    int vsum = wide, hsum = wide;
-    const char *sums = getenv("QGPU_VIF_SUMS");
-    if (sums && strlen(sums) == 2 && sums[0] >= '0' && sums[0] <= '2' && sums[1] >= '0' &&
-        sums[1] <= '3') {
-        vsum = sums[0] - '0';
-        hsum = sums[1] - '0';
-    }
-    if (!use_fp64 || !(fp64 & CL_FP_DENORM)) {
-        vsum = vsum > 1 ? 1 : vsum;
-        hsum = hsum > 1 ? 1 : hsum;
-    }
-    const char *stage4 = getenv("QGPU_VIF_STAGE4");
-    int use_stage4 = stage4 && *stage4 == '1';
-    cl_device_fp_config fp32 = 0;
-    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp32), &fp32, NULL);
-    const char *v8 = getenv("QGPU_VIF_V8SUM");
-    int v8sum = v8 && *v8 >= '1' && *v8 <= '2' ? *v8 - '0' : 0;
-    if (!(fp32 & CL_FP_DENORM) || (v8sum == 2 && (!use_fp64 || !(fp64 & CL_FP_DENORM))))
-        v8sum = 0;
     for (int wg = 256; wg >= 64; wg /= 2) {
-        char opts[192], name[16];
+        char opts[128], name[16];
         cl_program program;
         size_t max_wg = 0;
         int err, fits = 1;
-        snprintf(opts, sizeof(opts),
-                 "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_VSUM=%d -DVIF_HSUM=%d -DVIF_FP64=%d "
-                 "-DVIF_STAGE4=%d -DVIF_V8SUM=%d",
-                 in8, wg, vsum, hsum, use_fp64, use_stage4, v8sum);
+        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d", in8,
+                 wg, wide, use_fp64);
         err = qgpu_program_get(ctx, "vif", opts, &program);
         if (err)
             return err;

@@ -16,17 +16,11 @@
  * mantissas (sd_* below): the results are the same doubles, bit for bit.
  *
  * Build options: -DVIF_IN8=1 when scale-0 samples are 8-bit (else 16-bit
- * words), -DVIF_WG=<work-group size> (a power of two >= 64), and how the
- * 48-bit sums of squares are accumulated, per pass (-DVIF_VSUM for the
- * vertical pass, -DVIF_HSUM for the horizontal one), all exact:
- *   VIF_SUM_HALVES: their 16-bit halves in 32-bit sums (much faster on CPU
- *     devices, whose vectorisers handle 64-bit multiplies poorly);
- *   VIF_SUM_INT64: 32x32+64-bit integer multiply-adds (one instruction on
- *     GPUs, at half the rate of a 32-bit one on NVIDIA's);
- *   VIF_SUM_FP64: fp64 fused multiply-adds on subnormal doubles (see
- *     wsum_add below): the fp64 pipe instead of the integer one.
- *   VIF_SUM_FP64_ALL (horizontal pass only): the same, and the mu sums too.
- * -DVIF_STAGE4=1: scale-0 tiles inside the picture staged 4 samples per load.
+ * words), -DVIF_WG=<work-group size> (a power of two >= 64), -DVIF_WIDE=1
+ * to accumulate the 48-bit sums of squares with 32x32+64-bit multiply-adds
+ * (one instruction on GPUs), 0 to accumulate their 16-bit halves in 32-bit
+ * sums (much faster on CPU devices, whose vectorisers handle 64-bit
+ * multiplies poorly). Both are exact.
  *
  * -DVIF_FP64=1 (devices with cl_khr_fp64): the gain and what follows are
  * computed in IEEE double like libvmaf, a handful of correctly rounded
@@ -49,26 +43,8 @@
 #ifndef VIF_IN8
 #define VIF_IN8 1
 #endif
-#define VIF_SUM_HALVES 0
-#define VIF_SUM_INT64 1
-#define VIF_SUM_FP64 2
-#define VIF_SUM_FP64_ALL 3
-#ifndef VIF_VSUM
-#define VIF_VSUM VIF_SUM_INT64
-#endif
-#ifndef VIF_HSUM
-#define VIF_HSUM VIF_SUM_INT64
-#endif
-#ifndef VIF_STAGE4
-#define VIF_STAGE4 0
-#endif
-#ifndef VIF_V8SUM
-#define VIF_V8SUM 0
-#endif
-#define VIF_ANY_FP64_SUM                                                                         \
-    (VIF_VSUM >= VIF_SUM_FP64 || VIF_HSUM >= VIF_SUM_FP64 || VIF_V8SUM == 2)
-#if VIF_ANY_FP64_SUM && !VIF_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#ifndef VIF_WIDE
+#define VIF_WIDE 1
 #endif
 
 #define TW 64
@@ -88,89 +64,7 @@ __constant ushort vif_taps[4][17] = {
 /* The tap loops are unrolled (#pragma unroll) so that each tap is an
  * immediate operand: left to itself NVIDIA's compiler unrolled scale 0's
  * horizontal loop only by 4, loading every tap from __constant memory
- * (and converting it to double in the fp64 forms). */
-
-/* ---- exact filter sums on the fp64 pipe ------------------------------
- *
- * A double whose bits are a ulong n < 2^52 is the subnormal n * 2^-1074,
- * exactly: subnormals are a fixed-point format, every integer multiple of
- * 2^-1074 below 2^-1022 (n < 2^52) is one, and the binade above, up to
- * 2^-1021 (n < 2^53), has the same spacing. So with a tap f < 2^16 (as a
- * double: exact) and n, acc such units, fma(f, n, acc) = (f * n + acc) *
- * 2^-1074 is exact (one rounding of a representable value) while
- * f * n + acc < 2^53, and reading the result's bits back gives the integer
- * sum. Bounds (taps sum to 65536 = 2^16 at every scale):
- *   vertical, 16-bit samples: x * y < 2^32, sum < 2^32 * 2^16 = 2^48, plus
- *     the rounding constant (< 2^31): < 2^49;
- *   horizontal: the vertical results are uint32, sum < 2^48, plus 2^15;
- *     its mu sums: mu < 2^16 (scale 0: (sum + 2^(bpc-1)) >> bpc of a sum
- *     < 2^(bpc+16); above: >> 16 of a sum < 2^32), sum < 2^32.
- * All < 2^53 (in fact < 2^52: the accumulators stay subnormal). OpenCL
- * requires devices with fp64 to support double denormals (CL_FP_DENORM in
- * CL_DEVICE_DOUBLE_FP_CONFIG, checked by vif.c) and the program is built
- * without -cl-denorms-are-zero, so they are not flushed. The integer
- * forms give the same integers; the fp64 form runs on GPUs' fp64 units
- * (on NVIDIA's H100/H200 as fast as 32-bit integer multiply-adds, twice
- * a 64-bit one) beside the integer work. */
-#if VIF_VSUM >= VIF_SUM_FP64
-typedef double vsum_t;
-static inline vsum_t vsum_start(ulong n)
-{
-    return as_double(n);
-}
-static inline vsum_t vsum_add(vsum_t acc, uint f, uint v)
-{
-    return fma((double)f, as_double((ulong)v), acc);
-}
-static inline ulong vsum_value(vsum_t acc)
-{
-    return as_ulong(acc);
-}
-#else
-typedef ulong vsum_t;
-static inline vsum_t vsum_start(ulong n)
-{
-    return n;
-}
-static inline vsum_t vsum_add(vsum_t acc, uint f, uint v)
-{
-    return acc + (ulong)f * v;
-}
-static inline ulong vsum_value(vsum_t acc)
-{
-    return acc;
-}
-#endif
-
-#if VIF_HSUM >= VIF_SUM_FP64
-typedef double hsum_t;
-static inline hsum_t hsum_start(ulong n)
-{
-    return as_double(n);
-}
-static inline hsum_t hsum_add(hsum_t acc, uint f, uint v)
-{
-    return fma((double)f, as_double((ulong)v), acc);
-}
-static inline ulong hsum_value(hsum_t acc)
-{
-    return as_ulong(acc);
-}
-#else
-typedef ulong hsum_t;
-static inline hsum_t hsum_start(ulong n)
-{
-    return n;
-}
-static inline hsum_t hsum_add(hsum_t acc, uint f, uint v)
-{
-    return acc + (ulong)f * v;
-}
-static inline ulong hsum_value(hsum_t acc)
-{
-    return acc;
-}
-#endif
+ * (doc/metrics/vif.md). */
 
 /* ---- IEEE double arithmetic on integers ------------------------------ */
 
@@ -434,7 +328,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
          * 4-sample boundaries of the buffer (x0 - R = x0 - 8, x0 a multiple
          * of TW), so it is staged 4 samples per load: the same samples.
          * (Scale 1 staged this way measured slower on the H200.) */
-        const int inside = VIF_STAGE4 && SCALE == 0 && w % 4 == 0 && x0 >= R && y0 >= R &&
+        const int inside = SCALE == 0 && w % 4 == 0 && x0 >= R && y0 >= R &&
                            x0 + TW + R <= w && y0 + TH + R <= h;
         if (inside) {
             for (int i = lid; i < IH * IW / 4; i += VIF_WG) {
@@ -472,7 +366,6 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                 uint a1 = 0, a2 = 0;
                 if (SCALE == 0 && IN8) {
                     /* 8-bit: every sum fits 32 bits; libvmaf keeps them unshifted */
-#if VIF_V8SUM == 0
                     uint axx = 0, ayy = 0, axy = 0;
                     #pragma unroll
                     for (int k = 0; k < F; k++) {
@@ -488,63 +381,22 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     v_xx[i] = axx;
                     v_yy[i] = ayy;
                     v_xy[i] = axy;
-#else
-                    /* the mu sums (< 255 * 2^16 < 2^24) as subnormal floats:
-                     * float's subnormals and its lowest normal binade are
-                     * the multiples of 2^-149 below 2^-125 (2^24 units), so
-                     * these fmas are exact, as the doubles' above */
-                    float m1 = 0.0f, m2 = 0.0f;
-#if VIF_V8SUM == 1
-                    uint axx = 0, ayy = 0, axy = 0;
-#else
-                    double axx = 0.0, ayy = 0.0, axy = 0.0;
-#endif
-                    #pragma unroll
-                    for (int k = 0; k < F; k++) {
-                        uint f = vif_taps[SCALE][k];
-                        uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
-                        m1 = fma((float)f, as_float(x), m1);
-                        m2 = fma((float)f, as_float(y), m2);
-#if VIF_V8SUM == 1
-                        uint fx = f * x, fy = f * y;
-                        axx += fx * x;
-                        ayy += fy * y;
-                        axy += fx * y;
-#else
-                        axx = fma((double)f, as_double((ulong)(x * x)), axx);
-                        ayy = fma((double)f, as_double((ulong)(y * y)), ayy);
-                        axy = fma((double)f, as_double((ulong)(x * y)), axy);
-#endif
-                    }
-                    a1 = as_uint(m1);
-                    a2 = as_uint(m2);
-#if VIF_V8SUM == 1
-                    v_xx[i] = axx;
-                    v_yy[i] = ayy;
-                    v_xy[i] = axy;
-#else
-                    v_xx[i] = (uint)as_ulong(axx);
-                    v_yy[i] = (uint)as_ulong(ayy);
-                    v_xy[i] = (uint)as_ulong(axy);
-#endif
-#endif
-                } else if (VIF_VSUM != VIF_SUM_HALVES) {
-                    /* x*y fits 32 bits, its filtered sum 48; the sums start
-                     * at the rounding constant */
-                    vsum_t axx = vsum_start(vrnd_sq), ayy = axx, axy = axx;
+                } else if (VIF_WIDE) {
+                    /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad */
+                    ulong axx = 0, ayy = 0, axy = 0;
                     #pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
                         uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
                         a1 += f * x;
                         a2 += f * y;
-                        axx = vsum_add(axx, f, x * x);
-                        ayy = vsum_add(ayy, f, y * y);
-                        axy = vsum_add(axy, f, x * y);
+                        axx += (ulong)f * (x * x);
+                        ayy += (ulong)f * (y * y);
+                        axy += (ulong)f * (x * y);
                     }
-                    v_xx[i] = (uint)(vsum_value(axx) >> vsh_sq);
-                    v_yy[i] = (uint)(vsum_value(ayy) >> vsh_sq);
-                    v_xy[i] = (uint)(vsum_value(axy) >> vsh_sq);
+                    v_xx[i] = (uint)((axx + vrnd_sq) >> vsh_sq);
+                    v_yy[i] = (uint)((ayy + vrnd_sq) >> vsh_sq);
+                    v_xy[i] = (uint)((axy + vrnd_sq) >> vsh_sq);
                 } else {
                     /* the 48-bit sums as two 32-bit sums of the 16-bit halves
                      * of x*y (the taps sum to 65536: no overflow), then
@@ -596,33 +448,20 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     continue;
                 uint a1 = 0, a2 = 0, xx, yy, xy;
                 int base = ry * IW + rx;
-                if (VIF_HSUM != VIF_SUM_HALVES) {
-                    /* the sums start at the rounding constant */
-                    hsum_t axx = hsum_start(32768), ayy = axx, axy = axx;
-#if VIF_HSUM == VIF_SUM_FP64_ALL
-                    hsum_t m1 = hsum_start(0), m2 = m1;
-#endif
+                if (VIF_WIDE) {
+                    ulong axx = 0, ayy = 0, axy = 0;
                     #pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
-#if VIF_HSUM == VIF_SUM_FP64_ALL
-                        m1 = hsum_add(m1, f, v_mu1[base + k]);
-                        m2 = hsum_add(m2, f, v_mu2[base + k]);
-#else
                         a1 += f * (uint)v_mu1[base + k];
                         a2 += f * (uint)v_mu2[base + k];
-#endif
-                        axx = hsum_add(axx, f, v_xx[base + k]);
-                        ayy = hsum_add(ayy, f, v_yy[base + k]);
-                        axy = hsum_add(axy, f, v_xy[base + k]);
+                        axx += (ulong)f * v_xx[base + k];
+                        ayy += (ulong)f * v_yy[base + k];
+                        axy += (ulong)f * v_xy[base + k];
                     }
-#if VIF_HSUM == VIF_SUM_FP64_ALL
-                    a1 = (uint)hsum_value(m1);
-                    a2 = (uint)hsum_value(m2);
-#endif
-                    xx = (uint)(hsum_value(axx) >> 16);
-                    yy = (uint)(hsum_value(ayy) >> 16);
-                    xy = (uint)(hsum_value(axy) >> 16);
+                    xx = (uint)((axx + 32768) >> 16);
+                    yy = (uint)((ayy + 32768) >> 16);
+                    xy = (uint)((axy + 32768) >> 16);
                 } else { /* 16-bit halves, as in the vertical pass */
                     uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
                     #pragma unroll
@@ -684,7 +523,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
 }
 
 #define VIF_LOCALS(S)                                                                            \
-    /* 8-byte aligned: interior tiles may be stored 4 samples at a time */                     \
+    /* 8-byte aligned: scale 0's interior tiles are stored 4 samples at a time */               \
     __local ushort in_r[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))]                         \
         __attribute__((aligned(8)));                                                             \
     __local ushort in_d[(TH + 2 * (FW(S) / 2)) * (TW + 2 * (FW(S) / 2))]                         \
