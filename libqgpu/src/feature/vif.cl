@@ -382,8 +382,9 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     v_yy[i] = ayy;
                     v_xy[i] = axy;
                 } else if (VIF_WIDE) {
-                    /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad */
-                    ulong axx = 0, ayy = 0, axy = 0;
+                    /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad;
+                     * the sums start at the rounding constant */
+                    ulong axx = vrnd_sq, ayy = axx, axy = axx;
                     #pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
@@ -394,9 +395,9 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                         ayy += (ulong)f * (y * y);
                         axy += (ulong)f * (x * y);
                     }
-                    v_xx[i] = (uint)((axx + vrnd_sq) >> vsh_sq);
-                    v_yy[i] = (uint)((ayy + vrnd_sq) >> vsh_sq);
-                    v_xy[i] = (uint)((axy + vrnd_sq) >> vsh_sq);
+                    v_xx[i] = (uint)(axx >> vsh_sq);
+                    v_yy[i] = (uint)(ayy >> vsh_sq);
+                    v_xy[i] = (uint)(axy >> vsh_sq);
                 } else {
                     /* the 48-bit sums as two 32-bit sums of the 16-bit halves
                      * of x*y (the taps sum to 65536: no overflow), then
@@ -449,7 +450,8 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                 uint a1 = 0, a2 = 0, xx, yy, xy;
                 int base = ry * IW + rx;
                 if (VIF_WIDE) {
-                    ulong axx = 0, ayy = 0, axy = 0;
+                    /* the sums start at the rounding constant */
+                    ulong axx = 32768, ayy = axx, axy = axx;
                     #pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
@@ -459,9 +461,9 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                         ayy += (ulong)f * v_yy[base + k];
                         axy += (ulong)f * v_xy[base + k];
                     }
-                    xx = (uint)((axx + 32768) >> 16);
-                    yy = (uint)((ayy + 32768) >> 16);
-                    xy = (uint)((axy + 32768) >> 16);
+                    xx = (uint)(axx >> 16);
+                    yy = (uint)(ayy >> 16);
+                    xy = (uint)(axy >> 16);
                 } else { /* 16-bit halves, as in the vertical pass */
                     uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
                     #pragma unroll
