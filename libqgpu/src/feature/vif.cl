@@ -367,7 +367,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                 if (SCALE == 0 && IN8) {
                     /* 8-bit: every sum fits 32 bits; libvmaf keeps them unshifted */
                     uint axx = 0, ayy = 0, axy = 0;
-                    #pragma unroll
+#pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
                         uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
@@ -385,7 +385,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad;
                      * the sums start at the rounding constant */
                     ulong axx = vrnd_sq, ayy = axx, axy = axx;
-                    #pragma unroll
+#pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
                         uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
@@ -403,7 +403,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                      * of x*y (the taps sum to 65536: no overflow), then
                      * (H * 2^16 + L + rnd) >> sh, sh <= 16, modulo 2^32 */
                     uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
-                    #pragma unroll
+#pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
                         uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
@@ -430,7 +430,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                 int ry = i / SW, rx = i - ry * SW;
                 int base = (2 * ry + R - RN) * IW + rx + R - RN;
                 uint ar = 0, ad = 0;
-                #pragma unroll
+#pragma unroll
                 for (int k = 0; k < FN; k++) {
                     uint f = vif_taps[min(SCALE + 1, 3)][k];
                     ar += f * in_r[base + k * IW];
@@ -452,7 +452,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                 if (VIF_WIDE) {
                     /* the sums start at the rounding constant */
                     ulong axx = 32768, ayy = axx, axy = axx;
-                    #pragma unroll
+#pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
                         a1 += f * (uint)v_mu1[base + k];
@@ -466,7 +466,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     xy = (uint)(axy >> 16);
                 } else { /* 16-bit halves, as in the vertical pass */
                     uint xl = 0, yl = 0, cl = 0, xh = 0, yh = 0, ch = 0;
-                    #pragma unroll
+#pragma unroll
                     for (int k = 0; k < F; k++) {
                         uint f = vif_taps[SCALE][k];
                         uint vx = v_xx[base + k], vy = v_yy[base + k], vc = v_xy[base + k];
@@ -495,7 +495,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     continue;
                 uint ar = 0, ad = 0;
                 int base = ry * SW + 2 * rx;
-                #pragma unroll
+#pragma unroll
                 for (int k = 0; k < FN; k++) {
                     uint f = vif_taps[min(SCALE + 1, 3)][k];
                     ar += f * (uint)s_r[base + k];
