@@ -68,6 +68,10 @@ static const VifArgs plain = {100.0, 0, 0}, debug = {100.0, 0, 1}, egl1 = {1.0, 
 static const TestCase plain_cases[] = {
     {333, 40, QGPU_LAYOUT_422, 12, 3, 3, 7, 0}, /* wide: several tiles per row */
     {383, 287, QGPU_LAYOUT_420, 8, 2, 2, 0, 0}, /* odd 4:2:0 size as in the corpus */
+    /* widths of a multiple of 4 with tiles inside the picture at scale 0
+     * (staged 4 samples per load), 8 and 16-bit words */
+    {264, 72, QGPU_LAYOUT_420, 8, 2, 2, 0, 0},
+    {272, 88, QGPU_LAYOUT_444, 10, 2, 3, 8, 0},
 };
 static const TestCase debug_cases[] = {
     {16, 16, QGPU_LAYOUT_420, 8, 1, 2, 0, 0}, /* smallest size */
@@ -83,7 +87,8 @@ static const TestRandom vif_random = {.min_w = 16, .max_w = 260, .min_h = 16, .m
 
 static const TestRow rows[] = {
     {.name = "vif", .spec = "vif=debug=false", .frame_reference = vif_frame, .ref_arg = &plain,
-     .outputs = vif_outputs, .fill = test_fill_structured, .cases = plain_cases, .nb_cases = 2,
+     .outputs = vif_outputs, .fill = test_fill_structured, .cases = plain_cases,
+     .nb_cases = (int)(sizeof(plain_cases) / sizeof(plain_cases[0])),
      .random = &vif_random, .nb_random = 8},
     {.name = "vif_debug", .spec = "vif=debug=true", .frame_reference = vif_frame,
      .ref_arg = &debug, .outputs = vif_debug_outputs, .fill = test_fill_structured,
