@@ -551,6 +551,26 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
     info->sessions = d->sessions ? sessions_count(d->sessions) : 1;
 }
 
+/* Seeks d's stream to the last key frame at or before ts (the stream's
+ * time base) and drops what the decoder held: 0 or an AVERROR (message:
+ * `what`). */
+static int seek_and_flush(Decoder *d, int64_t ts, const char *what, char *err, size_t err_len)
+{
+    int ret = avformat_seek_file(d->fmt, d->stream, INT64_MIN, ts, ts, 0);
+    if (ret < 0) {
+        set_error(err, err_len, what, d->name, ret);
+        return ret;
+    }
+    avcodec_flush_buffers(d->codec);
+    av_packet_unref(d->packet);
+    av_frame_unref(d->frame);
+    av_frame_unref(d->pending);
+    d->delivered = NULL;
+    d->draining = 0;
+    d->eof = 0;
+    return 0;
+}
+
 /* ------------------------------------------------ decoding in sessions */
 
 /* Why d cannot be decoded in sessions ("" when it can). */
@@ -639,19 +659,8 @@ int decoder_seek_window(Decoder *d, int64_t start, int64_t end, unsigned first, 
     int ret;
     if (start == INT64_MIN) /* the first stretch: from the stream's start */
         to = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
-    /* the last key frame at or before `to` */
-    ret = avformat_seek_file(d->fmt, d->stream, INT64_MIN, to, to, 0);
-    if (ret < 0) {
-        set_error(err, err_len, "cannot seek to a key frame", d->name, ret);
+    if ((ret = seek_and_flush(d, to, "cannot seek to a key frame", err, err_len)) < 0)
         return ret;
-    }
-    avcodec_flush_buffers(d->codec);
-    av_packet_unref(d->packet);
-    av_frame_unref(d->frame);
-    av_frame_unref(d->pending);
-    d->delivered = NULL;
-    d->draining = 0;
-    d->eof = 0;
     d->frames = d->packets = first;
     d->in_a_row = 0;
     d->windowed = 1;
@@ -1350,18 +1359,8 @@ int decoder_rewind(Decoder *d, char *err, size_t err_len)
                   0);
         return AVERROR(ESPIPE);
     }
-    /* the last key frame at or before the stream's start: its first packet */
-    ret = avformat_seek_file(d->fmt, d->stream, INT64_MIN, start, start, 0);
-    if (ret < 0) {
-        set_error(err, err_len, "cannot seek back to the start", d->name, ret);
+    if ((ret = seek_and_flush(d, start, "cannot seek back to the start", err, err_len)) < 0)
         return ret;
-    }
-    avcodec_flush_buffers(d->codec);
-    av_packet_unref(d->packet);
-    av_frame_unref(d->frame);
-    av_frame_unref(d->pending);
-    d->delivered = NULL;
-    d->draining = 0;
     d->frames = d->packets = 0;
     d->errors = d->corrupt = d->in_a_row = 0;
     d->data_end = 0;

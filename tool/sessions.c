@@ -530,24 +530,25 @@ Decoder *sessions_frame_decoder(const Sessions *s, const void *owner)
     return by;
 }
 
-unsigned sessions_error_count(const Sessions *s)
+/* *done + *current, read under s's lock. */
+static unsigned locked_sum(const Sessions *s, const unsigned *done, const unsigned *current)
 {
-    Sessions *m = (Sessions *)s;
+    Sessions *m = (Sessions *)s; /* the lock only */
     unsigned n;
     pthread_mutex_lock(&m->lock);
-    n = s->errors_done + s->errors_now;
+    n = *done + *current;
     pthread_mutex_unlock(&m->lock);
     return n;
 }
 
+unsigned sessions_error_count(const Sessions *s)
+{
+    return locked_sum(s, &s->errors_done, &s->errors_now);
+}
+
 unsigned sessions_corrupt_count(const Sessions *s)
 {
-    Sessions *m = (Sessions *)s;
-    unsigned n;
-    pthread_mutex_lock(&m->lock);
-    n = s->corrupt_done + s->corrupt_now;
-    pthread_mutex_unlock(&m->lock);
-    return n;
+    return locked_sum(s, &s->corrupt_done, &s->corrupt_now);
 }
 
 unsigned sessions_count_rest(Sessions *s, unsigned delivered)
