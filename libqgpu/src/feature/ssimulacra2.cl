@@ -325,7 +325,7 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
             const int rr = q + 5 * k, j = r + HB_ROWS * m;
             const int y = y0 + rr, x = ws + j;
             const bool inside = rr < HB_ROWS && j < win && x >= 0 && x < w && y < h;
-            const size_t i = inside ? (size_t)y * w + x : 0;
+            const int i = inside ? y * w + x : 0; /* < 2^31: see vb_fetch */
             f->v1[k][m] = inside ? in1[i] : 0.0f;
             f->v2[k][m] = inside ? in2[i] : 0.0f;
         }
@@ -517,17 +517,21 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, __global cons
                             int base, int N, int win, int w, int h)
 {
     const int x = x0 + col, ws = base - N - 1;
-    for (int rr = 0; rr < VB_IN; rr++) {
+    /* int indices, the row's stepped by w: a plane holds < 2^31 samples
+     * (ss2_init), and 64-bit products per load were a fifth of the pass's
+     * instructions */
+    int i = ws * w + x;
+    for (int rr = 0; rr < VB_IN; rr++, i += w) {
         const int y = ws + rr;
         const bool inside = rr < win && y >= 0 && y < h && x < w;
-        f->v[rr] = inside ? hin[(size_t)y * w + x] : 0.0f;
+        f->v[rr] = inside ? hin[i] : 0.0f;
     }
     for (int k = 0; k < VB_MPI; k++) {
         const int idx = lid + k * VB_WG;
         const int t = idx / VB_COLS, j = idx - t * VB_COLS;
         const int n = base + t, xx = x0 + j;
         const bool inside = idx < VB_T * VB_COLS && n >= 0 && n < h && xx < w;
-        const size_t i = inside ? (size_t)n * w + xx : 0;
+        const int i = inside ? n * w + xx : 0;
         f->x1[k] = inside ? p1[i] : 0.0f;
         f->x2[k] = inside ? p2[i] : 0.0f;
     }
