@@ -453,9 +453,10 @@ static inline float2 ff_sq2(float2 x)
 /* Vertical pass + maps. Work-group (VB_COLS, 5) covers VB_COLS columns of
  * channel get_group_id(2): per chunk of VB_T rows it loads the rows the
  * recursion needs (coalesced, many loads in flight) into __local memory,
- * work-item (col, q) advances quantity q's recursion down its column, then
- * all work-items compute the maps of the chunk's pixels (reference's
- * SSIMMap / EdgeDiffMap):
+ * work-item (col, q) advances quantity q's recursion down its column (its
+ * output for row t written over the sample of row t, which no later step
+ * reads), then all work-items compute the maps of the chunk's pixels
+ * (reference's SSIMMap / EdgeDiffMap):
  *   d   = max(0, 1 - num_m * num_s / denom_s)        (ssim)
  *   e   = (1 + |x2 - mu2|) / (1 + |x1 - mu1|) - 1 = (ed2 - ed1) / (1 + ed1)
  *   art = max(e, 0), det = max(-e, 0)
@@ -464,8 +465,8 @@ static inline float2 ff_sq2(float2 x)
  * float-float; sums of d, d^4, art, art^4, det, det^4 per work-item, then
  * per work-group into partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
 #define VB_COLS 32
-#define VB_T 24   /* rows per chunk: 41 KiB of __local memory, under the 48 KiB
-                   * NVIDIA allows (32 would need 52 KiB); 16 was ~10% slower */
+#define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower;
+                   * 32 would hold 62 floats a work-item in the prefetch registers */
 #define VB_WG (VB_COLS * 5)
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
@@ -547,7 +548,6 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
         float tin[5][VB_IN][VB_COLS + 1];
         float2 red[6][VB_WG];
     } lm;
-    __local float tout[5][VB_T][VB_COLS + 1];
     const int col = get_local_id(0), q = get_local_id(1);
     const int lid = q * VB_COLS + col;
     const int s = scale_of(geom, scales, G_VG0, get_group_id(0));
@@ -582,8 +582,10 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
             vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, N, win, w, h);
+        /* the output of step t goes over the sample it has read (later
+         * steps read t' and t' + 2N > t): no output tile */
         for (int t = 0; t < VB_T; t++)
-            tout[q][t][col] =
+            lm.tin[q][t][col] =
                 iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < VB_MPI; k++) {
@@ -591,10 +593,11 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
             const int t = idx / VB_COLS, j = idx - t * VB_COLS;
             const int n = base + t, x = x0 + j;
             if (idx < VB_T * VB_COLS && n >= 0 && n < h && x < w)
-                ss2_maps(tout[0][t][j], tout[1][t][j], tout[2][t][j], tout[3][t][j],
-                         tout[4][t][j], x1[k], x2[k], acc);
+                ss2_maps(lm.tin[0][t][j], lm.tin[1][t][j], lm.tin[2][t][j], lm.tin[3][t][j],
+                         lm.tin[4][t][j], x1[k], x2[k], acc);
         }
     }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the maps read the tiles red overlays */
     for (int k = 0; k < 6; k++)
         lm.red[k][lid] = acc[k];
     barrier(CLK_LOCAL_MEM_FENCE);
