@@ -8,8 +8,8 @@
  *   cambi_mask      zero-derivative 7x7 count -> spatial mask (full size)
  *   per scale s (5):
  *     cambi_filter  2x decimation of the previous scale + 3x3 mode filter
- *     cambi_cvalues_slide (default) or cambi_cvalues (windows too large
- *                   for the sliding kernel's tile): window counts of the
+ *     cambi_cvalues (GPUs) or cambi_cvalues_slide (CPUs, when its tile
+ *                   fits): window counts of the
  *                   2*ND+1 bins around each pixel's value, c-value, and the
  *                   first radix-select histogram (bits 30..16 of the float)
  *   cambi_select    (pass 1) finds the 16-bit prefix of the K-th largest
