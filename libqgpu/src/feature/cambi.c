@@ -409,17 +409,23 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * histogram is 1.5-1.7x faster than the direct counts; on an NVIDIA H200
      * the direct counts are 2.8x faster (1730 vs 616 fps for all of CAMBI). */
     int slide_fits = 1;
+    /* cambi_cvalues' own __local arrays beside its tile: the list of
+     * pixels that need a window and, with NW <= 4, the teams' counters */
+    const size_t nw = (2 * (size_t)s->num_diffs + 1 + 3) / 4;
+    const size_t direct_fixed = (size_t)CAMBI_TILE * CAMBI_TILE *
+                                (sizeof(cl_int) + (nw <= 4 ? nw * sizeof(cl_ulong) : 0));
     for (int i = 0; i < s->npics; i++) {
         size_t pad2 = 2 * (size_t)(s->pic[i].window >> 1);
         size_t rw = CAMBI_TILE + pad2;
         size_t slide = (CAMBI_SX + pad2) * (CAMBI_SY + pad2) * sizeof(cl_ushort) +
                        (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort);
+        size_t direct = rw * rw * sizeof(cl_ushort) + direct_fixed;
         if (slide + 1024 > local_mem)
             slide_fits = 0;
-        if (rw * rw * sizeof(cl_ushort) + 1024 > local_mem)
+        if (direct + 1024 > local_mem)
             return qgpu_error(f->ctx, QGPU_ERR_UNSUPPORTED,
                               "cambi: window %d needs %zu bytes of local memory, the device "
-                              "has %llu", s->pic[i].window, rw * rw * sizeof(cl_ushort),
+                              "has %llu", s->pic[i].window, direct,
                               (unsigned long long)local_mem);
     }
     s->slide = slide_fits && !(type & CL_DEVICE_TYPE_GPU);

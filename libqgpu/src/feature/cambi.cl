@@ -8,8 +8,8 @@
  *   cambi_mask      zero-derivative 7x7 count -> spatial mask (full size)
  *   per scale s (5):
  *     cambi_filter  2x decimation of the previous scale + 3x3 mode filter
- *     cambi_cvalues_slide (default) or cambi_cvalues (windows too large
- *                   for the sliding kernel's tile): window counts of the
+ *     cambi_cvalues (GPUs) or cambi_cvalues_slide (CPUs, when its tile
+ *                   fits): window counts of the
  *                   2*ND+1 bins around each pixel's value, c-value, and the
  *                   first radix-select histogram (bits 30..16 of the float)
  *   cambi_select    (pass 1) finds the 16-bit prefix of the K-th largest
@@ -183,7 +183,40 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CT 16                    /* c-value tile */
 
 /* params: tvi[0..31] (highest 10-bit value where a step of d+1 is visible),
- * weights[32..63] (contrast weights). */
+ * weights[32..63] (contrast weights).
+ *
+ * Few pixels need a window (masked, and passing a visibility test), and a
+ * launch lasted as long as one work-item's loop over a whole window
+ * (33 x 33 at 1080p), the other work-items of its group idle. So the
+ * group lists the pixels that need one, and splits the group into teams,
+ * one per listed pixel, as large as the list allows (a power of two, at
+ * most 32): lane l of a team counts window rows l, l + t, ..; the lanes'
+ * packed counts are added through local memory. The counts are integers:
+ * no value depends on the split. */
+#if NW <= 4
+#define CV_TEAM_MAX 32
+#else
+#define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
+#endif
+
+static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
+                                    int n, int v, ulong acc[NW])
+{
+    for (int dy = first; dy < n; dy += step) {
+        __local const ushort *row = tile + dy * rw;
+        for (int dx = 0; dx < n; dx++) {
+            uint b = (uint)((int)row[dx] - v + ND);
+            if (b <= 2 * ND) {
+                ulong inc = 1UL << ((b & 3) * 16);
+                uint sel = b >> 2;
+#pragma unroll
+                for (int k = 0; k < NW; k++)
+                    acc[k] += sel == (uint)k ? inc : 0UL;
+            }
+        }
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(CT, CT, 1)))
 void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
                    __global const uchar *mask, int mask_w, int mask_shift,
@@ -192,13 +225,20 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
                    __global float *cval_base, int cval_off,
                    __global uint *hist_base, int hist_off)
 {
+    __local int need[CT * CT];      /* local ids of the pixels that need a window */
+    __local int nneed;
+#if CV_TEAM_MAX > 1
+    __local ulong part[CT * CT][NW]; /* each work-item's packed counts, then a team's sums */
+#endif
     __global const ushort *img = img_base + img_off;
     __global float *cval = cval_base + cval_off;
     __global uint *hist1 = hist_base + hist_off;
-    int lx = get_local_id(0), ly = get_local_id(1);
-    int rw = CT + 2 * pad;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * CT + lx;
+    int rw = CT + 2 * pad, n = 2 * pad + 1;
     int x0 = get_group_id(0) * CT - pad, y0 = get_group_id(1) * CT - pad;
-    for (int i = ly * CT + lx; i < rw * rw; i += CT * CT) {
+    if (lid == 0)
+        nneed = 0;
+    for (int i = lid; i < rw * rw; i += CT * CT) {
         int x = x0 + i % rw, y = y0 + i / rw;
         ushort t = UNMASKED;
         if (x >= 0 && x < w && y >= 0 && y < h &&
@@ -208,51 +248,79 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int x = get_global_id(0), y = get_global_id(1);
-    if (x >= w || y >= h)
-        return;
-    int v = tile[(ly + pad) * rw + lx + pad];
-    float best = 0.0f;
     /* only a masked centre whose value passes the visibility tests for
-     * some d needs its window counted */
+     * some d needs its window counted; the others' c-value is 0 */
+    int x = get_global_id(0), y = get_global_id(1);
+    int v = tile[(ly + pad) * rw + lx + pad];
     int any = 0;
 #pragma unroll
     for (int d = 0; d < ND; d++)
         any |= v <= params[d] && v + ND + d + 1 > vlt;
-    if (v != (int)UNMASKED && any) {
-        ulong acc[NW];
-#pragma unroll
-        for (int k = 0; k < NW; k++)
-            acc[k] = 0;
-        int n = 2 * pad + 1;
-        for (int dy = 0; dy < n; dy++) {
-            __local const ushort *row = tile + (ly + dy) * rw + lx;
-            for (int dx = 0; dx < n; dx++) {
-                uint b = (uint)((int)row[dx] - v + ND);
-                if (b <= 2 * ND) {
-                    ulong inc = 1UL << ((b & 3) * 16);
-                    uint sel = b >> 2;
-#pragma unroll
-                    for (int k = 0; k < NW; k++)
-                        acc[k] += sel == (uint)k ? inc : 0UL;
-                }
-            }
-        }
-#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
-        int p0 = CNT(ND);
-#pragma unroll
-        for (int d = 0; d < ND; d++) {
-            if (v <= params[d] && v + ND + d + 1 > vlt) {
-                int p1 = CNT(ND + d + 1), p2 = CNT(ND - d - 1);
-                int p = p1 > p2 ? p1 : p2;
-                /* libvmaf: (float)(weight * p0 * p) / (p + p0) */
-                float val = (float)(params[32 + d] * p0 * p) / (float)(p + p0);
-                best = fmax(best, val);
-            }
-        }
-#undef CNT
+    if (x < w && y < h) {
+        if (v != (int)UNMASKED && any)
+            need[atomic_inc(&nneed)] = lid;
+        else
+            cval[y * w + x] = 0.0f;
     }
-    cval[y * w + x] = best;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int count = nneed, t = 1;
+    while (t < CV_TEAM_MAX && count * t * 2 <= CT * CT)
+        t *= 2;
+    int team = lid / t, lane = lid - team * t;
+    int px = 0, py = 0, pv = 0;
+    ulong acc[NW];
+#pragma unroll
+    for (int k = 0; k < NW; k++)
+        acc[k] = 0;
+    if (team < count) {
+        int p = need[team];
+        px = p % CT;
+        py = p / CT;
+        pv = tile[(py + pad) * rw + px + pad];
+        cambi_count_rows(tile + py * rw + px, rw, lane, t, n, pv, acc);
+    }
+#if CV_TEAM_MAX > 1
+#pragma unroll
+    for (int k = 0; k < NW; k++)
+        part[lid][k] = acc[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* lane l adds counter word l (l + t, ..) of its team's lanes; a
+     * window's counts fit the 16-bit fields, so the packed sums never
+     * carry from one field into the next */
+    if (team < count)
+        for (int k = lane; k < NW; k += t) {
+            ulong sum = 0;
+            for (int i = 0; i < t; i++)
+                sum += part[team * t + i][k];
+            part[team * t][k] = sum;
+        }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (team >= count || lane != 0)
+        return;
+#pragma unroll
+    for (int k = 0; k < NW; k++)
+        acc[k] = part[team * t][k];
+#else
+    if (team >= count)
+        return;
+#endif
+    float best = 0.0f;
+#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
+    int p0 = CNT(ND);
+#pragma unroll
+    for (int d = 0; d < ND; d++) {
+        if (pv <= params[d] && pv + ND + d + 1 > vlt) {
+            int p1 = CNT(ND + d + 1), p2 = CNT(ND - d - 1);
+            int p = p1 > p2 ? p1 : p2;
+            /* libvmaf: (float)(weight * p0 * p) / (p + p0) */
+            float val = (float)(params[32 + d] * p0 * p) / (float)(p + p0);
+            best = fmax(best, val);
+        }
+    }
+#undef CNT
+    int gx = get_group_id(0) * CT + px, gy = get_group_id(1) * CT + py;
+    cval[gy * w + gx] = best;
     if (best > 0.0f)
         atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
 }

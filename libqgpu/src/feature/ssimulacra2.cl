@@ -292,12 +292,6 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
     return (o0 + o1) + o2;
 }
 
-static inline float quantity(int q, float a, float b)
-{
-    /* 0: x1, 1: x2, 2: x1*x1, 3: x2*x2, 4: x1*x2 (zero padding gives 0) */
-    return q == 0 ? a : q == 1 ? b : q == 2 ? MUL(a, a) : q == 3 ? MUL(b, b) : MUL(a, b);
-}
-
 #define HB_ROWS 32   /* rows per work-group */
 #define HB_T 32      /* output columns per tile */
 #define HB_MAXR 8    /* largest radius the tiles allow */
@@ -331,7 +325,7 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
             const int rr = q + 5 * k, j = r + HB_ROWS * m;
             const int y = y0 + rr, x = ws + j;
             const bool inside = rr < HB_ROWS && j < win && x >= 0 && x < w && y < h;
-            const size_t i = inside ? (size_t)y * w + x : 0;
+            const int i = inside ? y * w + x : 0; /* < 2^31: see vb_fetch */
             f->v1[k][m] = inside ? in1[i] : 0.0f;
             f->v2[k][m] = inside ? in2[i] : 0.0f;
         }
@@ -339,28 +333,34 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
- * quantity q along row y0 + r of channel get_group_id(2). Inputs and
- * outputs go through __local tiles, stored transposed ([column][row]) so
- * that the recursion's accesses are consecutive across work-items and the
- * global loads / stores are row-contiguous. The next chunk's window is
- * loaded into registers while the recursion runs over this one. Output:
- * plane q*3 + c. */
+ * quantity q (0: x1, 1: x2, 2: x1*x1, 3: x2*x2, 4: x1*x2; zero padding
+ * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's window
+ * is stored as the five quantities, transposed (tq[q][column][row]), so
+ * each quantity is computed once per sample and the recursion's accesses
+ * are consecutive across work-items; the recursion writes its output for
+ * step t over tq[q][t][r], which no later step reads (step t' reads t' and
+ * t' + 2N), and work-item (r, q) then stores column base + r of plane q,
+ * row after row (coalesced across r). The next chunk's window is loaded
+ * into registers while the recursion runs over this one. Output: plane
+ * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
+ * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
+ * each work-item issues per chunk are its time.) */
 __kernel __attribute__((reqd_work_group_size(HB_ROWS, 5, 1)))
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, int radius, float4 n2v, float4 d1v,
                __global float *hbuf)
 {
-    __local float tin[2][HB_IN][HB_ROWS + 1];
-    __local float tout[5][HB_T][HB_ROWS + 1];
+    __local float tq[5][HB_IN][HB_ROWS + 1];
     const int r = get_local_id(0), q = get_local_id(1);
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
     const int y0 = (get_group_id(0) - gm[G_HG0]) * HB_ROWS, c = get_group_id(2);
+    const int rows = min(HB_ROWS, h - y0);
     const size_t plane = (size_t)w * h;
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *in2 = xyb2 + gm[G_OFF] + c * plane;
-    __global float *out = hbuf + gm[G_HOFF];
+    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)y0 * w;
     const int N = radius, win = HB_T + 2 * N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
@@ -374,27 +374,27 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
             for (int m = 0; m < HB_CPI; m++) {
                 const int rr = q + 5 * k, j = r + HB_ROWS * m;
                 if (rr < HB_ROWS && j < win) {
-                    tin[0][j][rr] = f.v1[k][m];
-                    tin[1][j][rr] = f.v2[k][m];
+                    const float a = f.v1[k][m], b = f.v2[k][m];
+                    tq[0][j][rr] = a;
+                    tq[1][j][rr] = b;
+                    tq[2][j][rr] = MUL(a, a);
+                    tq[3][j][rr] = MUL(b, b);
+                    tq[4][j][rr] = MUL(a, b);
                 }
             }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
             hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, win, w, h);
         for (int t = 0; t < HB_T; t++) {
-            float lv = quantity(q, tin[0][t][r], tin[1][t][r]);
-            float rv = quantity(q, tin[0][t + 2 * N][r], tin[1][t + 2 * N][r]);
-            tout[q][t][r] = iir_step(&st, lv + rv, n2, d1);
+            const float sum = tq[q][t][r] + tq[q][t + 2 * N][r];
+            tq[q][t][r] = iir_step(&st, sum, n2, d1);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* work-item (r, q) stores column base + r of rows q, q + 5, .. */
-        for (int rr = q; rr < HB_ROWS; rr += 5) {
-            const int x = base + r, y = y0 + rr;
-            if (x >= 0 && x < w && y < h) {
-                const size_t i = (size_t)y * w + x;
-                for (int qq = 0; qq < 5; qq++)
-                    out[(size_t)(qq * 3 + c) * plane + i] = tout[qq][r][rr];
-            }
+        const int x = base + r;
+        if (x >= 0 && x < w) {
+            __global float *o = out + x;
+            for (int rr = 0; rr < rows; rr++, o += w)
+                *o = tq[q][r][rr];
         }
     }
 }
@@ -453,9 +453,10 @@ static inline float2 ff_sq2(float2 x)
 /* Vertical pass + maps. Work-group (VB_COLS, 5) covers VB_COLS columns of
  * channel get_group_id(2): per chunk of VB_T rows it loads the rows the
  * recursion needs (coalesced, many loads in flight) into __local memory,
- * work-item (col, q) advances quantity q's recursion down its column, then
- * all work-items compute the maps of the chunk's pixels (reference's
- * SSIMMap / EdgeDiffMap):
+ * work-item (col, q) advances quantity q's recursion down its column (its
+ * output for row t written over the sample of row t, which no later step
+ * reads), then all work-items compute the maps of the chunk's pixels
+ * (reference's SSIMMap / EdgeDiffMap):
  *   d   = max(0, 1 - num_m * num_s / denom_s)        (ssim)
  *   e   = (1 + |x2 - mu2|) / (1 + |x1 - mu1|) - 1 = (ed2 - ed1) / (1 + ed1)
  *   art = max(e, 0), det = max(-e, 0)
@@ -464,8 +465,8 @@ static inline float2 ff_sq2(float2 x)
  * float-float; sums of d, d^4, art, art^4, det, det^4 per work-item, then
  * per work-group into partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
 #define VB_COLS 32
-#define VB_T 24   /* rows per chunk: 41 KiB of __local memory, under the 48 KiB
-                   * NVIDIA allows (32 would need 52 KiB); 16 was ~10% slower */
+#define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower;
+                   * 32 would hold 62 floats a work-item in the prefetch registers */
 #define VB_WG (VB_COLS * 5)
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
@@ -517,17 +518,21 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, __global cons
                             int base, int N, int win, int w, int h)
 {
     const int x = x0 + col, ws = base - N - 1;
-    for (int rr = 0; rr < VB_IN; rr++) {
+    /* int indices, the row's stepped by w: a plane holds < 2^31 samples
+     * (ss2_init), and 64-bit products per load were a fifth of the pass's
+     * instructions */
+    int i = ws * w + x;
+    for (int rr = 0; rr < VB_IN; rr++, i += w) {
         const int y = ws + rr;
         const bool inside = rr < win && y >= 0 && y < h && x < w;
-        f->v[rr] = inside ? hin[(size_t)y * w + x] : 0.0f;
+        f->v[rr] = inside ? hin[i] : 0.0f;
     }
     for (int k = 0; k < VB_MPI; k++) {
         const int idx = lid + k * VB_WG;
         const int t = idx / VB_COLS, j = idx - t * VB_COLS;
         const int n = base + t, xx = x0 + j;
         const bool inside = idx < VB_T * VB_COLS && n >= 0 && n < h && xx < w;
-        const size_t i = inside ? (size_t)n * w + xx : 0;
+        const int i = inside ? n * w + xx : 0;
         f->x1[k] = inside ? p1[i] : 0.0f;
         f->x2[k] = inside ? p2[i] : 0.0f;
     }
@@ -543,7 +548,6 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
         float tin[5][VB_IN][VB_COLS + 1];
         float2 red[6][VB_WG];
     } lm;
-    __local float tout[5][VB_T][VB_COLS + 1];
     const int col = get_local_id(0), q = get_local_id(1);
     const int lid = q * VB_COLS + col;
     const int s = scale_of(geom, scales, G_VG0, get_group_id(0));
@@ -578,8 +582,10 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
             vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, N, win, w, h);
+        /* the output of step t goes over the sample it has read (later
+         * steps read t' and t' + 2N > t): no output tile */
         for (int t = 0; t < VB_T; t++)
-            tout[q][t][col] =
+            lm.tin[q][t][col] =
                 iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < VB_MPI; k++) {
@@ -587,10 +593,11 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
             const int t = idx / VB_COLS, j = idx - t * VB_COLS;
             const int n = base + t, x = x0 + j;
             if (idx < VB_T * VB_COLS && n >= 0 && n < h && x < w)
-                ss2_maps(tout[0][t][j], tout[1][t][j], tout[2][t][j], tout[3][t][j],
-                         tout[4][t][j], x1[k], x2[k], acc);
+                ss2_maps(lm.tin[0][t][j], lm.tin[1][t][j], lm.tin[2][t][j], lm.tin[3][t][j],
+                         lm.tin[4][t][j], x1[k], x2[k], acc);
         }
     }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the maps read the tiles red overlays */
     for (int k = 0; k < 6; k++)
         lm.red[k][lid] = acc[k];
     barrier(CLK_LOCAL_MEM_FENCE);
