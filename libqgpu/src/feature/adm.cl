@@ -96,45 +96,51 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
     return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
 }
 
-/* Returns 1, with the work-item's four band samples (a, h, v, d) in res,
- * when its sample lies inside the band; 0 otherwise. */
-static int dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
-                    __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
-                    long vp_add, int vp_shift, long hp_add, int hp_shift,
-                    __global short *out16, __global int *out, int bw, int bh,
-                    __global const short *same16, __global const int *same,
-                    __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
-                    __global const uchar *pic0, int bps, int pitch, int bpc, int res[4])
+/* Vertical pass of both pictures' staged tiles (ref: z = 0, dist: z = 1)
+ * into vlo/vhi. */
+static void dwt_vertical(__local int (*src)[ADM_SRC][ADM_SRC + 1],
+                         __local int (*vlo)[ADM_T][ADM_SRC], __local int (*vhi)[ADM_T][ADM_SRC],
+                         int scale0, int shift_vp, int add_vp, long vp_add, int vp_shift)
 {
-    int tx = get_local_id(0), ty = get_local_id(1), lid = ty * ADM_T + tx;
-    for (int p = lid; p < ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
-        int r = p / ADM_SRC, c = p % ADM_SRC;
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    for (int p = lid; p < 2 * ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
+        int z = p >= ADM_T * ADM_SRC, q = p - z * ADM_T * ADM_SRC;
+        int r = q / ADM_SRC, c = q % ADM_SRC;
         if (scale0) {
             uint al = 0, ah = 0;
             for (int k = 0; k < 4; k++) {
-                int u = src[2 * r + k][c];
+                int u = src[z][2 * r + k][c];
                 al += (uint)(DB2_LO[k] * u);
                 ah += (uint)(DB2_HI[k] * u);
             }
             al -= (uint)(46342 * add_vp); /* dwt2_db2_coeffs_lo_sum * add_shift_VP */
-            vlo[r][c] = wrap16(as_int(al + (uint)add_vp) >> shift_vp);
-            vhi[r][c] = wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
+            vlo[z][r][c] = wrap16(as_int(al + (uint)add_vp) >> shift_vp);
+            vhi[z][r][c] = wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
         } else {
             long al = 0, ah = 0;
             for (int k = 0; k < 4; k++) {
-                long u = src[2 * r + k][c];
+                long u = src[z][2 * r + k][c];
                 al += DB2_LO[k] * u;
                 ah += DB2_HI[k] * u;
             }
-            vlo[r][c] = wrap32((al + vp_add) >> vp_shift);
-            vhi[r][c] = wrap32((ah + vp_add) >> vp_shift);
+            vlo[z][r][c] = wrap32((al + vp_add) >> vp_shift);
+            vhi[z][r][c] = wrap32((ah + vp_add) >> vp_shift);
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+}
 
-    int i = get_group_id(1) * ADM_T + ty, j = get_group_id(0) * ADM_T + tx;
-    if (i >= bh || j >= bw)
-        return 0;
+/* Horizontal pass of picture z at the work-item's sample (i, j), inside
+ * the band: its four band samples (a, h, v, d) into res and the band
+ * buffer out16 / out. */
+static void dwt_horizontal(__local int (*vlo)[ADM_SRC], __local int (*vhi)[ADM_SRC], int scale0,
+                           int shift_vp, int add_vp, long vp_add, int vp_shift, long hp_add,
+                           int hp_shift, __global short *out16, __global int *out, int bw,
+                           int bh, __global const short *same16, __global const int *same,
+                           __global const short *dis16, __global const int *dis, int w_in,
+                           int h_in, int z, __global const uchar *pic0, int bps, int pitch,
+                           int bpc, int i, int j, int res[4])
+{
+    int tx = get_local_id(0), ty = get_local_id(1);
     if (scale0) {
         int s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 scale-0 DWT: 32-output blocks, the last column
@@ -184,7 +190,6 @@ static int dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC]
         else
             out[b * plane + at] = res[b];
     }
-    return 1;
 }
 
 /* ------------------------------------------------------------ decouple */
@@ -389,50 +394,80 @@ static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[
     }
 }
 
-/* Scale 0 from the pictures: z = 0 ref, then 1 dist, the sample's four
- * bands of each kept in registers, then its decoupling (store_rst). */
+/* Every work-item's share of the two 34 x 34 source tiles (ref, dist):
+ * ADM_LOADS samples of each picture, loaded before any is stored, so that
+ * they are all in flight at once; the last round's surplus work-items load
+ * the tile's last sample again and do not store it. */
+#define ADM_WG (ADM_T * ADM_T)
+#define ADM_NSRC (ADM_SRC * ADM_SRC)
+#define ADM_LOADS ((ADM_NSRC + ADM_WG - 1) / ADM_WG)
+
+static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS])
+{
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+#pragma unroll
+    for (int z = 0; z < 2; z++) {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = lid + q * ADM_WG;
+            if (p < ADM_NSRC)
+                src[z][p / ADM_SRC][p % ADM_SRC] = v[z][q];
+        }
+    }
+}
+
+/* Scale 0 from the pictures: the source tiles of ref (z = 0) and dist
+ * (z = 1) staged together, the sample's four bands of each kept in
+ * registers, then its decoupling (store_rst). */
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
               int pitch, int bpc, __global short *bands, int bw, int bh,
               __constant int *params, ulong cos_m, ulong egl_n, int egl_s, __global short *rst)
 {
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    __local int src[2][ADM_SRC][ADM_SRC + 1];
+    __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    int shift_vp = bpc == 8 ? 8 : bpc;
-    int res[2][4], have = 0;
-    /* no barrier between the pictures: the last reads of src and of vlo/vhi
-     * come before barriers that precede their next writes */
+    int shift_vp = bpc == 8 ? 8 : bpc, add_vp = 1 << (shift_vp - 1);
+    int v[2][ADM_LOADS];
+#pragma unroll
     for (int z = 0; z < 2; z++) {
         __global const uchar *pic = z ? dist : ref;
-        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
             int r = p / ADM_SRC, c = p % ADM_SRC;
             size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
                         mirror_skip_start_edge(c0 + c, w);
-            src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
+            v[z][q] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        have = dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
-                        bands + z * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
-                        bps, pitch, bpc, res[z]);
     }
-    if (have)
-        store_rst(1, params, get_group_id(1) * ADM_T + get_local_id(1),
-                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
-                  egl_s, rst, 0);
+    stage_store(src, v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dwt_vertical(src, vlo, vhi, 1, shift_vp, add_vp, 0, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
+    if (i >= bh || j >= bw)
+        return;
+    int res[2][4];
+    for (int z = 0; z < 2; z++)
+        dwt_horizontal(vlo[z], vhi[z], 1, shift_vp, add_vp, 0, 0, 0, 0,
+                       bands + z * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, z,
+                       z ? dist : ref, bps, pitch, bpc, i, j, res[z]);
+    store_rst(1, params, i, j, res[0], res[1], cos_m, egl_n, egl_s, rst, 0);
 }
 
 /* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
- * (prev16, from16 = 1), else int32 (prev); ref then dist, then the
- * decoupling as in adm_dwt0. */
+ * (prev16, from16 = 1), else int32 (prev); ref and dist staged together,
+ * then the decoupling as in adm_dwt0. */
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
                 int scale, __global int *bands, int bw, int bh, __constant int *params,
                 ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
 {
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    __local int src[2][ADM_SRC][ADM_SRC + 1];
+    __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
     /* adm_dwt2_s123_combined rounding per scale */
     const long vp_add = scale == 1 ? 0 : 32768;
     const int vp_shift = scale == 1 ? 0 : 16;
@@ -440,26 +475,37 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
     const int hp_shift = scale == 2 ? 16 : 15;
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    int res[2][4], have = 0;
+    size_t pd = 4 * (size_t)w * h; /* plane a of dist */
+    int v[2][ADM_LOADS];
+#pragma unroll
     for (int z = 0; z < 2; z++) {
-        size_t pa = z * 4 * (size_t)w * h; /* plane a of this picture */
-        __global const short *pic16 = from16 ? prev16 + pa : 0;
-        __global const int *pic = from16 ? 0 : prev + pa;
-        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
             int r = p / ADM_SRC, c = p % ADM_SRC;
-            src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                                                mirror_skip_start_edge(c0 + c, w));
+            size_t at = z * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                        mirror_skip_start_edge(c0 + c, w);
+            v[z][q] = from16 ? prev16[at] : prev[at];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        have = dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
-                        bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
-                        from16 ? prev16 + 4 * (size_t)w * h : 0,
-                        from16 ? 0 : prev + 4 * (size_t)w * h, w, h, z, 0, 0, 0, 0, res[z]);
     }
-    if (have)
-        store_rst(0, params + scale * ADM_NP, get_group_id(1) * ADM_T + get_local_id(1),
-                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
-                  egl_s, 0, rst);
+    stage_store(src, v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dwt_vertical(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
+    if (i >= bh || j >= bw)
+        return;
+    int res[2][4];
+    for (int z = 0; z < 2; z++) {
+        __global const short *pic16 = from16 ? prev16 + z * pd : 0;
+        __global const int *pic = from16 ? 0 : prev + z * pd;
+        dwt_horizontal(vlo[z], vhi[z], 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
+                       bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
+                       from16 ? prev16 + pd : 0, from16 ? 0 : prev + pd, w, h, z, 0, 0, 0, 0,
+                       i, j, res[z]);
+    }
+    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0, rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the
