@@ -46,6 +46,9 @@
 #define ADM_LH (ADM_RS + 2)
 #define ADM_NP 24     /* ints per scale in the parameter table */
 #define ADM_NRED 3    /* score kernel: row sums reduced together (divides 9) */
+#ifndef ADM_PREFETCH
+#define ADM_PREFETCH 1 /* score kernel: the next chunk loaded while one is scored */
+#endif
 
 /* db2 in Q15 (integer_adm.h dwt2_db2_coeffs_lo/hi) */
 __constant int DB2_LO[4] = {15826, 27411, 7345, -4240};
@@ -540,6 +543,44 @@ static inline long add_for(int sh)
     return sh > 0 ? 1L << (sh - 1) : 0;
 }
 
+/* The score's tile: ADM_RS rows x ADM_CW columns of own samples and a
+ * halo of ADM_NHALO samples around them, ADM_HROUNDS per work-item. */
+#define ADM_WGS (ADM_CW * ADM_RS)
+#define ADM_NHALO (2 * ADM_LW + 2 * ADM_RS)
+#define ADM_HROUNDS ((ADM_NHALO + ADM_WGS - 1) / ADM_WGS)
+
+/* Halo sample p's place in the tile: rows above and below, then the
+ * columns left and right. */
+static inline void halo_pos(int p, int *y, int *x)
+{
+    if (p < 2 * ADM_LW) {
+        *y = p < ADM_LW ? 0 : ADM_RS + 1;
+        *x = p % ADM_LW;
+    } else {
+        *y = 1 + (p - 2 * ADM_LW) / 2;
+        *x = (p & 1) ? ADM_LW - 1 : 0;
+    }
+}
+
+/* The chunk at column c0 into registers: the work-item's own sample (o,
+ * t, r) and its halo samples (t, r; past ADM_NHALO the last one again,
+ * never staged). Only loads: their latency overlaps what follows. */
+static void load_chunk(__global const short *ref16, __global const int *ref,
+                       __global const short *dis16, __global const int *dis,
+                       __global const short *rst16, __global const int *rst, __constant int *P,
+                       int row, int row0, int c0, int o[3], int t[3], int r[3],
+                       int ht[ADM_HROUNDS][3], int hr[ADM_HROUNDS][3])
+{
+    int lid = get_local_id(0);
+    load_sample(ref16, ref, dis16, dis, rst16, rst, P, row, c0 + lid % ADM_CW, 1, o, t, r);
+    for (int q = 0; q < ADM_HROUNDS; q++) {
+        int y, x, ho[3];
+        halo_pos(min(lid + q * ADM_WGS, ADM_NHALO - 1), &y, &x);
+        load_sample(ref16, ref, dis16, dis, rst16, rst, P, row0 - 1 + y, c0 - 1 + x, 0, ho,
+                    ht[q], hr[q]);
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(ADM_CW * ADM_RS, 1, 1)))
 void adm_score(__global const short *b0, __global const int *b1, __global const int *b2,
                __global const int *b3, __global const short *rst0, __global const int *rst1,
@@ -578,44 +619,50 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
 
     long acc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     int row = row0 + ty;
+    int o[3], t[3], r[3], ht[ADM_HROUNDS][3], hr[ADM_HROUNDS][3];
     int den_sh = P[P_DEN_SH], den_cub = P[P_DEN_CUB], den_sq = P[P_DEN_SQ];
     long den_cub_add = add_for(den_cub);
     int cub[3] = {P[P_CUB0], P[P_CUB1], P[P_CUB2]};
 
+#if ADM_PREFETCH
+    load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, left, o, t, r, ht, hr);
+#endif
     for (int c0 = left; c0 < right; c0 += ADM_CW) {
         int col = c0 + tx;
-        int o[3], t[3], r[3], a[3];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        /* own sample: into registers, its masking terms to __local
-         * (outside the band the mirrored sample, as a neighbour needs it) */
-        {
-            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row, col, 1, o, t, r);
-            for (int k = 0; k < 3; k++) {
-                a[k] = additive(scale0, t[k], r[k]);
-                lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
-                lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, r[k]));
-            }
+        int oc[3], rc[3], a[3];
+#if !ADM_PREFETCH
+        load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, c0, o, t, r, ht, hr);
+#endif
+        for (int k = 0; k < 3; k++) {
+            oc[k] = o[k];
+            rc[k] = r[k];
+            a[k] = additive(scale0, t[k], r[k]);
         }
-        /* halo: rows above and below, columns left and right */
-        for (int p = lid; p < 2 * ADM_LW + 2 * ADM_RS; p += ADM_CW * ADM_RS) {
-            int y, x;
-            if (p < 2 * ADM_LW) {
-                y = p < ADM_LW ? 0 : ADM_RS + 1;
-                x = p % ADM_LW;
-            } else {
-                y = 1 + (p - 2 * ADM_LW) / 2;
-                x = (p & 1) ? ADM_LW - 1 : 0;
-            }
-            int ho[3], ht[3], hr[3];
-            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row0 - 1 + y, c0 - 1 + x, 0, ho,
-                        ht, hr);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* own sample's masking terms to __local (outside the band the
+         * mirrored sample, as a neighbour needs it), then the halo's */
+        for (int k = 0; k < 3; k++) {
+            lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
+            lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, rc[k]));
+        }
+        for (int q = 0; q < ADM_HROUNDS; q++) {
+            int p = lid + q * ADM_WGS, y, x;
+            if (p >= ADM_NHALO)
+                break;
+            halo_pos(p, &y, &x);
             for (int k = 0; k < 3; k++) {
-                int ha = additive(scale0, ht[k], hr[k]);
+                int ha = additive(scale0, ht[q][k], hr[q][k]);
                 lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha));
-                lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[k]));
+                lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[q][k]));
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#if ADM_PREFETCH
+        /* the next chunk's loads in flight while this one is scored */
+        if (c0 + ADM_CW < right)
+            load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, c0 + ADM_CW, o, t, r,
+                       ht, hr);
+#endif
 
         if (row >= bottom || col >= right)
             continue;
@@ -624,10 +671,10 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
         /* denominator: |ref|^3 */
         for (int k = 0; k < 3; k++) {
             if (scale0) {
-                ulong u = (ushort)abs(o[k]);
+                ulong u = (ushort)abs(oc[k]);
                 acc[k] += (long)(u * u * u);
             } else {
-                ulong u = (uint)abs(o[k]);
+                ulong u = (uint)abs(oc[k]);
                 acc[k] += (long)(((((u * u) + (1UL << den_sq)) >> den_sq) * u + den_cub_add) >>
                                  den_cub);
             }
@@ -648,7 +695,7 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 }
             }
             sd += csf_centre(scale0, csf_value(scale0, rf[k], k, a[k]), vec);
-            sa += csf_centre(scale0, csf_value(scale0, rf[k], k, r[k]), vec);
+            sa += csf_centre(scale0, csf_value(scale0, rf[k], k, rc[k]), vec);
             thr_d += (uint)sd;
             thr_a += (uint)sa;
         }
@@ -658,7 +705,7 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 break;
             uint thr = pass ? thr_a : thr_d;
             for (int k = 0; k < 3; k++) {
-                int v = pass ? a[k] : r[k];
+                int v = pass ? a[k] : rc[k];
                 int xv, xsq;
                 if (scale0) {
                     int sub = k == 2 ? 12 : 10, sqs = k == 2 ? 30 : 29;
