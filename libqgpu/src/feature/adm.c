@@ -301,9 +301,9 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     for (;;) {
         char opts[128];
         size_t kmax = 0;
-        const char *pf = getenv("QGPU_ADM_PREFETCH"); /* TRIAL */
-        snprintf(opts, sizeof(opts), "-DADM_CW=%d -DADM_RS=%d -DADM_FP64=%d -DADM_PREFETCH=%d",
-                 s->cw, s->rs, use_fp64, pf && *pf == '0' ? 0 : 1);
+        const char *pf = getenv("QGPU_ADM_PAIR123"); /* TRIAL */
+        snprintf(opts, sizeof(opts), "-DADM_CW=%d -DADM_RS=%d -DADM_FP64=%d -DADM_PAIR123=%d",
+                 s->cw, s->rs, use_fp64, pf && *pf == '1' ? 1 : 0);
         err = qgpu_program_get(ctx, "adm", opts, &program);
         if (!err)
             err = qgpu_kernel_create(ctx, program, "adm_score", &s->k_score);

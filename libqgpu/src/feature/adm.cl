@@ -80,6 +80,7 @@ static int vpass_col(__global const short *p16, __global const int *p32, int w, 
                      int col, int hi, long vp_add, int vp_shift)
 {
     long acc = 0;
+#pragma unroll
     for (int k = 0; k < 4; k++)
         acc += (long)(hi ? DB2_HI[k] : DB2_LO[k]) *
                prev_at(p16, p32, (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * w + col);
@@ -91,6 +92,7 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
                      int shift_vp, int add_vp)
 {
     uint ah = 0;
+#pragma unroll
     for (int k = 0; k < 4; k++) {
         size_t at = (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * pitch + col;
         int u = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
@@ -99,18 +101,21 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
     return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
 }
 
-/* Vertical pass of both pictures' staged tiles (ref: z = 0, dist: z = 1)
- * into vlo/vhi. */
+/* Vertical pass of npic staged tiles (npic 2: ref z = 0, dist z = 1) into
+ * vlo/vhi. The taps are unrolled: the NVIDIA compiler otherwise keeps
+ * some of these 4-tap loops, loading each tap from __constant memory
+ * inside them. Products of two 32-bit values: 32 x 32 -> 64 multiplies. */
 static void dwt_vertical(__local int (*src)[ADM_SRC][ADM_SRC + 1],
                          __local int (*vlo)[ADM_T][ADM_SRC], __local int (*vhi)[ADM_T][ADM_SRC],
-                         int scale0, int shift_vp, int add_vp, long vp_add, int vp_shift)
+                         int npic, int scale0, int shift_vp, int add_vp, long vp_add, int vp_shift)
 {
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
-    for (int p = lid; p < 2 * ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
+    for (int p = lid; p < npic * ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
         int z = p >= ADM_T * ADM_SRC, q = p - z * ADM_T * ADM_SRC;
         int r = q / ADM_SRC, c = q % ADM_SRC;
         if (scale0) {
             uint al = 0, ah = 0;
+#pragma unroll
             for (int k = 0; k < 4; k++) {
                 int u = src[z][2 * r + k][c];
                 al += (uint)(DB2_LO[k] * u);
@@ -121,10 +126,11 @@ static void dwt_vertical(__local int (*src)[ADM_SRC][ADM_SRC + 1],
             vhi[z][r][c] = wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
         } else {
             long al = 0, ah = 0;
+#pragma unroll
             for (int k = 0; k < 4; k++) {
-                long u = src[z][2 * r + k][c];
-                al += DB2_LO[k] * u;
-                ah += DB2_HI[k] * u;
+                int u = src[z][2 * r + k][c];
+                al += (long)DB2_LO[k] * u;
+                ah += (long)DB2_HI[k] * u;
             }
             vlo[z][r][c] = wrap32((al + vp_add) >> vp_shift);
             vhi[z][r][c] = wrap32((ah + vp_add) >> vp_shift);
@@ -144,49 +150,66 @@ static void dwt_horizontal(__local int (*vlo)[ADM_SRC], __local int (*vhi)[ADM_S
                            int bpc, int i, int j, int res[4])
 {
     int tx = get_local_id(0), ty = get_local_id(1);
+    int lo[4], hi[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        lo[k] = vlo[ty][2 * tx + k];
+        hi[k] = vhi[ty][2 * tx + k];
+    }
     if (scale0) {
-        int s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 scale-0 DWT: 32-output blocks, the last column
          * unmirrored when (bw - 1) % 32 (8-bit) / % 64 (more bits) == 0;
          * lo taps past the row read hi[0..1] (see the int32 case below) */
-        int quirk = bw > 1 && (bw - 1) % (bpc == 8 ? 32 : 64) == 0 && j == bw - 1;
-        for (int k = 0; k < 4; k++) {
-            int lo = vlo[ty][2 * tx + k], hi = vhi[ty][2 * tx + k];
-            int idx = 2 * j - 1 + k;
-            if (quirk && idx >= w_in)
-                lo = vpass0_hi(pic0, bps, h_in, pitch, i, idx - w_in, shift_vp, add_vp);
-            s[0] += DB2_LO[k] * lo; /* band a */
-            s[2] += DB2_HI[k] * lo; /* band v */
-            s[1] += DB2_LO[k] * hi; /* band h */
-            s[3] += DB2_HI[k] * hi; /* band d */
+        if (bw > 1 && (bw - 1) % (bpc == 8 ? 32 : 64) == 0 && j == bw - 1) {
+            for (int k = 0; k < 4; k++) {
+                int idx = 2 * j - 1 + k;
+                if (idx >= w_in)
+                    lo[k] = vpass0_hi(pic0, bps, h_in, pitch, i, idx - w_in, shift_vp, add_vp);
+            }
         }
+        int s[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[0] += DB2_LO[k] * lo[k]; /* band a */
+            s[2] += DB2_HI[k] * lo[k]; /* band v */
+            s[1] += DB2_LO[k] * hi[k]; /* band h */
+            s[3] += DB2_HI[k] * hi[k]; /* band d */
+        }
+#pragma unroll
         for (int b = 0; b < 4; b++)
             res[b] = wrap16((s[b] + 32768) >> 16);
     } else {
-        long s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 horizontal pass (the golden scores) does not
          * mirror the last output column when (bw - 1) % 8 == 0: its taps past
          * the row read the next temporary row in memory: lo(img) ->
          * hi(img)[0..1], hi(ref) -> lo(dist)[0..1]; hi(dist) reads stale
          * memory, where the mirrored value is kept. */
-        int quirk = bw > 1 && (bw - 1) % 8 == 0 && j == bw - 1;
-        for (int k = 0; k < 4; k++) {
-            long lo = vlo[ty][2 * tx + k], hi = vhi[ty][2 * tx + k];
-            int idx = 2 * j - 1 + k;
-            if (quirk && idx >= w_in) {
-                lo = vpass_col(same16, same, w_in, h_in, i, idx - w_in, 1, vp_add, vp_shift);
-                if (z == 0)
-                    hi = vpass_col(dis16, dis, w_in, h_in, i, idx - w_in, 0, vp_add, vp_shift);
+        if (bw > 1 && (bw - 1) % 8 == 0 && j == bw - 1) {
+            for (int k = 0; k < 4; k++) {
+                int idx = 2 * j - 1 + k;
+                if (idx >= w_in) {
+                    lo[k] = vpass_col(same16, same, w_in, h_in, i, idx - w_in, 1, vp_add,
+                                      vp_shift);
+                    if (z == 0)
+                        hi[k] = vpass_col(dis16, dis, w_in, h_in, i, idx - w_in, 0, vp_add,
+                                          vp_shift);
+                }
             }
-            s[0] += DB2_LO[k] * lo;
-            s[2] += DB2_HI[k] * lo;
-            s[1] += DB2_LO[k] * hi;
-            s[3] += DB2_HI[k] * hi;
         }
+        long s[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[0] += (long)DB2_LO[k] * lo[k];
+            s[2] += (long)DB2_HI[k] * lo[k];
+            s[1] += (long)DB2_LO[k] * hi[k];
+            s[3] += (long)DB2_HI[k] * hi[k];
+        }
+#pragma unroll
         for (int b = 0; b < 4; b++)
             res[b] = wrap32((s[b] + hp_add) >> hp_shift);
     }
     size_t plane = (size_t)bw * bh, at = (size_t)i * bw + j;
+#pragma unroll
     for (int b = 0; b < 4; b++) {
         if (scale0)
             out16[b * plane + at] = (short)res[b];
@@ -405,11 +428,11 @@ static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[
 #define ADM_NSRC (ADM_SRC * ADM_SRC)
 #define ADM_LOADS ((ADM_NSRC + ADM_WG - 1) / ADM_WG)
 
-static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS])
+static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS], int npic)
 {
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
 #pragma unroll
-    for (int z = 0; z < 2; z++) {
+    for (int z = 0; z < npic; z++) {
 #pragma unroll
         for (int q = 0; q < ADM_LOADS; q++) {
             int p = lid + q * ADM_WG;
@@ -445,32 +468,37 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
             v[z][q] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
         }
     }
-    stage_store(src, v);
+    stage_store(src, v, 2);
     barrier(CLK_LOCAL_MEM_FENCE);
-    dwt_vertical(src, vlo, vhi, 1, shift_vp, add_vp, 0, 0);
+    dwt_vertical(src, vlo, vhi, 2, 1, shift_vp, add_vp, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
     if (i >= bh || j >= bw)
         return;
-    int res[2][4];
-    for (int z = 0; z < 2; z++)
-        dwt_horizontal(vlo[z], vhi[z], 1, shift_vp, add_vp, 0, 0, 0, 0,
-                       bands + z * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, z,
-                       z ? dist : ref, bps, pitch, bpc, i, j, res[z]);
-    store_rst(1, params, i, j, res[0], res[1], cos_m, egl_n, egl_s, rst, 0);
+    size_t pd = 4 * (size_t)bw * bh; /* dist's bands */
+    int o[4], t[4];
+    dwt_horizontal(vlo[0], vhi[0], 1, shift_vp, add_vp, 0, 0, 0, 0, bands, 0, bw, bh, 0, 0, 0,
+                   0, w, h, 0, ref, bps, pitch, bpc, i, j, o);
+    dwt_horizontal(vlo[1], vhi[1], 1, shift_vp, add_vp, 0, 0, 0, 0, bands + pd, 0, bw, bh, 0, 0,
+                   0, 0, w, h, 1, dist, bps, pitch, bpc, i, j, t);
+    store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, rst, 0);
 }
 
+#ifndef ADM_PAIR123
+#define ADM_PAIR123 0 /* TRIAL: adm_dwt123 stages ref and dist together */
+#endif
+
 /* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
- * (prev16, from16 = 1), else int32 (prev); ref and dist staged together,
- * then the decoupling as in adm_dwt0. */
+ * (prev16, from16 = 1), else int32 (prev); ref then dist, then the
+ * decoupling as in adm_dwt0. */
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
                 int scale, __global int *bands, int bw, int bh, __constant int *params,
                 ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
 {
-    __local int src[2][ADM_SRC][ADM_SRC + 1];
-    __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
+    __local int src[1 + ADM_PAIR123][ADM_SRC][ADM_SRC + 1];
+    __local int vlo[1 + ADM_PAIR123][ADM_T][ADM_SRC], vhi[1 + ADM_PAIR123][ADM_T][ADM_SRC];
     /* adm_dwt2_s123_combined rounding per scale */
     const long vp_add = scale == 1 ? 0 : 32768;
     const int vp_shift = scale == 1 ? 0 : 16;
@@ -478,37 +506,46 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
     const int hp_shift = scale == 2 ? 16 : 15;
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
+    int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
+    int inside = i < bh && j < bw;
     size_t pd = 4 * (size_t)w * h; /* plane a of dist */
-    int v[2][ADM_LOADS];
+    __global const short *dis16 = from16 ? prev16 + pd : 0;
+    __global const int *dis = from16 ? 0 : prev + pd;
+    int res[2][4];
 #pragma unroll
-    for (int z = 0; z < 2; z++) {
+    for (int z0 = 0; z0 < 2; z0 += 1 + ADM_PAIR123) {
+        /* no barrier between the pictures: the last reads of src and of
+         * vlo/vhi come before barriers that precede their next writes */
+        int v[2][ADM_LOADS];
 #pragma unroll
-        for (int q = 0; q < ADM_LOADS; q++) {
-            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
-            int r = p / ADM_SRC, c = p % ADM_SRC;
-            size_t at = z * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                        mirror_skip_start_edge(c0 + c, w);
-            v[z][q] = from16 ? prev16[at] : prev[at];
+        for (int z = 0; z < 1 + ADM_PAIR123; z++) {
+#pragma unroll
+            for (int q = 0; q < ADM_LOADS; q++) {
+                int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
+                int r = p / ADM_SRC, c = p % ADM_SRC;
+                size_t at = (z0 + z) * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                            mirror_skip_start_edge(c0 + c, w);
+                v[z][q] = from16 ? prev16[at] : prev[at];
+            }
+        }
+        stage_store(src, v, 1 + ADM_PAIR123);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        dwt_vertical(src, vlo, vhi, 1 + ADM_PAIR123, 0, 0, 0, vp_add, vp_shift);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (!inside)
+            continue;
+#pragma unroll
+        for (int z = z0; z < z0 + 1 + ADM_PAIR123; z++) {
+            __global const short *pic16 = from16 ? prev16 + z * pd : 0;
+            __global const int *pic = from16 ? 0 : prev + z * pd;
+            dwt_horizontal(vlo[z - z0], vhi[z - z0], 0, 0, 0, vp_add, vp_shift, hp_add,
+                           hp_shift, 0, bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
+                           dis16, dis, w, h, z, 0, 0, 0, 0, i, j, res[z]);
         }
     }
-    stage_store(src, v);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    dwt_vertical(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift);
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
-    if (i >= bh || j >= bw)
-        return;
-    int res[2][4];
-    for (int z = 0; z < 2; z++) {
-        __global const short *pic16 = from16 ? prev16 + z * pd : 0;
-        __global const int *pic = from16 ? 0 : prev + z * pd;
-        dwt_horizontal(vlo[z], vhi[z], 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
-                       bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
-                       from16 ? prev16 + pd : 0, from16 ? 0 : prev + pd, w, h, z, 0, 0, 0, 0,
-                       i, j, res[z]);
-    }
-    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0, rst);
+    if (inside)
+        store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0,
+                  rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the

@@ -40,6 +40,10 @@
 #define MOTION_IN8 1
 #endif
 
+#ifndef MOTION_V32
+#define MOTION_V32 0 /* TRIAL: 32-bit vertical sums (8-bit samples only) */
+#endif
+
 #if MOTION_IN8
 #define PIX uchar
 #else
@@ -51,14 +55,6 @@
 #define R 2
 #define IW (TW + 2 * R)
 #define IH (TH + 2 * R)
-#define NSTAGE ((IH * IW + MOTION_WG - 1) / MOTION_WG) /* tile samples per work-item */
-
-/* The vertical sums: |prev - cur| * 65536 fits 32 bits below 16-bit samples */
-#if MOTION_IN8
-#define VSUM int
-#else
-#define VSUM long
-#endif
 
 __constant int motion_taps[5] = {3571, 16004, 26386, 16004, 3571};
 
@@ -95,34 +91,22 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
     const int lid = get_local_id(0);
     const int tiles_x = (w + TW - 1) / TW, tiles_y = (h + TH - 1) / TH;
     const int ntiles = tiles_x * tiles_y;
-    const VSUM vrnd = (VSUM)1 << (bpc - 1);
+    const long vrnd = 1L << (bpc - 1);
     ulong acc = 0;
 
     cur += cur_offset;
     for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
         const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
 
-        /* every load of the tile issued before the first store */
-        int cv[NSTAGE], pv[NSTAGE];
-#pragma unroll
-        for (int q = 0; q < NSTAGE; q++) {
-            int i = min(lid + q * MOTION_WG, IH * IW - 1);
-            int ry = i / IW, rx = i - ry * IW;
-            size_t o = (size_t)mirror_skip_edge(y0 - R + ry, h) * w +
-                       mirror_skip_edge(x0 - R + rx, w);
-            cv[q] = cur[o];
-            pv[q] = do_sad ? prev[o] : 0;
-        }
-#pragma unroll
-        for (int q = 0; q < NSTAGE; q++) {
-            int i = lid + q * MOTION_WG;
+        for (int i = lid; i < IH * IW; i += MOTION_WG) {
             int ry = i / IW, rx = i - ry * IW;
             int y = y0 - R + ry, x = x0 - R + rx;
-            if (i >= IH * IW)
-                break;
-            d[i] = pv[q] - cv[q];
+            size_t o = (size_t)mirror_skip_edge(y, h) * w + mirror_skip_edge(x, w);
+            int c = cur[o];
+            if (do_sad)
+                d[i] = (int)prev[o] - c;
             if (ry >= R && ry < R + TH && rx >= R && rx < R + TW && y < h && x < w)
-                store[(size_t)y * w + x] = (PIX)cv[q];
+                store[o] = (PIX)c;
         }
         if (!do_sad)
             continue;
@@ -130,12 +114,18 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
 
         for (int i = lid; i < TH * IW; i += MOTION_WG) {
             int ry = i / IW, rx = i - ry * IW;
-            VSUM a = 0;
-#pragma unroll
+#if MOTION_V32
+            /* 8-bit samples: |sum| <= 255 * 65536 < 2^24 */
+            int a = (int)vrnd;
             for (int k = 0; k < 5; k++)
-                a += (VSUM)motion_taps[k] * d[(ry + k) * IW + rx];
-            a += vrnd;
-            v[i] = (int)(a >= 0 ? a >> bpc : ~((~a) >> bpc)); /* floor_shift */
+                a += motion_taps[k] * d[(ry + k) * IW + rx];
+            v[i] = a >= 0 ? a >> bpc : ~((~a) >> bpc); /* floor_shift */
+#else
+            long a = 0;
+            for (int k = 0; k < 5; k++)
+                a += (long)motion_taps[k] * d[(ry + k) * IW + rx];
+            v[i] = (int)floor_shift(a + vrnd, bpc);
+#endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -144,7 +134,6 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
             if (y0 + ry >= h || x0 + rx >= w)
                 continue;
             long a = 0;
-#pragma unroll
             for (int k = 0; k < 5; k++)
                 a += (long)motion_taps[k] * v[ry * IW + rx + k];
             long r = floor_shift(a + 32768, 16);
