@@ -62,7 +62,7 @@ typedef struct AdmState {
     int csf_mode;
     /* geometry and constants */
     int w, h;
-    int cw, rs;          /* score kernel columns x rows per work-group */
+    int cw;              /* score kernel columns per work-group */
     int bw[4], bh[4];
     int top[4], bottom[4], left[4], right[4];
     int groups[4], total_groups;
@@ -192,7 +192,7 @@ static void setup_scales(AdmState *s)
         }
         P[P_INNER] = (int)ceil_log2_u(bh);
         P[P_FIRST] = first;
-        s->groups[sc] = (sc == 0 && s->skip_scale0) ? 0 : (rows + s->rs - 1) / s->rs;
+        s->groups[sc] = (sc == 0 && s->skip_scale0) ? 0 : (rows + ADM_RS - 1) / ADM_RS;
         P[P_ACTIVE] = s->groups[sc] > 0;
         first += s->groups[sc];
         /* what adm_score reads, decoupled by the DWT kernels: the scored
@@ -247,6 +247,8 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                               "libvmaf would print NaN scores)",
                               s->csf_mode, s->rdh, s->nvd);
     }
+    setup_scales(s);
+
     {
         /* cos(1 deg)^2 as libvmaf's float, as an integer mantissa * 2^-24 */
         const float c = cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0);
@@ -279,15 +281,7 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         size_t dev_max = 0;
         clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(dev_max),
                         &dev_max, NULL);
-        s->rs = ADM_RS;
-        {   /* TRIAL: QGPU_ADM_RS=2/4 rows per work-group, 512 / rs columns */
-            const char *e = getenv("QGPU_ADM_RS");
-            if (e && (*e == '2' || *e == '4'))
-                s->rs = *e - '0';
-        }
-        s->cw = dev_max >= ADM_CW_WIDE * ADM_RS ? ADM_CW_WIDE * ADM_RS / s->rs : ADM_CW_NARROW;
-        if (s->cw == ADM_CW_NARROW)
-            s->rs = ADM_RS;
+        s->cw = dev_max >= ADM_CW_WIDE * ADM_RS ? ADM_CW_WIDE : ADM_CW_NARROW;
     }
     /* libvmaf's few double expressions in IEEE double where the device has
      * it (same bits as the integer emulation, fewer instructions);
@@ -299,11 +293,10 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (force && (*force == '0' || *force == '1'))
         use_fp64 = *force == '1' && fp64 != 0;
     for (;;) {
-        char opts[128];
+        char opts[96];
         size_t kmax = 0;
-        const char *pf = getenv("QGPU_ADM_PAIR123"); /* TRIAL */
-        snprintf(opts, sizeof(opts), "-DADM_CW=%d -DADM_RS=%d -DADM_FP64=%d -DADM_PAIR123=%d",
-                 s->cw, s->rs, use_fp64, pf && *pf == '1' ? 1 : 0);
+        snprintf(opts, sizeof(opts), "-DADM_CW=%d -DADM_RS=%d -DADM_FP64=%d", s->cw, ADM_RS,
+                 use_fp64);
         err = qgpu_program_get(ctx, "adm", opts, &program);
         if (!err)
             err = qgpu_kernel_create(ctx, program, "adm_score", &s->k_score);
@@ -312,13 +305,11 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         /* registers may cap the work-group below the device maximum */
         clGetKernelWorkGroupInfo(s->k_score, qgpu_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE,
                                  sizeof(kmax), &kmax, NULL);
-        if (kmax >= (size_t)s->cw * s->rs || s->cw == ADM_CW_NARROW)
+        if (kmax >= (size_t)s->cw * ADM_RS || s->cw == ADM_CW_NARROW)
             break;
         qgpu_kernel_release(&s->k_score);
         s->cw = ADM_CW_NARROW;
-        s->rs = ADM_RS;
     }
-    setup_scales(s);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "adm_dwt0", &s->k_dwt0);
     if (!err)
@@ -402,7 +393,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (s->total_groups == 0)
         return 0;
     {
-        size_t lsz = (size_t)s->cw * s->rs, global = lsz * s->total_groups;
+        size_t lsz = (size_t)s->cw * ADM_RS, global = lsz * s->total_groups;
         const QgpuArg args[] = {
             qgpu_arg_mem("b0", bands[0]),
             qgpu_arg_mem("b1", bands[1]),

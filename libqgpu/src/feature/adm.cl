@@ -2,8 +2,10 @@
  * ADM: libvmaf's integer ADM extractor (libvmaf 3.2.0 integer_adm.c), bit-exact.
  *
  * Per frame, luma only:
- *   adm_dwt0    scale 0 db2 DWT of ref then dist, 16x16 band tiles staged
- *               in __local: source 34x34, vertical pass, horizontal pass;
+ *   adm_dwt0    scale 0 db2 DWT of ref and dist, 16x16 band tiles staged
+ *               in __local: both pictures' 34x34 sources at once (every
+ *               load in flight before the first store), vertical pass,
+ *               horizontal pass (taps unrolled);
  *               each work-item keeps its sample's bands of both pictures in
  *               registers and, where the score reads it (the scored region
  *               and its 1-sample border), splits dist h/v/d into the
@@ -14,8 +16,10 @@
  *   adm_score   all four scales in one launch: each work-group scores
  *               ADM_RS band rows across the whole scored width, ADM_CW
  *               columns at a time (each work-item loads its own sample's
- *               ref, dist and r into registers; the masking terms of the
- *               tile and its halo are staged in __local), finishes libvmaf's
+ *               ref, dist and r and its share of the halo into registers,
+ *               the next chunk's while the current one is scored; the
+ *               masking terms of the tile and its halo are staged in
+ *               __local), finishes libvmaf's
  *               per-row rounding and writes 9 int64 partial sums (den h/v/d,
  *               DLM num h/v/d, AIM num h/v/d).
  * Band buffers hold 8 planes of bw x bh: ref a, h, v, d, dist a, h, v, d; int16
@@ -46,9 +50,6 @@
 #define ADM_LH (ADM_RS + 2)
 #define ADM_NP 24     /* ints per scale in the parameter table */
 #define ADM_NRED 3    /* score kernel: row sums reduced together (divides 9) */
-#ifndef ADM_PREFETCH
-#define ADM_PREFETCH 1 /* score kernel: the next chunk loaded while one is scored */
-#endif
 
 /* db2 in Q15 (integer_adm.h dwt2_db2_coeffs_lo/hi) */
 __constant int DB2_LO[4] = {15826, 27411, 7345, -4240};
@@ -66,9 +67,10 @@ static inline int wrap32(long v)
 
 /* ------------------------------------------------------------------ DWT */
 
-/* src tile -> vertical lo/hi -> horizontal; `scale0` selects libvmaf's
+/* Source tiles -> vertical lo/hi -> horizontal; `scale0` selects libvmaf's
  * 16-bit pipeline (int32 sums, level shift, int16 results) or the int32
  * pipeline of scales 1..3 (int64 sums). */
+
 /* Sample of the previous scale's band a: int16 (scale 0) or int32. */
 static inline int prev_at(__global const short *p16, __global const int *p32, size_t at)
 {
@@ -101,16 +103,16 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
     return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
 }
 
-/* Vertical pass of npic staged tiles (npic 2: ref z = 0, dist z = 1) into
+/* Vertical pass of the two staged tiles (ref z = 0, dist z = 1) into
  * vlo/vhi. The taps are unrolled: the NVIDIA compiler otherwise keeps
  * some of these 4-tap loops, loading each tap from __constant memory
  * inside them. Products of two 32-bit values: 32 x 32 -> 64 multiplies. */
 static void dwt_vertical(__local int (*src)[ADM_SRC][ADM_SRC + 1],
                          __local int (*vlo)[ADM_T][ADM_SRC], __local int (*vhi)[ADM_T][ADM_SRC],
-                         int npic, int scale0, int shift_vp, int add_vp, long vp_add, int vp_shift)
+                         int scale0, int shift_vp, int add_vp, long vp_add, int vp_shift)
 {
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
-    for (int p = lid; p < npic * ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
+    for (int p = lid; p < 2 * ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
         int z = p >= ADM_T * ADM_SRC, q = p - z * ADM_T * ADM_SRC;
         int r = q / ADM_SRC, c = q % ADM_SRC;
         if (scale0) {
@@ -428,11 +430,11 @@ static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[
 #define ADM_NSRC (ADM_SRC * ADM_SRC)
 #define ADM_LOADS ((ADM_NSRC + ADM_WG - 1) / ADM_WG)
 
-static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS], int npic)
+static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS])
 {
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
 #pragma unroll
-    for (int z = 0; z < npic; z++) {
+    for (int z = 0; z < 2; z++) {
 #pragma unroll
         for (int q = 0; q < ADM_LOADS; q++) {
             int p = lid + q * ADM_WG;
@@ -468,9 +470,9 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
             v[z][q] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
         }
     }
-    stage_store(src, v, 2);
+    stage_store(src, v);
     barrier(CLK_LOCAL_MEM_FENCE);
-    dwt_vertical(src, vlo, vhi, 2, 1, shift_vp, add_vp, 0, 0);
+    dwt_vertical(src, vlo, vhi, 1, shift_vp, add_vp, 0, 0);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
@@ -485,20 +487,16 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
     store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, rst, 0);
 }
 
-#ifndef ADM_PAIR123
-#define ADM_PAIR123 0 /* TRIAL: adm_dwt123 stages ref and dist together */
-#endif
-
 /* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
- * (prev16, from16 = 1), else int32 (prev); ref then dist, then the
- * decoupling as in adm_dwt0. */
+ * (prev16, from16 = 1), else int32 (prev); ref and dist staged together,
+ * then the decoupling as in adm_dwt0. */
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
                 int scale, __global int *bands, int bw, int bh, __constant int *params,
                 ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
 {
-    __local int src[1 + ADM_PAIR123][ADM_SRC][ADM_SRC + 1];
-    __local int vlo[1 + ADM_PAIR123][ADM_T][ADM_SRC], vhi[1 + ADM_PAIR123][ADM_T][ADM_SRC];
+    __local int src[2][ADM_SRC][ADM_SRC + 1];
+    __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
     /* adm_dwt2_s123_combined rounding per scale */
     const long vp_add = scale == 1 ? 0 : 32768;
     const int vp_shift = scale == 1 ? 0 : 16;
@@ -507,45 +505,40 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
     int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
-    int inside = i < bh && j < bw;
     size_t pd = 4 * (size_t)w * h; /* plane a of dist */
+    /* the taps past the last column (dwt_horizontal's quirk) read dist's
+     * plane a too */
     __global const short *dis16 = from16 ? prev16 + pd : 0;
     __global const int *dis = from16 ? 0 : prev + pd;
-    int res[2][4];
+    int v[2][ADM_LOADS];
 #pragma unroll
-    for (int z0 = 0; z0 < 2; z0 += 1 + ADM_PAIR123) {
-        /* no barrier between the pictures: the last reads of src and of
-         * vlo/vhi come before barriers that precede their next writes */
-        int v[2][ADM_LOADS];
+    for (int z = 0; z < 2; z++) {
 #pragma unroll
-        for (int z = 0; z < 1 + ADM_PAIR123; z++) {
-#pragma unroll
-            for (int q = 0; q < ADM_LOADS; q++) {
-                int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
-                int r = p / ADM_SRC, c = p % ADM_SRC;
-                size_t at = (z0 + z) * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                            mirror_skip_start_edge(c0 + c, w);
-                v[z][q] = from16 ? prev16[at] : prev[at];
-            }
-        }
-        stage_store(src, v, 1 + ADM_PAIR123);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        dwt_vertical(src, vlo, vhi, 1 + ADM_PAIR123, 0, 0, 0, vp_add, vp_shift);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (!inside)
-            continue;
-#pragma unroll
-        for (int z = z0; z < z0 + 1 + ADM_PAIR123; z++) {
-            __global const short *pic16 = from16 ? prev16 + z * pd : 0;
-            __global const int *pic = from16 ? 0 : prev + z * pd;
-            dwt_horizontal(vlo[z - z0], vhi[z - z0], 0, 0, 0, vp_add, vp_shift, hp_add,
-                           hp_shift, 0, bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
-                           dis16, dis, w, h, z, 0, 0, 0, 0, i, j, res[z]);
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            size_t at = z * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                        mirror_skip_start_edge(c0 + c, w);
+            v[z][q] = from16 ? prev16[at] : prev[at];
         }
     }
-    if (inside)
-        store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0,
-                  rst);
+    stage_store(src, v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dwt_vertical(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    if (i >= bh || j >= bw)
+        return;
+    int res[2][4];
+#pragma unroll
+    for (int z = 0; z < 2; z++) {
+        __global const short *pic16 = from16 ? prev16 + z * pd : 0;
+        __global const int *pic = from16 ? 0 : prev + z * pd;
+        dwt_horizontal(vlo[z], vhi[z], 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
+                       bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic, dis16, dis, w, h, z,
+                       0, 0, 0, 0, i, j, res[z]);
+    }
+    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0, rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the
@@ -661,15 +654,10 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
     long den_cub_add = add_for(den_cub);
     int cub[3] = {P[P_CUB0], P[P_CUB1], P[P_CUB2]};
 
-#if ADM_PREFETCH
     load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, left, o, t, r, ht, hr);
-#endif
     for (int c0 = left; c0 < right; c0 += ADM_CW) {
         int col = c0 + tx;
         int oc[3], rc[3], a[3];
-#if !ADM_PREFETCH
-        load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, c0, o, t, r, ht, hr);
-#endif
         for (int k = 0; k < 3; k++) {
             oc[k] = o[k];
             rc[k] = r[k];
@@ -694,12 +682,10 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#if ADM_PREFETCH
         /* the next chunk's loads in flight while this one is scored */
         if (c0 + ADM_CW < right)
             load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, c0 + ADM_CW, o, t, r,
                        ht, hr);
-#endif
 
         if (row >= bottom || col >= right)
             continue;

@@ -36,7 +36,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -117,12 +116,10 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
     const char *name = s->legacy ? "motion_sad_legacy" : "motion_sad";
     QgpuContext *ctx = f->ctx;
     for (int wg = 256; wg >= 32; wg /= 2) {
-        char opts[96];
+        char opts[64];
         cl_program program;
         size_t max_wg = 0;
-        const char *v32 = getenv("QGPU_MOTION_V32"); /* TRIAL */
-        snprintf(opts, sizeof(opts), "-DMOTION_IN8=%d -DMOTION_WG=%d -DMOTION_V32=%d", in8, wg,
-                 in8 && v32 && *v32 == '1');
+        snprintf(opts, sizeof(opts), "-DMOTION_IN8=%d -DMOTION_WG=%d", in8, wg);
         int err = qgpu_program_get(ctx, "motion", opts, &program);
         if (err)
             return err;

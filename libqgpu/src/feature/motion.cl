@@ -40,10 +40,6 @@
 #define MOTION_IN8 1
 #endif
 
-#ifndef MOTION_V32
-#define MOTION_V32 0 /* TRIAL: 32-bit vertical sums (8-bit samples only) */
-#endif
-
 #if MOTION_IN8
 #define PIX uchar
 #else
@@ -114,8 +110,8 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
 
         for (int i = lid; i < TH * IW; i += MOTION_WG) {
             int ry = i / IW, rx = i - ry * IW;
-#if MOTION_V32
-            /* 8-bit samples: |sum| <= 255 * 65536 < 2^24 */
+#if MOTION_IN8
+            /* 8-bit samples: |sum| <= 255 * 65536 < 2^24, 32-bit sums */
             int a = (int)vrnd;
             for (int k = 0; k < 5; k++)
                 a += motion_taps[k] * d[(ry + k) * IW + rx];
