@@ -2,8 +2,10 @@
  * ADM: libvmaf's integer ADM extractor (libvmaf 3.2.0 integer_adm.c), bit-exact.
  *
  * Per frame, luma only:
- *   adm_dwt0    scale 0 db2 DWT of ref then dist, 16x16 band tiles staged
- *               in __local: source 34x34, vertical pass, horizontal pass;
+ *   adm_dwt0    scale 0 db2 DWT of ref and dist, 16x16 band tiles staged
+ *               in __local: both pictures' 34x34 sources at once (every
+ *               load in flight before the first store), vertical pass,
+ *               horizontal pass (taps unrolled);
  *               each work-item keeps its sample's bands of both pictures in
  *               registers and, where the score reads it (the scored region
  *               and its 1-sample border), splits dist h/v/d into the
@@ -14,8 +16,10 @@
  *   adm_score   all four scales in one launch: each work-group scores
  *               ADM_RS band rows across the whole scored width, ADM_CW
  *               columns at a time (each work-item loads its own sample's
- *               ref, dist and r into registers; the masking terms of the
- *               tile and its halo are staged in __local), finishes libvmaf's
+ *               ref, dist and r and its share of the halo into registers,
+ *               the next chunk's while the current one is scored; the
+ *               masking terms of the tile and its halo are staged in
+ *               __local), finishes libvmaf's
  *               per-row rounding and writes 9 int64 partial sums (den h/v/d,
  *               DLM num h/v/d, AIM num h/v/d).
  * Band buffers hold 8 planes of bw x bh: ref a, h, v, d, dist a, h, v, d; int16
@@ -63,9 +67,10 @@ static inline int wrap32(long v)
 
 /* ------------------------------------------------------------------ DWT */
 
-/* src tile -> vertical lo/hi -> horizontal; `scale0` selects libvmaf's
+/* Source tiles -> vertical lo/hi -> horizontal; `scale0` selects libvmaf's
  * 16-bit pipeline (int32 sums, level shift, int16 results) or the int32
  * pipeline of scales 1..3 (int64 sums). */
+
 /* Sample of the previous scale's band a: int16 (scale 0) or int32. */
 static inline int prev_at(__global const short *p16, __global const int *p32, size_t at)
 {
@@ -77,6 +82,7 @@ static int vpass_col(__global const short *p16, __global const int *p32, int w, 
                      int col, int hi, long vp_add, int vp_shift)
 {
     long acc = 0;
+#pragma unroll
     for (int k = 0; k < 4; k++)
         acc += (long)(hi ? DB2_HI[k] : DB2_LO[k]) *
                prev_at(p16, p32, (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * w + col);
@@ -88,6 +94,7 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
                      int shift_vp, int add_vp)
 {
     uint ah = 0;
+#pragma unroll
     for (int k = 0; k < 4; k++) {
         size_t at = (size_t)mirror_skip_start_edge(2 * i - 1 + k, h) * pitch + col;
         int u = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
@@ -96,95 +103,121 @@ static int vpass0_hi(__global const uchar *pic, int bps, int h, int pitch, int i
     return wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
 }
 
-/* Returns 1, with the work-item's four band samples (a, h, v, d) in res,
- * when its sample lies inside the band; 0 otherwise. */
-static int dwt_tile(__local int (*src)[ADM_SRC + 1], __local int (*vlo)[ADM_SRC],
-                    __local int (*vhi)[ADM_SRC], int scale0, int shift_vp, int add_vp,
-                    long vp_add, int vp_shift, long hp_add, int hp_shift,
-                    __global short *out16, __global int *out, int bw, int bh,
-                    __global const short *same16, __global const int *same,
-                    __global const short *dis16, __global const int *dis, int w_in, int h_in, int z,
-                    __global const uchar *pic0, int bps, int pitch, int bpc, int res[4])
+/* Vertical pass of the two staged tiles (ref z = 0, dist z = 1) into
+ * vlo/vhi. The taps are unrolled: the NVIDIA compiler otherwise keeps
+ * some of these 4-tap loops, loading each tap from __constant memory
+ * inside them. Products of two 32-bit values: 32 x 32 -> 64 multiplies. */
+static void dwt_vertical(__local int (*src)[ADM_SRC][ADM_SRC + 1],
+                         __local int (*vlo)[ADM_T][ADM_SRC], __local int (*vhi)[ADM_T][ADM_SRC],
+                         int scale0, int shift_vp, int add_vp, long vp_add, int vp_shift)
 {
-    int tx = get_local_id(0), ty = get_local_id(1), lid = ty * ADM_T + tx;
-    for (int p = lid; p < ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
-        int r = p / ADM_SRC, c = p % ADM_SRC;
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    for (int p = lid; p < 2 * ADM_T * ADM_SRC; p += ADM_T * ADM_T) {
+        int z = p >= ADM_T * ADM_SRC, q = p - z * ADM_T * ADM_SRC;
+        int r = q / ADM_SRC, c = q % ADM_SRC;
         if (scale0) {
             uint al = 0, ah = 0;
+#pragma unroll
             for (int k = 0; k < 4; k++) {
-                int u = src[2 * r + k][c];
+                int u = src[z][2 * r + k][c];
                 al += (uint)(DB2_LO[k] * u);
                 ah += (uint)(DB2_HI[k] * u);
             }
             al -= (uint)(46342 * add_vp); /* dwt2_db2_coeffs_lo_sum * add_shift_VP */
-            vlo[r][c] = wrap16(as_int(al + (uint)add_vp) >> shift_vp);
-            vhi[r][c] = wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
+            vlo[z][r][c] = wrap16(as_int(al + (uint)add_vp) >> shift_vp);
+            vhi[z][r][c] = wrap16(as_int(ah + (uint)add_vp) >> shift_vp);
         } else {
             long al = 0, ah = 0;
+#pragma unroll
             for (int k = 0; k < 4; k++) {
-                long u = src[2 * r + k][c];
-                al += DB2_LO[k] * u;
-                ah += DB2_HI[k] * u;
+                int u = src[z][2 * r + k][c];
+                al += (long)DB2_LO[k] * u;
+                ah += (long)DB2_HI[k] * u;
             }
-            vlo[r][c] = wrap32((al + vp_add) >> vp_shift);
-            vhi[r][c] = wrap32((ah + vp_add) >> vp_shift);
+            vlo[z][r][c] = wrap32((al + vp_add) >> vp_shift);
+            vhi[z][r][c] = wrap32((ah + vp_add) >> vp_shift);
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+}
 
-    int i = get_group_id(1) * ADM_T + ty, j = get_group_id(0) * ADM_T + tx;
-    if (i >= bh || j >= bw)
-        return 0;
+/* Horizontal pass of picture z at the work-item's sample (i, j), inside
+ * the band: its four band samples (a, h, v, d) into res and the band
+ * buffer out16 / out. */
+static void dwt_horizontal(__local int (*vlo)[ADM_SRC], __local int (*vhi)[ADM_SRC], int scale0,
+                           int shift_vp, int add_vp, long vp_add, int vp_shift, long hp_add,
+                           int hp_shift, __global short *out16, __global int *out, int bw,
+                           int bh, __global const short *same16, __global const int *same,
+                           __global const short *dis16, __global const int *dis, int w_in,
+                           int h_in, int z, __global const uchar *pic0, int bps, int pitch,
+                           int bpc, int i, int j, int res[4])
+{
+    int tx = get_local_id(0), ty = get_local_id(1);
+    int lo[4], hi[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        lo[k] = vlo[ty][2 * tx + k];
+        hi[k] = vhi[ty][2 * tx + k];
+    }
     if (scale0) {
-        int s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 scale-0 DWT: 32-output blocks, the last column
          * unmirrored when (bw - 1) % 32 (8-bit) / % 64 (more bits) == 0;
          * lo taps past the row read hi[0..1] (see the int32 case below) */
-        int quirk = bw > 1 && (bw - 1) % (bpc == 8 ? 32 : 64) == 0 && j == bw - 1;
-        for (int k = 0; k < 4; k++) {
-            int lo = vlo[ty][2 * tx + k], hi = vhi[ty][2 * tx + k];
-            int idx = 2 * j - 1 + k;
-            if (quirk && idx >= w_in)
-                lo = vpass0_hi(pic0, bps, h_in, pitch, i, idx - w_in, shift_vp, add_vp);
-            s[0] += DB2_LO[k] * lo; /* band a */
-            s[2] += DB2_HI[k] * lo; /* band v */
-            s[1] += DB2_LO[k] * hi; /* band h */
-            s[3] += DB2_HI[k] * hi; /* band d */
+        if (bw > 1 && (bw - 1) % (bpc == 8 ? 32 : 64) == 0 && j == bw - 1) {
+            for (int k = 0; k < 4; k++) {
+                int idx = 2 * j - 1 + k;
+                if (idx >= w_in)
+                    lo[k] = vpass0_hi(pic0, bps, h_in, pitch, i, idx - w_in, shift_vp, add_vp);
+            }
         }
+        int s[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[0] += DB2_LO[k] * lo[k]; /* band a */
+            s[2] += DB2_HI[k] * lo[k]; /* band v */
+            s[1] += DB2_LO[k] * hi[k]; /* band h */
+            s[3] += DB2_HI[k] * hi[k]; /* band d */
+        }
+#pragma unroll
         for (int b = 0; b < 4; b++)
             res[b] = wrap16((s[b] + 32768) >> 16);
     } else {
-        long s[4] = {0, 0, 0, 0};
         /* libvmaf's AVX-512 horizontal pass (the golden scores) does not
          * mirror the last output column when (bw - 1) % 8 == 0: its taps past
          * the row read the next temporary row in memory: lo(img) ->
          * hi(img)[0..1], hi(ref) -> lo(dist)[0..1]; hi(dist) reads stale
          * memory, where the mirrored value is kept. */
-        int quirk = bw > 1 && (bw - 1) % 8 == 0 && j == bw - 1;
-        for (int k = 0; k < 4; k++) {
-            long lo = vlo[ty][2 * tx + k], hi = vhi[ty][2 * tx + k];
-            int idx = 2 * j - 1 + k;
-            if (quirk && idx >= w_in) {
-                lo = vpass_col(same16, same, w_in, h_in, i, idx - w_in, 1, vp_add, vp_shift);
-                if (z == 0)
-                    hi = vpass_col(dis16, dis, w_in, h_in, i, idx - w_in, 0, vp_add, vp_shift);
+        if (bw > 1 && (bw - 1) % 8 == 0 && j == bw - 1) {
+            for (int k = 0; k < 4; k++) {
+                int idx = 2 * j - 1 + k;
+                if (idx >= w_in) {
+                    lo[k] = vpass_col(same16, same, w_in, h_in, i, idx - w_in, 1, vp_add,
+                                      vp_shift);
+                    if (z == 0)
+                        hi[k] = vpass_col(dis16, dis, w_in, h_in, i, idx - w_in, 0, vp_add,
+                                          vp_shift);
+                }
             }
-            s[0] += DB2_LO[k] * lo;
-            s[2] += DB2_HI[k] * lo;
-            s[1] += DB2_LO[k] * hi;
-            s[3] += DB2_HI[k] * hi;
         }
+        long s[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            s[0] += (long)DB2_LO[k] * lo[k];
+            s[2] += (long)DB2_HI[k] * lo[k];
+            s[1] += (long)DB2_LO[k] * hi[k];
+            s[3] += (long)DB2_HI[k] * hi[k];
+        }
+#pragma unroll
         for (int b = 0; b < 4; b++)
             res[b] = wrap32((s[b] + hp_add) >> hp_shift);
     }
     size_t plane = (size_t)bw * bh, at = (size_t)i * bw + j;
+#pragma unroll
     for (int b = 0; b < 4; b++) {
         if (scale0)
             out16[b * plane + at] = (short)res[b];
         else
             out[b * plane + at] = res[b];
     }
-    return 1;
 }
 
 /* ------------------------------------------------------------ decouple */
@@ -389,50 +422,81 @@ static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[
     }
 }
 
-/* Scale 0 from the pictures: z = 0 ref, then 1 dist, the sample's four
- * bands of each kept in registers, then its decoupling (store_rst). */
+/* Every work-item's share of the two 34 x 34 source tiles (ref, dist):
+ * ADM_LOADS samples of each picture, loaded before any is stored, so that
+ * they are all in flight at once; the last round's surplus work-items load
+ * the tile's last sample again and do not store it. */
+#define ADM_WG (ADM_T * ADM_T)
+#define ADM_NSRC (ADM_SRC * ADM_SRC)
+#define ADM_LOADS ((ADM_NSRC + ADM_WG - 1) / ADM_WG)
+
+static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS])
+{
+    int lid = get_local_id(1) * ADM_T + get_local_id(0);
+#pragma unroll
+    for (int z = 0; z < 2; z++) {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = lid + q * ADM_WG;
+            if (p < ADM_NSRC)
+                src[z][p / ADM_SRC][p % ADM_SRC] = v[z][q];
+        }
+    }
+}
+
+/* Scale 0 from the pictures: the source tiles of ref (z = 0) and dist
+ * (z = 1) staged together, the sample's four bands of each kept in
+ * registers, then its decoupling (store_rst). */
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
               int pitch, int bpc, __global short *bands, int bw, int bh,
               __constant int *params, ulong cos_m, ulong egl_n, int egl_s, __global short *rst)
 {
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    __local int src[2][ADM_SRC][ADM_SRC + 1];
+    __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    int shift_vp = bpc == 8 ? 8 : bpc;
-    int res[2][4], have = 0;
-    /* no barrier between the pictures: the last reads of src and of vlo/vhi
-     * come before barriers that precede their next writes */
+    int shift_vp = bpc == 8 ? 8 : bpc, add_vp = 1 << (shift_vp - 1);
+    int v[2][ADM_LOADS];
+#pragma unroll
     for (int z = 0; z < 2; z++) {
         __global const uchar *pic = z ? dist : ref;
-        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
             int r = p / ADM_SRC, c = p % ADM_SRC;
             size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
                         mirror_skip_start_edge(c0 + c, w);
-            src[r][c] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
+            v[z][q] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        have = dwt_tile(src, vlo, vhi, 1, shift_vp, 1 << (shift_vp - 1), 0, 0, 0, 0,
-                        bands + z * 4 * (size_t)bw * bh, 0, bw, bh, 0, 0, 0, 0, w, h, 0, pic,
-                        bps, pitch, bpc, res[z]);
     }
-    if (have)
-        store_rst(1, params, get_group_id(1) * ADM_T + get_local_id(1),
-                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
-                  egl_s, rst, 0);
+    stage_store(src, v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dwt_vertical(src, vlo, vhi, 1, shift_vp, add_vp, 0, 0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
+    if (i >= bh || j >= bw)
+        return;
+    size_t pd = 4 * (size_t)bw * bh; /* dist's bands */
+    int o[4], t[4];
+    dwt_horizontal(vlo[0], vhi[0], 1, shift_vp, add_vp, 0, 0, 0, 0, bands, 0, bw, bh, 0, 0, 0,
+                   0, w, h, 0, ref, bps, pitch, bpc, i, j, o);
+    dwt_horizontal(vlo[1], vhi[1], 1, shift_vp, add_vp, 0, 0, 0, 0, bands + pd, 0, bw, bh, 0, 0,
+                   0, 0, w, h, 1, dist, bps, pitch, bpc, i, j, t);
+    store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, rst, 0);
 }
 
 /* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
- * (prev16, from16 = 1), else int32 (prev); ref then dist, then the
- * decoupling as in adm_dwt0. */
+ * (prev16, from16 = 1), else int32 (prev); ref and dist staged together,
+ * then the decoupling as in adm_dwt0. */
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
                 int scale, __global int *bands, int bw, int bh, __constant int *params,
                 ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
 {
-    __local int src[ADM_SRC][ADM_SRC + 1];
-    __local int vlo[ADM_T][ADM_SRC], vhi[ADM_T][ADM_SRC];
+    __local int src[2][ADM_SRC][ADM_SRC + 1];
+    __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
     /* adm_dwt2_s123_combined rounding per scale */
     const long vp_add = scale == 1 ? 0 : 32768;
     const int vp_shift = scale == 1 ? 0 : 16;
@@ -440,26 +504,41 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
     const int hp_shift = scale == 2 ? 16 : 15;
     int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
-    int res[2][4], have = 0;
+    int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
+    size_t pd = 4 * (size_t)w * h; /* plane a of dist */
+    /* the taps past the last column (dwt_horizontal's quirk) read dist's
+     * plane a too */
+    __global const short *dis16 = from16 ? prev16 + pd : 0;
+    __global const int *dis = from16 ? 0 : prev + pd;
+    int v[2][ADM_LOADS];
+#pragma unroll
     for (int z = 0; z < 2; z++) {
-        size_t pa = z * 4 * (size_t)w * h; /* plane a of this picture */
-        __global const short *pic16 = from16 ? prev16 + pa : 0;
-        __global const int *pic = from16 ? 0 : prev + pa;
-        for (int p = lid; p < ADM_SRC * ADM_SRC; p += ADM_T * ADM_T) {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
             int r = p / ADM_SRC, c = p % ADM_SRC;
-            src[r][c] = prev_at(pic16, pic, (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                                                mirror_skip_start_edge(c0 + c, w));
+            size_t at = z * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
+                        mirror_skip_start_edge(c0 + c, w);
+            v[z][q] = from16 ? prev16[at] : prev[at];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        have = dwt_tile(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
-                        bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic,
-                        from16 ? prev16 + 4 * (size_t)w * h : 0,
-                        from16 ? 0 : prev + 4 * (size_t)w * h, w, h, z, 0, 0, 0, 0, res[z]);
     }
-    if (have)
-        store_rst(0, params + scale * ADM_NP, get_group_id(1) * ADM_T + get_local_id(1),
-                  get_group_id(0) * ADM_T + get_local_id(0), res[0], res[1], cos_m, egl_n,
-                  egl_s, 0, rst);
+    stage_store(src, v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    dwt_vertical(src, vlo, vhi, 0, 0, 0, vp_add, vp_shift);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    if (i >= bh || j >= bw)
+        return;
+    int res[2][4];
+#pragma unroll
+    for (int z = 0; z < 2; z++) {
+        __global const short *pic16 = from16 ? prev16 + z * pd : 0;
+        __global const int *pic = from16 ? 0 : prev + z * pd;
+        dwt_horizontal(vlo[z], vhi[z], 0, 0, 0, vp_add, vp_shift, hp_add, hp_shift, 0,
+                       bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic, dis16, dis, w, h, z,
+                       0, 0, 0, 0, i, j, res[z]);
+    }
+    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0, rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the
@@ -492,6 +571,44 @@ static inline void load_sample(__global const short *ref16, __global const int *
 static inline long add_for(int sh)
 {
     return sh > 0 ? 1L << (sh - 1) : 0;
+}
+
+/* The score's tile: ADM_RS rows x ADM_CW columns of own samples and a
+ * halo of ADM_NHALO samples around them, ADM_HROUNDS per work-item. */
+#define ADM_WGS (ADM_CW * ADM_RS)
+#define ADM_NHALO (2 * ADM_LW + 2 * ADM_RS)
+#define ADM_HROUNDS ((ADM_NHALO + ADM_WGS - 1) / ADM_WGS)
+
+/* Halo sample p's place in the tile: rows above and below, then the
+ * columns left and right. */
+static inline void halo_pos(int p, int *y, int *x)
+{
+    if (p < 2 * ADM_LW) {
+        *y = p < ADM_LW ? 0 : ADM_RS + 1;
+        *x = p % ADM_LW;
+    } else {
+        *y = 1 + (p - 2 * ADM_LW) / 2;
+        *x = (p & 1) ? ADM_LW - 1 : 0;
+    }
+}
+
+/* The chunk at column c0 into registers: the work-item's own sample (o,
+ * t, r) and its halo samples (t, r; past ADM_NHALO the last one again,
+ * never staged). Only loads: their latency overlaps what follows. */
+static void load_chunk(__global const short *ref16, __global const int *ref,
+                       __global const short *dis16, __global const int *dis,
+                       __global const short *rst16, __global const int *rst, __constant int *P,
+                       int row, int row0, int c0, int o[3], int t[3], int r[3],
+                       int ht[ADM_HROUNDS][3], int hr[ADM_HROUNDS][3])
+{
+    int lid = get_local_id(0);
+    load_sample(ref16, ref, dis16, dis, rst16, rst, P, row, c0 + lid % ADM_CW, 1, o, t, r);
+    for (int q = 0; q < ADM_HROUNDS; q++) {
+        int y, x, ho[3];
+        halo_pos(min(lid + q * ADM_WGS, ADM_NHALO - 1), &y, &x);
+        load_sample(ref16, ref, dis16, dis, rst16, rst, P, row0 - 1 + y, c0 - 1 + x, 0, ho,
+                    ht[q], hr[q]);
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(ADM_CW * ADM_RS, 1, 1)))
@@ -532,44 +649,43 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
 
     long acc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
     int row = row0 + ty;
+    int o[3], t[3], r[3], ht[ADM_HROUNDS][3], hr[ADM_HROUNDS][3];
     int den_sh = P[P_DEN_SH], den_cub = P[P_DEN_CUB], den_sq = P[P_DEN_SQ];
     long den_cub_add = add_for(den_cub);
     int cub[3] = {P[P_CUB0], P[P_CUB1], P[P_CUB2]};
 
+    load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, left, o, t, r, ht, hr);
     for (int c0 = left; c0 < right; c0 += ADM_CW) {
         int col = c0 + tx;
-        int o[3], t[3], r[3], a[3];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        /* own sample: into registers, its masking terms to __local
-         * (outside the band the mirrored sample, as a neighbour needs it) */
-        {
-            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row, col, 1, o, t, r);
-            for (int k = 0; k < 3; k++) {
-                a[k] = additive(scale0, t[k], r[k]);
-                lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
-                lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, r[k]));
-            }
+        int oc[3], rc[3], a[3];
+        for (int k = 0; k < 3; k++) {
+            oc[k] = o[k];
+            rc[k] = r[k];
+            a[k] = additive(scale0, t[k], r[k]);
         }
-        /* halo: rows above and below, columns left and right */
-        for (int p = lid; p < 2 * ADM_LW + 2 * ADM_RS; p += ADM_CW * ADM_RS) {
-            int y, x;
-            if (p < 2 * ADM_LW) {
-                y = p < ADM_LW ? 0 : ADM_RS + 1;
-                x = p % ADM_LW;
-            } else {
-                y = 1 + (p - 2 * ADM_LW) / 2;
-                x = (p & 1) ? ADM_LW - 1 : 0;
-            }
-            int ho[3], ht[3], hr[3];
-            load_sample(ref16, ref, dis16, dis, rst16, rst, P, row0 - 1 + y, c0 - 1 + x, 0, ho,
-                        ht, hr);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* own sample's masking terms to __local (outside the band the
+         * mirrored sample, as a neighbour needs it), then the halo's */
+        for (int k = 0; k < 3; k++) {
+            lfa[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, a[k]));
+            lfr[k][ty + 1][tx + 1] = csf_flt(scale0, csf_value(scale0, rf[k], k, rc[k]));
+        }
+        for (int q = 0; q < ADM_HROUNDS; q++) {
+            int p = lid + q * ADM_WGS, y, x;
+            if (p >= ADM_NHALO)
+                break;
+            halo_pos(p, &y, &x);
             for (int k = 0; k < 3; k++) {
-                int ha = additive(scale0, ht[k], hr[k]);
+                int ha = additive(scale0, ht[q][k], hr[q][k]);
                 lfa[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, ha));
-                lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[k]));
+                lfr[k][y][x] = csf_flt(scale0, csf_value(scale0, rf[k], k, hr[q][k]));
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        /* the next chunk's loads in flight while this one is scored */
+        if (c0 + ADM_CW < right)
+            load_chunk(ref16, ref, dis16, dis, rst16, rst, P, row, row0, c0 + ADM_CW, o, t, r,
+                       ht, hr);
 
         if (row >= bottom || col >= right)
             continue;
@@ -578,10 +694,10 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
         /* denominator: |ref|^3 */
         for (int k = 0; k < 3; k++) {
             if (scale0) {
-                ulong u = (ushort)abs(o[k]);
+                ulong u = (ushort)abs(oc[k]);
                 acc[k] += (long)(u * u * u);
             } else {
-                ulong u = (uint)abs(o[k]);
+                ulong u = (uint)abs(oc[k]);
                 acc[k] += (long)(((((u * u) + (1UL << den_sq)) >> den_sq) * u + den_cub_add) >>
                                  den_cub);
             }
@@ -602,7 +718,7 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 }
             }
             sd += csf_centre(scale0, csf_value(scale0, rf[k], k, a[k]), vec);
-            sa += csf_centre(scale0, csf_value(scale0, rf[k], k, r[k]), vec);
+            sa += csf_centre(scale0, csf_value(scale0, rf[k], k, rc[k]), vec);
             thr_d += (uint)sd;
             thr_a += (uint)sa;
         }
@@ -612,7 +728,7 @@ void adm_score(__global const short *b0, __global const int *b1, __global const 
                 break;
             uint thr = pass ? thr_a : thr_d;
             for (int k = 0; k < 3; k++) {
-                int v = pass ? a[k] : r[k];
+                int v = pass ? a[k] : rc[k];
                 int xv, xsq;
                 if (scale0) {
                     int sub = k == 2 ? 12 : 10, sqs = k == 2 ? 30 : 29;

@@ -110,10 +110,18 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
 
         for (int i = lid; i < TH * IW; i += MOTION_WG) {
             int ry = i / IW, rx = i - ry * IW;
+#if MOTION_IN8
+            /* 8-bit samples: |sum| <= 255 * 65536 < 2^24, 32-bit sums */
+            int a = (int)vrnd;
+            for (int k = 0; k < 5; k++)
+                a += motion_taps[k] * d[(ry + k) * IW + rx];
+            v[i] = a >= 0 ? a >> bpc : ~((~a) >> bpc); /* floor_shift */
+#else
             long a = 0;
             for (int k = 0; k < 5; k++)
                 a += (long)motion_taps[k] * d[(ry + k) * IW + rx];
             v[i] = (int)floor_shift(a + vrnd, bpc);
+#endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
