@@ -447,19 +447,7 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
 #pragma unroll
                 for (int k = 0; k < NW; k++)
                     acc[k] = 0;
-                for (int dy = 0; dy < n; dy++) {
-                    __local const ushort *row = tile + (t + dy) * rw + lx;
-                    for (int dx = 0; dx < n; dx++) {
-                        uint b = (uint)((int)row[dx] - v + ND);
-                        if (b <= 2 * ND) {
-                            ulong inc = 1UL << ((b & 3) * 16);
-                            uint sel = b >> 2;
-#pragma unroll
-                            for (int k = 0; k < NW; k++)
-                                acc[k] += sel == (uint)k ? inc : 0UL;
-                        }
-                    }
-                }
+                cambi_count_rows(tile + t * rw + lx, rw, 0, 1, n, v, acc);
 #pragma unroll
                 for (int k = 0; k < NB; k++)
                     cnt[k] = (int)((acc[k >> 2] >> ((k & 3) * 16)) & 0xFFFF);
