@@ -46,11 +46,23 @@
 #define PIX ushort
 #endif
 
+#ifndef MOTION_COLS
+#define MOTION_COLS 0
+#endif
+#if MOTION_COLS
+#define TW 60
+#define TH 40
+#else
 #define TW 64
 #define TH 16
+#endif
 #define R 2
 #define IW (TW + 2 * R)
 #define IH (TH + 2 * R)
+/* motion_sad's work-item shape: IW columns by ROWS_WI rows of work-items,
+ * each work-item filtering VR rows of its column */
+#define ROWS_WI (MOTION_WG / IW)
+#define VR (TH / ROWS_WI)
 
 __constant int motion_taps[5] = {3571, 16004, 26386, 16004, 3571};
 
@@ -76,6 +88,86 @@ static inline long floor_shift(long a, int s)
     return a >= 0 ? a >> s : ~((~a) >> s);
 }
 
+#if MOTION_COLS
+/*
+ * Each work-item owns one column of the staged tile (IW = TW + 4 columns,
+ * halo included) and VR consecutive rows of it: it reads the VR + 4 rows of
+ * prev - cur it needs straight from global memory into registers, filters
+ * them vertically there and puts the VR results into __local memory; after
+ * one barrier the work-items of the TW inner columns filter horizontally.
+ */
+__kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const PIX *prev,
+                         __global PIX *store, int w, int h, int bpc, int do_sad,
+                         __global ulong *results, int partial_index)
+{
+    __local int v[TH * IW];
+    __local ulong red[MOTION_WG];
+
+    const int lid = get_local_id(0);
+    const int c = lid % IW, g = lid / IW; /* column, row group */
+    const int tiles_x = (w + TW - 1) / TW, tiles_y = (h + TH - 1) / TH;
+    const int ntiles = tiles_x * tiles_y;
+    const int vrnd = 1 << (bpc - 1);
+    ulong acc = 0;
+
+    cur += cur_offset;
+    for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
+        const int x = x0 - R + c, xm = mirror_skip_edge(x, w);
+        const int ya = y0 + g * VR; /* this work-item's first row */
+        const int own_col = c >= R && c < R + TW && x < w;
+        int dv[VR + 2 * R];
+
+#pragma unroll
+        for (int k = 0; k < VR + 2 * R; k++) {
+            const int y = ya - R + k;
+            const size_t o = (size_t)mirror_skip_edge(y, h) * w + xm;
+            const int cv = cur[o];
+            dv[k] = do_sad ? (int)prev[o] - cv : 0;
+            if (own_col && k >= R && k < R + VR && y < h)
+                store[o] = (PIX)cv;
+        }
+        if (!do_sad)
+            continue;
+
+#pragma unroll
+        for (int r = 0; r < VR; r++) {
+#if MOTION_IN8
+            /* 8-bit samples: |sum| <= 255 * 65536 < 2^24, 32-bit sums */
+            int a = vrnd;
+#pragma unroll
+            for (int k = 0; k < 5; k++)
+                a += motion_taps[k] * dv[r + k];
+            v[(g * VR + r) * IW + c] = a >= 0 ? a >> bpc : ~((~a) >> bpc); /* floor_shift */
+#else
+            long a = 0;
+#pragma unroll
+            for (int k = 0; k < 5; k++)
+                a += (long)motion_taps[k] * dv[r + k];
+            v[(g * VR + r) * IW + c] = (int)floor_shift(a + vrnd, bpc);
+#endif
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        if (c < TW && x0 + c < w) {
+#pragma unroll
+            for (int r = 0; r < VR; r++) {
+                if (ya + r >= h)
+                    continue;
+                long a = 0;
+#pragma unroll
+                for (int k = 0; k < 5; k++)
+                    a += (long)motion_taps[k] * v[(g * VR + r) * IW + c + k];
+                long s = floor_shift(a + 32768, 16);
+                acc += (ulong)(s < 0 ? -s : s);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+
+    write_group_sum(red, acc, results, partial_index);
+}
+#else
 __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const PIX *prev,
                          __global PIX *store, int w, int h, int bpc, int do_sad,
                          __global ulong *results, int partial_index)
@@ -140,6 +232,7 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
 
     write_group_sum(red, acc, results, partial_index);
 }
+#endif
 
 __kernel void motion_sad_legacy(__global const PIX *cur, int cur_offset,
                                 __global const ushort *prev, __global ushort *store, int w,

@@ -36,6 +36,15 @@
 #endif
 /* libvmaf's double expressions are separate roundings: no fma contraction */
 #pragma OPENCL FP_CONTRACT OFF
+/* TRIAL -DVIF_S1_VFP64=1: scale 1's vertical 48-bit sums as fp64 fmas on
+ * subnormal doubles (a ulong n < 2^52 read as a double is n * 2^-1074;
+ * fma(f, n, acc) is exact while f * n + acc < 2^53: here < 2^49) */
+#ifndef VIF_S1_VFP64
+#define VIF_S1_VFP64 0
+#endif
+#if VIF_S1_VFP64 && !VIF_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
 
 #ifndef VIF_WG
 #define VIF_WG 256
@@ -381,6 +390,23 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     v_xx[i] = axx;
                     v_yy[i] = ayy;
                     v_xy[i] = axy;
+#if VIF_S1_VFP64
+                } else if (VIF_WIDE && SCALE == 1) {
+                    double axx = as_double((ulong)vrnd_sq), ayy = axx, axy = axx;
+#pragma unroll
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
+                        a1 += f * x;
+                        a2 += f * y;
+                        axx = fma((double)f, as_double((ulong)(x * x)), axx);
+                        ayy = fma((double)f, as_double((ulong)(y * y)), ayy);
+                        axy = fma((double)f, as_double((ulong)(x * y)), axy);
+                    }
+                    v_xx[i] = (uint)(as_ulong(axx) >> vsh_sq);
+                    v_yy[i] = (uint)(as_ulong(ayy) >> vsh_sq);
+                    v_xy[i] = (uint)(as_ulong(axy) >> vsh_sq);
+#endif
                 } else if (VIF_WIDE) {
                     /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad;
                      * the sums start at the rounding constant */
