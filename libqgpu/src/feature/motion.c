@@ -170,13 +170,16 @@ static int motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return qgpu_results_reserve(ctx, sizeof(uint64_t), &s->offset);
 
     const char *cols = getenv("QGPU_MOTION_COLS");
-    s->cols = cols && atoi(cols) == 1;
+    s->cols = cols ? atoi(cols) : 0; /* 1: 60 x 40 tiles, 2: 60 x 24, 3: 60 x 80 */
+    if (s->cols < 0 || s->cols > 3)
+        s->cols = 0;
     err = build_kernel(f, s, fmt->bytes_per_sample == 1);
     if (err)
         return err;
     clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units,
                     NULL);
-    const int tw = s->cols ? 60 : MOTION_TW, th = s->cols ? 40 : MOTION_TH;
+    const int tw = s->cols ? 60 : MOTION_TW;
+    const int th = s->cols == 2 ? 24 : s->cols == 3 ? 80 : s->cols ? 40 : MOTION_TH;
     size_t tiles = (size_t)((s->w + tw - 1) / tw) * ((s->h + th - 1) / th);
     size_t cap = (size_t)(units ? units : 1) * 16; /* as vif: tiles shared out evenly */
     size_t per_group = (tiles + cap - 1) / cap;

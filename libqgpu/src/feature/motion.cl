@@ -51,7 +51,13 @@
 #endif
 #if MOTION_COLS
 #define TW 60
+#if MOTION_COLS == 2
+#define TH 24
+#elif MOTION_COLS == 3
+#define TH 80
+#else
 #define TH 40
+#endif
 #else
 #define TW 64
 #define TH 16
