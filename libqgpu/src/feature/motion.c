@@ -36,13 +36,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
 
-#define MOTION_TW 64 /* tile of motion.cl */
-#define MOTION_TH 16
+#define MOTION_TW 60 /* tile of motion.cl */
+#define MOTION_TH 40
 #define HIST 4       /* sad history ring (frames i-2 .. i+1) */
 
 /* Outputs (libvmaf's integer_motion.c names) */
@@ -75,7 +74,6 @@ typedef struct MotionState {
     int nstore;
     unsigned gap;
     int w, h, wg, groups;
-    int cols;             /* TRIAL: QGPU_MOTION_COLS=1, the column kernel, 60 x 40 tiles */
     size_t offset;
     int sad_id, motion_id, m2_id, m3_id;
     double sad[HIST];
@@ -117,12 +115,11 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
 {
     const char *name = s->legacy ? "motion_sad_legacy" : "motion_sad";
     QgpuContext *ctx = f->ctx;
-    for (int wg = 256; wg >= (s->cols ? 64 : 32); wg /= 2) {
-        char opts[96];
+    for (int wg = 256; wg >= 64; wg /= 2) { /* motion.cl: 64 columns by wg / 64 rows */
+        char opts[64];
         cl_program program;
         size_t max_wg = 0;
-        snprintf(opts, sizeof(opts), "-DMOTION_IN8=%d -DMOTION_WG=%d -DMOTION_COLS=%d", in8, wg,
-                 s->cols);
+        snprintf(opts, sizeof(opts), "-DMOTION_IN8=%d -DMOTION_WG=%d", in8, wg);
         int err = qgpu_program_get(ctx, "motion", opts, &program);
         if (err)
             return err;
@@ -138,7 +135,7 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
         }
     }
     return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
-                      "motion: the device runs the motion kernel with fewer than 32 "
+                      "motion: the device runs the motion kernel with fewer than 64 "
                       "work-items per work-group");
 }
 
@@ -169,18 +166,13 @@ static int motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (s->force_zero) /* no device work at all; 8 bytes keep the frame's readback valid */
         return qgpu_results_reserve(ctx, sizeof(uint64_t), &s->offset);
 
-    const char *cols = getenv("QGPU_MOTION_COLS");
-    s->cols = cols ? atoi(cols) : 0; /* 1: 60 x 40 tiles, 2: 60 x 24, 3: 60 x 80 */
-    if (s->cols < 0 || s->cols > 3)
-        s->cols = 0;
     err = build_kernel(f, s, fmt->bytes_per_sample == 1);
     if (err)
         return err;
     clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units,
                     NULL);
-    const int tw = s->cols ? 60 : MOTION_TW;
-    const int th = s->cols == 2 ? 24 : s->cols == 3 ? 80 : s->cols ? 40 : MOTION_TH;
-    size_t tiles = (size_t)((s->w + tw - 1) / tw) * ((s->h + th - 1) / th);
+    size_t tiles = (size_t)((s->w + MOTION_TW - 1) / MOTION_TW) *
+                   ((s->h + MOTION_TH - 1) / MOTION_TH);
     size_t cap = (size_t)(units ? units : 1) * 16; /* as vif: tiles shared out evenly */
     size_t per_group = (tiles + cap - 1) / cap;
     s->groups = (int)((tiles + per_group - 1) / per_group);

@@ -20,7 +20,7 @@
  * to accumulate the 48-bit sums of squares with 32x32+64-bit multiply-adds
  * (one instruction on GPUs), 0 to accumulate their 16-bit halves in 32-bit
  * sums (much faster on CPU devices, whose vectorisers handle 64-bit
- * multiplies poorly). Both are exact.
+ * multiplies poorly). Both are exact. -DVIF_S1_VFP64=1: see below.
  *
  * -DVIF_FP64=1 (devices with cl_khr_fp64): the gain and what follows are
  * computed in IEEE double like libvmaf, a handful of correctly rounded
@@ -36,9 +36,15 @@
 #endif
 /* libvmaf's double expressions are separate roundings: no fma contraction */
 #pragma OPENCL FP_CONTRACT OFF
-/* TRIAL -DVIF_S1_VFP64=1: scale 1's vertical 48-bit sums as fp64 fmas on
- * subnormal doubles (a ulong n < 2^52 read as a double is n * 2^-1074;
- * fma(f, n, acc) is exact while f * n + acc < 2^53: here < 2^49) */
+/* -DVIF_S1_VFP64=1 (with VIF_WIDE; devices whose doubles keep denormals):
+ * scale 1's vertical 48-bit sums of squares as fp64 fmas on subnormal
+ * doubles, on the fp64 pipe beside the integer work. A ulong n < 2^52 read
+ * as a double is exactly n * 2^-1074, and fma(f, n, acc) is exact while
+ * f * n + acc < 2^53 units: here x * y < 2^32, the taps sum to 2^16, plus
+ * the rounding constant: < 2^49. The program is built without
+ * -cl-denorms-are-zero. Measured on an H200 (issue #21): scale 1 0.0657 ->
+ * 0.0610 ms at 2160p; at scales 2 and in the horizontal passes such sums
+ * were slower (doc/metrics/vif.md), so only here. */
 #ifndef VIF_S1_VFP64
 #define VIF_S1_VFP64 0
 #endif
