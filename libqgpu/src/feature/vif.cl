@@ -43,8 +43,8 @@
  * f * n + acc < 2^53 units: here x * y < 2^32, the taps sum to 2^16, plus
  * the rounding constant: < 2^49. The program is built without
  * -cl-denorms-are-zero. Measured on an H200 (issue #21): scale 1 0.0657 ->
- * 0.0610 ms at 2160p; at scales 2 and in the horizontal passes such sums
- * were slower (doc/metrics/vif.md), so only here. */
+ * 0.0610 ms at 2160p; at scales 0 and 2 such sums were slower
+ * (doc/metrics/vif.md), so only here. */
 #ifndef VIF_S1_VFP64
 #define VIF_S1_VFP64 0
 #endif
