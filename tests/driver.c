@@ -327,6 +327,31 @@ int test_main_both_paths(int argc, char **argv, const char *env, const char *val
     return finish();
 }
 
+int test_main_paths(int argc, char **argv, const TestPath *paths, int nb_paths,
+                    const TestRow *rows, int nb_rows, const TestExtra *extras, int nb_extras)
+{
+    if (test_parse_args(argc, argv)) { /* --list */
+        test_run_rows(rows, nb_rows);
+        test_run_extras(extras, nb_extras);
+        return 0;
+    }
+    for (int p = 0; p < nb_paths; p++) {
+        for (int i = 0; i < 2; i++) {
+            if (!paths[p].env[i])
+                continue;
+            printf("%s%s=%s", i ? " " : "", paths[p].env[i], paths[p].value[i]);
+            setenv(paths[p].env[i], paths[p].value[i], 1);
+        }
+        printf("\n");
+        test_run_rows(rows, nb_rows);
+        for (int i = 0; i < 2; i++)
+            if (paths[p].env[i])
+                unsetenv(paths[p].env[i]);
+    }
+    test_run_extras(extras, nb_extras);
+    return finish();
+}
+
 int test_luma(const TestClip *clip, int frame, TestLuma *l)
 {
     l->ref = test_luma_copy(&clip->ref[frame].pic);

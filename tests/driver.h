@@ -116,6 +116,15 @@ int test_main_both_paths(int argc, char **argv, const char *env, const char *val
                          const char *value1, const TestRow *rows, int nb_rows,
                          const TestExtra *extras, int nb_extras);
 
+/* test_main over several settings of up to two environment variables
+ * (a NULL name: unused): the rows run once per path, then the extras with
+ * the variables unset (test_vif: QGPU_VIF_FP64 and QGPU_VIF_S1FP64). */
+typedef struct TestPath {
+    const char *env[2], *value[2];
+} TestPath;
+int test_main_paths(int argc, char **argv, const TestPath *paths, int nb_paths,
+                    const TestRow *rows, int nb_rows, const TestExtra *extras, int nb_extras);
+
 /* Frame `frame`'s luma planes packed without padding (what the references
  * take): malloc'ed, freed by test_luma_free. Returns 0, or -1 when out of
  * memory (nothing to free then). */

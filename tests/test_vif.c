@@ -140,7 +140,14 @@ static const TestExtra extras[] = {
 
 int main(int argc, char **argv)
 {
-    /* both paths of the kernels' double expressions (libqgpu/src/feature/) */
-    return test_main_both_paths(argc, argv, "QGPU_VIF_FP64", "0", "1", rows,
-                                sizeof(rows) / sizeof(rows[0]), extras, 2);
+    /* both paths of the kernels' double expressions (libqgpu/src/feature/),
+     * then scale 1's vertical sums in fp64 forced on (a GPU's default where
+     * its doubles keep denormals; forced, CPU devices check it too) */
+    static const TestPath paths[] = {
+        {{"QGPU_VIF_FP64", "QGPU_VIF_S1FP64"}, {"0", "0"}},
+        {{"QGPU_VIF_FP64", "QGPU_VIF_S1FP64"}, {"1", "0"}},
+        {{"QGPU_VIF_FP64", "QGPU_VIF_S1FP64"}, {"1", "1"}},
+    };
+    return test_main_paths(argc, argv, paths, 3, rows, sizeof(rows) / sizeof(rows[0]), extras,
+                           2);
 }

@@ -40,8 +40,8 @@
 
 #include "feature.h"
 
-#define MOTION_TW 64 /* tile of motion.cl */
-#define MOTION_TH 16
+#define MOTION_TW 60 /* tile of motion.cl */
+#define MOTION_TH 40
 #define HIST 4       /* sad history ring (frames i-2 .. i+1) */
 
 /* Outputs (libvmaf's integer_motion.c names) */
@@ -115,7 +115,7 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
 {
     const char *name = s->legacy ? "motion_sad_legacy" : "motion_sad";
     QgpuContext *ctx = f->ctx;
-    for (int wg = 256; wg >= 32; wg /= 2) {
+    for (int wg = 256; wg >= 64; wg /= 2) { /* motion.cl: 64 columns by wg / 64 rows */
         char opts[64];
         cl_program program;
         size_t max_wg = 0;
@@ -135,7 +135,7 @@ static int build_kernel(QgpuFeature *f, MotionState *s, int in8)
         }
     }
     return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
-                      "motion: the device runs the motion kernel with fewer than 32 "
+                      "motion: the device runs the motion kernel with fewer than 64 "
                       "work-items per work-group");
 }
 

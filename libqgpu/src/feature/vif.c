@@ -112,13 +112,24 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     const char *force = getenv("QGPU_VIF_FP64");
     if (force && (*force == '0' || *force == '1'))
         use_fp64 = *force == '1' && fp64 != 0;
+    /* scale 1's vertical 48-bit sums as fp64 fmas on subnormal doubles
+     * (vif.cl) on GPUs whose doubles keep denormals; QGPU_VIF_S1FP64=0/1
+     * forces it off / on (on, a CPU device takes the 64-bit multiply-adds
+     * too: the tests check the form there) */
+    int s1fp64 = wide && (fp64 & CL_FP_DENORM);
+    const char *s1 = getenv("QGPU_VIF_S1FP64");
+    if (s1 && (*s1 == '0' || *s1 == '1'))
+        s1fp64 = *s1 == '1' && (fp64 & CL_FP_DENORM);
+    if (s1fp64)
+        wide = 1;
     for (int wg = 256; wg >= 64; wg /= 2) {
-        char opts[128], name[16];
+        char opts[160], name[16];
         cl_program program;
         size_t max_wg = 0;
         int err, fits = 1;
-        snprintf(opts, sizeof(opts), "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d", in8,
-                 wg, wide, use_fp64);
+        snprintf(opts, sizeof(opts),
+                 "-DVIF_IN8=%d -DVIF_WG=%d -DVIF_WIDE=%d -DVIF_FP64=%d -DVIF_S1_VFP64=%d", in8,
+                 wg, wide, use_fp64, s1fp64);
         err = qgpu_program_get(ctx, "vif", opts, &program);
         if (err)
             return err;

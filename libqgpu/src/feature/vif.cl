@@ -20,7 +20,7 @@
  * to accumulate the 48-bit sums of squares with 32x32+64-bit multiply-adds
  * (one instruction on GPUs), 0 to accumulate their 16-bit halves in 32-bit
  * sums (much faster on CPU devices, whose vectorisers handle 64-bit
- * multiplies poorly). Both are exact.
+ * multiplies poorly). Both are exact. -DVIF_S1_VFP64=1: see below.
  *
  * -DVIF_FP64=1 (devices with cl_khr_fp64): the gain and what follows are
  * computed in IEEE double like libvmaf, a handful of correctly rounded
@@ -36,6 +36,21 @@
 #endif
 /* libvmaf's double expressions are separate roundings: no fma contraction */
 #pragma OPENCL FP_CONTRACT OFF
+/* -DVIF_S1_VFP64=1 (with VIF_WIDE; devices whose doubles keep denormals):
+ * scale 1's vertical 48-bit sums of squares as fp64 fmas on subnormal
+ * doubles, on the fp64 pipe beside the integer work. A ulong n < 2^52 read
+ * as a double is exactly n * 2^-1074, and fma(f, n, acc) is exact while
+ * f * n + acc < 2^53 units: here x * y < 2^32, the taps sum to 2^16, plus
+ * the rounding constant: < 2^49. The program is built without
+ * -cl-denorms-are-zero. Measured on an H200 (issue #21): scale 1 0.0657 ->
+ * 0.0610 ms at 2160p; at scales 0 and 2 such sums were slower
+ * (doc/metrics/vif.md), so only here. */
+#ifndef VIF_S1_VFP64
+#define VIF_S1_VFP64 0
+#endif
+#if VIF_S1_VFP64 && !VIF_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
 
 #ifndef VIF_WG
 #define VIF_WG 256
@@ -381,6 +396,23 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     v_xx[i] = axx;
                     v_yy[i] = ayy;
                     v_xy[i] = axy;
+#if VIF_S1_VFP64
+                } else if (VIF_WIDE && SCALE == 1) {
+                    double axx = as_double((ulong)vrnd_sq), ayy = axx, axy = axx;
+#pragma unroll
+                    for (int k = 0; k < F; k++) {
+                        uint f = vif_taps[SCALE][k];
+                        uint x = in_r[(ry + k) * IW + rx], y = in_d[(ry + k) * IW + rx];
+                        a1 += f * x;
+                        a2 += f * y;
+                        axx = fma((double)f, as_double((ulong)(x * x)), axx);
+                        ayy = fma((double)f, as_double((ulong)(y * y)), ayy);
+                        axy = fma((double)f, as_double((ulong)(x * y)), axy);
+                    }
+                    v_xx[i] = (uint)(as_ulong(axx) >> vsh_sq);
+                    v_yy[i] = (uint)(as_ulong(ayy) >> vsh_sq);
+                    v_xy[i] = (uint)(as_ulong(axy) >> vsh_sq);
+#endif
                 } else if (VIF_WIDE) {
                     /* x*y fits 32 bits, its filtered sum 48: one 32x32+64 mad;
                      * the sums start at the rounding constant */
