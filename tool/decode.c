@@ -98,7 +98,7 @@ struct Decoder {
      * their own on the same file, each on a stretch between key frames;
      * this one only hands them out in order */
     Sessions *sessions;
-    char *path;          /* as opened (input_url), for the sessions' decoders */
+    char *path;          /* as given to decoder_open_hw, for the sessions' decoders */
     int hwdec_mode;      /* enum HwdecMode it was opened with */
     /* a session's decoder: frames before win_start (the stream's time base)
      * are dropped, the first at or after win_end ends its stretch */
@@ -601,8 +601,9 @@ int decoder_use_sessions(Decoder *d, int n, char *note, size_t note_len, char *e
     }
     bytes = av_image_get_buffer_size(planar_format(d->out_layout, d->out_bitdepth), d->out_w,
                                      d->out_h, 1);
-    ret = sessions_start(&d->sessions, d, input_url(d->input), d->stream, n, bytes > 0 ? (size_t)bytes : 0,
-                         hwdec_slot(d->hw), note, note_len, err, err_len);
+    ret = sessions_start(&d->sessions, d, input_url(d->input), d->stream, n,
+                         bytes > 0 ? (size_t)bytes : 0, hwdec_slot(d->hw), note, note_len, err,
+                         err_len);
     if (ret == 0) {
         /* the sessions' decoders deliver every frame: this one's first
          * frame and its pinned blocks are not used */
@@ -1220,11 +1221,11 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
         void *owner;
         if ((ret = read_from_sessions(d, pic, &owner, err, err_len)) != 1)
             return ret;
+        /* kept until the next call (pic shows the same buffers) */
         av_frame_unref(d->frame);
         av_frame_move_ref(d->frame, owner);
         decoder_release(owner);
         d->delivered = d->frame;
-        fill_picture(d, d->frame, pic);
         return 1;
     }
     if (d->pending->buf[0]) {
@@ -1280,14 +1281,11 @@ void decoder_owner_picture(const Decoder *d, void *owner, QgpuPicture *pic)
 
 QgpuCudaFrame *decoder_device_frame(const Decoder *d, void *owner)
 {
-    if (d->sessions) {
-        const Decoder *by = sessions_frame_decoder(d->sessions, owner);
-        return by ? decoder_device_frame(by, owner) : NULL;
-    }
-    /* the mixed decode's frames and NVDEC's: device frames of a ring */
-    if (cuda_upload_owns(d->upload, owner) || hwdec_on_device(d->hw, owner))
-        return cuda_ring_frame(owner);
-    return NULL;
+    /* the mixed decode's frames and NVDEC's: device frames of a ring (with
+     * sessions, of the session's decoder that delivered it) */
+    if (d->sessions)
+        return sessions_frame_decoder(d->sessions, owner) ? cuda_ring_frame(owner) : NULL;
+    return decoder_owns_frame(d, owner) ? cuda_ring_frame(owner) : NULL;
 }
 
 int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
@@ -1332,10 +1330,11 @@ double decoder_zero_copy_seconds(const Decoder *d)
 
 unsigned decoder_count_rest(Decoder *d)
 {
-    /* packets not yet read, plus those the decoder holds; not decoded */
-    unsigned rest = d->packets > d->frames ? d->packets - d->frames : 0;
-    if (d->sessions)
+    unsigned rest;
+    if (d->sessions) /* the packets the sessions' first pass counted */
         return sessions_count_rest(d->sessions, d->frames);
+    /* packets not yet read, plus those the decoder holds; not decoded */
+    rest = d->packets > d->frames ? d->packets - d->frames : 0;
     if (d->pending->buf[0])
         rest++;
     if (d->draining || d->eof)

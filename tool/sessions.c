@@ -73,8 +73,6 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size_t err_len);
-
 /* ------------------------------------------------------------- the plan */
 
 static int compare_ts(const void *a, const void *b)
@@ -358,7 +356,7 @@ static void *session_thread(void *opaque)
             return NULL; /* stopped */
     }
     if (ret < 0) {
-        Entry e = {ret < 0 ? ret : -1, NULL, 0.0, 0, 0};
+        Entry e = {ret, NULL, 0.0, 0, 0};
         if (!*msg)
             snprintf(msg, sizeof(msg), "a decoding session failed");
         push(w, &e, msg);
@@ -412,14 +410,10 @@ int sessions_start(Sessions **out, const Decoder *proto, const char *path, int s
     s->proto = proto;
     s->hw_slot = hw_slot;
     s->n = n < s->nb_stretches ? n : s->nb_stretches;
-    if (s->n < 2) {
+    if (s->n < 2)
         snprintf(note, note_len, "one stretch of at least %d frames between key frames",
                  SESSIONS_MIN_FRAMES);
-        free(s->stretch);
-        free(s);
-        return 1;
-    }
-    if (!check_seeks(s, path, stream, note, note_len) ||
+    if (s->n < 2 || !check_seeks(s, path, stream, note, note_len) ||
         fit_memory(s, frame_bytes, note, note_len)) {
         free(s->stretch);
         free(s);
@@ -451,26 +445,7 @@ int sessions_start(Sessions **out, const Decoder *proto, const char *path, int s
     return 0;
 }
 
-int sessions_read(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
-{
-    double t0 = now();
-    int ret = sessions_next(s, owner, pts, err, err_len);
-    s->t_read += now() - t0;
-    return ret;
-}
-
-void sessions_timing(const Sessions *s, const char *label, FILE *out)
-{
-    fprintf(out, "qgpu: timing: %s: %d decoding sessions, %d stretches, up to %d frames "
-            "queued each; the reader waited %.3f s\n", label, s->n, s->nb_stretches, s->ahead,
-            s->t_read);
-    for (int i = 0; i < s->n; i++)
-        fprintf(out, "qgpu: timing: %s session %d: opening %.3f s, seeking %.3f s, decoding "
-                "%.3f s, waiting for room %.3f s\n", label, i, s->session[i].t_open,
-                s->session[i].t_seek, s->session[i].t_decode, s->session[i].t_wait);
-}
-
-/* sessions_read without the timing. */
+/* The next frame in order (sessions_read without the timing). */
 static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
 {
     pthread_mutex_lock(&s->lock);
@@ -511,6 +486,25 @@ static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size
         s->errors_now = s->corrupt_now = 0;
         s->current++;
     }
+}
+
+int sessions_read(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
+{
+    double t0 = now();
+    int ret = sessions_next(s, owner, pts, err, err_len);
+    s->t_read += now() - t0;
+    return ret;
+}
+
+void sessions_timing(const Sessions *s, const char *label, FILE *out)
+{
+    fprintf(out, "qgpu: timing: %s: %d decoding sessions, %d stretches, up to %d frames "
+            "queued each; the reader waited %.3f s\n", label, s->n, s->nb_stretches, s->ahead,
+            s->t_read);
+    for (int i = 0; i < s->n; i++)
+        fprintf(out, "qgpu: timing: %s session %d: opening %.3f s, seeking %.3f s, decoding "
+                "%.3f s, waiting for room %.3f s\n", label, i, s->session[i].t_open,
+                s->session[i].t_seek, s->session[i].t_decode, s->session[i].t_wait);
 }
 
 int sessions_count(const Sessions *s)
