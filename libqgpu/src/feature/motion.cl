@@ -88,6 +88,12 @@ static inline long floor_shift(long a, int s)
     return a >= 0 ? a >> s : ~((~a) >> s);
 }
 
+/* The same on 32-bit values (8-bit samples' sums fit them) */
+static inline int floor_shift32(int a, int s)
+{
+    return a >= 0 ? a >> s : ~((~a) >> s);
+}
+
 /*
  * Each work-item owns one column of the staged tile (IW = TW + 4 columns,
  * halo included) and VR consecutive rows of it: it reads the VR + 4 rows of
@@ -137,7 +143,7 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
 #pragma unroll
             for (int k = 0; k < 5; k++)
                 a += motion_taps[k] * dv[r + k];
-            v[(g * VR + r) * IW + c] = a >= 0 ? a >> bpc : ~((~a) >> bpc); /* floor_shift */
+            v[(g * VR + r) * IW + c] = floor_shift32(a, bpc);
 #else
             long a = 0;
 #pragma unroll
