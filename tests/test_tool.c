@@ -1308,6 +1308,28 @@ static void test_decode_sessions(void)
               strstr(one, "reference ") && strstr(three, "reference ") &&
               !strncmp(strstr(one, "reference "), strstr(three, "reference "), 26),
           "--decode-sessions 3 on a stream: one decoder (rc %d): %s", rc3, out_err);
+    /* CPU sessions beside the own decoder (here the CPU's: NVDEC's path is
+     * checked on the GPU), stretches taken ahead of the one being read:
+     * the same frames and scores */
+    rc3 = run_tool("-r gop.mp4 -d gop_bad.mp4 --hwdec none --cpu-sessions 2 --decode-only "
+                   "--hash-frames");
+    checksum_line(three, sizeof(three));
+    CHECK(rc3 == 0 && *one && !strcmp(one, three) &&
+              strstr(out_err, "decoders: reference cpu x3, distorted cpu x3"),
+          "--cpu-sessions 2: the frames of one decoder (rc %d; '%s' / '%s'): %s", rc3, one,
+          three, out_err);
+    rc3 = run_tool("-r gop.mp4 -d gop_bad.mp4 --hwdec none --decode-sessions 2 --cpu-sessions 1 "
+                   "-n --feature psnr --json -o sessions_cpu.json");
+    log1 = log_frames("sessions1.json", value, sizeof(value), "decode_sessions_reference");
+    log3 = log_frames("sessions_cpu.json", value, sizeof(value), "decode_sessions_reference");
+    CHECK(rc3 == 0 && log1 && log3 && !strcmp(log1, log3) && !strcmp(value, "3"),
+          "--decode-sessions 2 --cpu-sessions 1: the scores of one decoder (rc %d, "
+          "decode_sessions_reference '%s'): %s", rc3, value, out_err);
+    free(log1);
+    free(log3);
+    CHECK(run_tool("-r gop.mp4 -d gop.mp4 --cpu-sessions 17") == 2 &&
+              strstr(out_err, "--cpu-sessions 17: expected auto or 0 to 16"),
+          "--cpu-sessions 17: a usage error: %s", out_err);
     CHECK(run_tool("-r gop.mp4 -d gop.mp4 --decode-sessions 17") == 2 &&
               strstr(out_err, "--decode-sessions 17: expected auto or 1 to 16"),
           "--decode-sessions 17: a usage error: %s", out_err);

@@ -17,6 +17,7 @@ struct CudaUpload {
     AVBufferRef *frames; /* a pool of CUDA frames, made at the first frame */
     AVFrame *host;       /* the semi-planar frame, reused while writable */
     CudaRing *ring;      /* this input's slots, made by the first take */
+    int slots;           /* the ring's (0: cuda_ring.c's default) */
     unsigned uploaded, misses;
 };
 
@@ -133,7 +134,7 @@ int cuda_upload_frame(CudaUpload *up, AVFrame *frame, int bitdepth, char *err, s
     if (ret >= 0)
         ret = av_frame_copy_props(cuda, up->host);
     if (ret >= 0)
-        ret = cuda_ring_take(&up->ring, cuda, bitdepth, 0, msg, sizeof(msg));
+        ret = cuda_ring_take(&up->ring, cuda, bitdepth, up->slots, msg, sizeof(msg));
     if (ret == 1) {
         av_frame_unref(frame);
         av_frame_move_ref(frame, cuda);
@@ -151,6 +152,11 @@ int cuda_upload_frame(CudaUpload *up, AVFrame *frame, int bitdepth, char *err, s
     up->misses++;
     av_frame_unref(frame);
     return av_frame_ref(frame, up->host);
+}
+
+void cuda_upload_set_slots(CudaUpload *up, int slots)
+{
+    up->slots = slots;
 }
 
 int cuda_upload_owns(const CudaUpload *up, const AVFrame *frame)

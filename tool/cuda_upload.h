@@ -48,6 +48,10 @@ int cuda_upload_create(CudaUpload **up, AVBufferRef *device);
  * as they are. 0 or a negative AVERROR (message in err). */
 int cuda_upload_frame(CudaUpload *up, AVFrame *frame, int bitdepth, char *err, size_t err_len);
 
+/* Slots of the ring made by the first upload (before it; 0: cuda_ring.c's
+ * default): a decoding session queues more frames than one decoder. */
+void cuda_upload_set_slots(CudaUpload *up, int slots);
+
 /* Whether frame is a device frame of this uploader. */
 int cuda_upload_owns(const CudaUpload *up, const AVFrame *frame);
 

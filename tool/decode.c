@@ -45,6 +45,8 @@ struct Decoder {
     AVPacket *packet;
     AVFrame *frame;
     AVFrame *pending;    /* decoder_start's first frame, delivered first */
+    AVFrame *held;       /* a window's end: the first frame after it, as decoded
+                            (the next window's first when it follows on) */
     AVFrame *converted;
     AVFrame *shifted;
     AVFrame *ranged;
@@ -248,6 +250,7 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     d->packet = av_packet_alloc();
     d->frame = av_frame_alloc();
     d->pending = av_frame_alloc();
+    d->held = av_frame_alloc();
     d->converted = av_frame_alloc();
     d->shifted = av_frame_alloc();
     d->ranged = av_frame_alloc();
@@ -256,7 +259,7 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     d->warn = default_warn;
     d->start_time = NAN;
     d->timestamps = 1;
-    if (!d->packet || !d->frame || !d->pending || !d->converted || !d->shifted || !d->ranged) {
+    if (!d->packet || !d->frame || !d->pending || !d->held || !d->converted || !d->shifted || !d->ranged) {
         decoder_close(&d);
         snprintf(err, err_len, "out of memory");
         return AVERROR(ENOMEM);
@@ -336,7 +339,8 @@ static void fixed_size_frames(Decoder *d)
 }
 
 static int open_input(Decoder **out, const char *path, AVDictionary **opts,
-                      const AVInputFormat *ifmt, int hwdec, char *err, size_t err_len)
+                      const AVInputFormat *ifmt, int hwdec, int threads, char *err,
+                      size_t err_len)
 {
     Decoder *d;
     const AVCodec *codec = NULL;
@@ -396,7 +400,7 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         goto fail;
     }
     avcodec_parameters_to_context(d->codec, d->fmt->streams[d->stream]->codecpar);
-    d->codec->thread_count = 0; /* let the decoder pick its threads */
+    d->codec->thread_count = threads; /* 0: the decoder picks */
     if (hwdec_setup(&d->hw, d->codec, hwdec, d->hw_note, sizeof(d->hw_note), err, err_len)) {
         ret = DECODER_ERR_HWDEC;
         goto fail;
@@ -451,12 +455,12 @@ fail:
 
 int decoder_open(Decoder **dec, const char *path, char *err, size_t err_len)
 {
-    return open_input(dec, path, NULL, NULL, HWDEC_NONE, err, err_len);
+    return open_input(dec, path, NULL, NULL, HWDEC_NONE, 0, err, err_len);
 }
 
 int decoder_open_hw(Decoder **dec, const char *path, int hwdec, char *err, size_t err_len)
 {
-    return open_input(dec, path, NULL, NULL, hwdec, err, err_len);
+    return open_input(dec, path, NULL, NULL, hwdec, 0, err, err_len);
 }
 
 /* Splits a --raw spec; -1 with a message when it is not one. */
@@ -512,7 +516,7 @@ int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *er
     av_dict_set(&opts, "pixel_format", pix_fmt, 0);
     if (*rate)
         av_dict_set(&opts, "framerate", rate, 0);
-    ret = open_input(dec, path, &opts, av_find_input_format("rawvideo"), HWDEC_NONE, err,
+    ret = open_input(dec, path, &opts, av_find_input_format("rawvideo"), HWDEC_NONE, 0, err,
                      err_len);
     av_dict_free(&opts);
     return ret;
@@ -565,6 +569,7 @@ static int seek_and_flush(Decoder *d, int64_t ts, const char *what, char *err, s
     av_packet_unref(d->packet);
     av_frame_unref(d->frame);
     av_frame_unref(d->pending);
+    av_frame_unref(d->held);
     d->delivered = NULL;
     d->draining = 0;
     d->eof = 0;
@@ -587,37 +592,52 @@ static const char *sessions_refusal(const Decoder *d)
     return "";
 }
 
-int decoder_use_sessions(Decoder *d, int n, char *note, size_t note_len, char *err,
+void decoder_set_ring_slots(Decoder *d, int slots)
+{
+    hwdec_set_ring_slots(d->hw, slots);
+}
+
+int decoder_can_add_cpu_sessions(const Decoder *d)
+{
+    if (!hwdec_active(d->hw))
+        return 1; /* CPU decoders beside a CPU decoder */
+    return hwdec_zero_copy_device(d->hw) && d->pass_semiplanar && !d->to_limited &&
+           d->out_w == d->src_w && d->out_h == d->src_h && d->out_bitdepth == d->src_bitdepth;
+}
+
+int decoder_use_sessions(Decoder *d, int n, int n_cpu, char *note, size_t note_len, char *err,
                          size_t err_len)
 {
     const char *why = sessions_refusal(d);
-    int bytes, ret;
+    int bytes;
     *note = 0;
-    if (n < 2 || d->sessions)
+    if ((n < 2 && n_cpu < 1) || d->sessions)
         return 1;
     if (*why) {
         snprintf(note, note_len, "%s", why);
         return 1;
     }
+    if (n_cpu > 0 && !decoder_can_add_cpu_sessions(d)) {
+        snprintf(note, note_len, "CPU decoders join the CPU or a hardware decoder whose "
+                 "frames stay on the GPU as they are (--hwdec cuda, no scaling or range "
+                 "conversion)");
+        return 1;
+    }
     bytes = av_image_get_buffer_size(planar_format(d->out_layout, d->out_bitdepth), d->out_w,
                                      d->out_h, 1);
-    ret = sessions_start(&d->sessions, d, input_url(d->input), d->stream, n,
-                         bytes > 0 ? (size_t)bytes : 0, hwdec_slot(d->hw), note, note_len, err,
-                         err_len);
-    if (ret == 0) {
-        /* the sessions' decoders deliver every frame: this one's first
-         * frame and its pinned blocks are not used */
-        av_frame_unref(d->pending);
-        d->pinned_off = 1;
-    }
-    return ret;
+    /* this decoder decodes on in its own thread, sessions beside it */
+    return sessions_start(&d->sessions, d, input_url(d->input), d->stream, n - 1, n_cpu,
+                          bytes > 0 ? (size_t)bytes : 0, hwdec_slot(d->hw), note, note_len,
+                          err, err_len);
 }
 
-int decoder_open_session(const Decoder *proto, int ring_slots, Decoder **out, char *err,
-                         size_t err_len)
+int decoder_open_session(const Decoder *proto, int on_cpu, int threads, int ring_slots,
+                         Decoder **out, char *err, size_t err_len)
 {
     Decoder *d;
-    int ret = open_input(&d, proto->path, NULL, NULL, proto->hwdec_mode, err, err_len);
+    int beside_nvdec = on_cpu && hwdec_active(proto->hw);
+    int hwdec = on_cpu ? HWDEC_NONE : proto->hwdec_mode;
+    int ret = open_input(&d, proto->path, NULL, NULL, hwdec, threads, err, err_len);
     if (ret < 0)
         return ret;
     d->label = proto->label;
@@ -628,12 +648,18 @@ int decoder_open_session(const Decoder *proto, int ring_slots, Decoder **out, ch
         decoder_close(&d);
         return ret;
     }
+    /* a CPU decoder beside NVDEC: planar frames of the same samples, made
+     * semi-planar and put on the GPU in a ring of its own (cuda_upload.h) */
+    if (beside_nvdec && d->have_first && d->src_bitdepth == proto->src_bitdepth &&
+        decoder_upload_beside(d, proto, proto->out_bitdepth) == 1)
+        cuda_upload_set_slots(d->upload, ring_slots);
     if (!d->have_first || d->stream != proto->stream || d->src_w != proto->src_w ||
-        d->src_h != proto->src_h || d->src_fmt != proto->src_fmt ||
-        d->full_range != proto->full_range ||
-        strcmp(hwdec_name(d->hw), hwdec_name(proto->hw))) {
+        d->src_h != proto->src_h || d->src_bitdepth != proto->src_bitdepth ||
+        d->full_range != proto->full_range || (beside_nvdec && !d->upload) ||
+        (!beside_nvdec && (d->src_fmt != proto->src_fmt ||
+                           strcmp(hwdec_name(d->hw), hwdec_name(proto->hw))))) {
         snprintf(err, err_len, "%s: a second decoder of the file did not decode it as the "
-                 "first did (%s, %s); use --decode-sessions 1", d->name,
+                 "first did (%s, %s); use one decoder: --decode-sessions 1 --cpu-sessions 0", d->name,
                  hwdec_name(d->hw), av_get_pix_fmt_name(d->src_fmt));
         decoder_close(&d);
         return AVERROR_INVALIDDATA;
@@ -681,6 +707,27 @@ void decoder_print_timing(const Decoder *d, const char *label, FILE *out)
 int64_t decoder_window_first(const Decoder *d)
 {
     return d->win_first;
+}
+
+int decoder_window_follow(Decoder *d, int64_t start, int64_t end, unsigned first)
+{
+    int fresh = !d->windowed && start == INT64_MIN && d->frames == 0 && d->errors == 0;
+    int next = d->windowed && d->window_done && d->held->buf[0] && d->held->pts == start;
+    if (!fresh && !next)
+        return 0;
+    d->frames = first;
+    d->windowed = 1;
+    d->window_done = 0;
+    d->win_start = start;
+    d->win_end = end;
+    d->win_first = AV_NOPTS_VALUE;
+    return 1;
+}
+
+void decoder_own_counts(const Decoder *d, unsigned *errors, unsigned *corrupt)
+{
+    *errors = d->errors;
+    *corrupt = d->corrupt;
 }
 
 int decoder_owns_frame(const Decoder *d, const void *owner)
@@ -1058,14 +1105,19 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
     if (d->window_done)
         return 0;
     for (;;) {
-        ret = avcodec_receive_frame(d->codec, d->frame);
+        if (d->held->buf[0]) { /* the window went on past it (decoder_window_follow) */
+            av_frame_move_ref(d->frame, d->held);
+            ret = 0;
+        } else {
+            ret = avcodec_receive_frame(d->codec, d->frame);
+        }
         if (ret == 0 && d->windowed) {
             /* a session's stretch: the frames of the others are theirs, also
              * the damaged ones (leading pictures of an open GOP) */
             int64_t ts = d->frame->pts;
             if (ts == AV_NOPTS_VALUE) {
                 set_error(err, err_len, "a frame without a time stamp while decoding in "
-                          "sessions (use --decode-sessions 1)", d->name, 0);
+                          "sessions (use one decoder: --decode-sessions 1 --cpu-sessions 0)", d->name, 0);
                 return AVERROR_INVALIDDATA;
             }
             if (ts < d->win_start) {
@@ -1073,7 +1125,9 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
                 continue;
             }
             if (ts >= d->win_end) {
-                av_frame_unref(d->frame);
+                /* the next stretch's first frame: kept, in case this
+                 * decoder goes on with it */
+                av_frame_move_ref(d->held, d->frame);
                 d->window_done = 1;
                 return 0;
             }
@@ -1200,18 +1254,61 @@ int decoder_start(Decoder *d, char *err, size_t err_len)
     return 0;
 }
 
-/* The next frame the sessions' decoders delivered, in order (sessions.h). */
+/* The next frame the sessions delivered, in order (sessions.h): d's own
+ * (decoder_read_window, which counted it) or a session's decoder's. */
 static int read_from_sessions(Decoder *d, QgpuPicture *pic, void **owner, char *err,
                               size_t err_len)
 {
     double pts;
-    int ret = sessions_read(d->sessions, owner, &pts, err, err_len);
+    int own = 0;
+    int ret = sessions_read(d->sessions, owner, &pts, &own, err, err_len);
     if (ret != 1)
         return ret;
     d->last_pts = pts;
-    d->frames++;
+    if (!own)
+        d->frames++;
     fill_picture(d, *owner, pic);
     return 1;
+}
+
+/* The next frame of d's own decoder (pending first). */
+static int read_direct(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
+{
+    int ret;
+    if (d->pending->buf[0]) {
+        av_frame_unref(d->frame);
+        av_frame_move_ref(d->frame, d->pending);
+    } else if ((ret = decode_next(d, err, err_len)) <= 0) {
+        return ret;
+    }
+    return deliver(d, pic, err, err_len);
+}
+
+/* A new reference to the frame read_direct delivered, for another thread. */
+static int clone_delivered(Decoder *d, QgpuPicture *pic, void **owner, char *err,
+                           size_t err_len)
+{
+    /* a new reference to the same buffers: the decoder may reuse its frames */
+    AVFrame *clone = av_frame_clone(d->delivered);
+    if (!clone) {
+        snprintf(err, err_len, "out of memory");
+        return AVERROR(ENOMEM);
+    }
+    fill_picture(d, clone, pic);
+    *owner = clone;
+    return 1;
+}
+
+int decoder_read_window(Decoder *d, void **owner, char *err, size_t err_len)
+{
+    QgpuPicture pic;
+    int ret;
+    *owner = NULL;
+    if (d->window_done)
+        return 0;
+    if ((ret = read_direct(d, &pic, err, err_len)) != 1)
+        return ret;
+    return clone_delivered(d, &pic, owner, err, err_len);
 }
 
 int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
@@ -1228,34 +1325,18 @@ int decoder_read(Decoder *d, QgpuPicture *pic, char *err, size_t err_len)
         d->delivered = d->frame;
         return 1;
     }
-    if (d->pending->buf[0]) {
-        av_frame_unref(d->frame);
-        av_frame_move_ref(d->frame, d->pending);
-    } else if ((ret = decode_next(d, err, err_len)) <= 0) {
-        return ret;
-    }
-    return deliver(d, pic, err, err_len);
+    return read_direct(d, pic, err, err_len);
 }
 
 int decoder_read_owned(Decoder *d, QgpuPicture *pic, void **owner, char *err, size_t err_len)
 {
-    AVFrame *clone;
     int ret;
     *owner = NULL;
     if (d->sessions)
         return read_from_sessions(d, pic, owner, err, err_len);
-    ret = decoder_read(d, pic, err, err_len);
-    if (ret != 1)
+    if ((ret = read_direct(d, pic, err, err_len)) != 1)
         return ret;
-    /* a new reference to the same buffers: the decoder may reuse its frames */
-    clone = av_frame_clone(d->delivered);
-    if (!clone) {
-        snprintf(err, err_len, "out of memory");
-        return AVERROR(ENOMEM);
-    }
-    fill_picture(d, clone, pic);
-    *owner = clone;
-    return 1;
+    return clone_delivered(d, pic, owner, err, err_len);
 }
 
 void decoder_release(void *owner)
@@ -1295,10 +1376,12 @@ int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
         Decoder *by = sessions_frame_decoder(d->sessions, owner);
         if (!by)
             return 0;
-        if ((ret = decoder_owner_to_host(by, owner, pic)) < 0)
-            return ret;
-        fill_picture(d, owner, pic);
-        return 0;
+        if (by != d) {
+            if ((ret = decoder_owner_to_host(by, owner, pic)) < 0)
+                return ret;
+            fill_picture(d, owner, pic);
+            return 0;
+        }
     }
     if (cuda_upload_owns(d->upload, owner)) {
         if ((ret = cuda_upload_to_host(d->upload, owner)) < 0)
@@ -1316,16 +1399,15 @@ int decoder_owner_to_host(Decoder *d, void *owner, QgpuPicture *pic)
 
 const char *decoder_zero_copy_note(const Decoder *d)
 {
-    if (d->sessions)
+    if (d->sessions && !*hwdec_zero_copy_note(d->hw))
         return sessions_zero_copy_note(d->sessions);
     return hwdec_zero_copy_note(d->hw);
 }
 
 double decoder_zero_copy_seconds(const Decoder *d)
 {
-    if (d->sessions)
-        return sessions_zero_copy_seconds(d->sessions);
-    return hwdec_zero_copy_seconds(d->hw);
+    double own = hwdec_zero_copy_seconds(d->hw);
+    return d->sessions ? own + sessions_zero_copy_seconds(d->sessions) : own;
 }
 
 unsigned decoder_count_rest(Decoder *d)
@@ -1441,6 +1523,7 @@ void decoder_close(Decoder **pd)
     av_packet_free(&d->packet);
     av_frame_free(&d->frame);
     av_frame_free(&d->pending);
+    av_frame_free(&d->held);
     av_frame_free(&d->converted);
     av_frame_free(&d->shifted);
     av_frame_free(&d->ranged);

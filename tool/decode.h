@@ -82,26 +82,35 @@ int decoder_open_raw(Decoder **dec, const char *path, const char *spec, char *er
  * warning callback (default: a line on stderr). */
 void decoder_set_warn(Decoder *dec, const char *label, DecoderWarn warn, void *opaque);
 
-/* Decodes the input with n decoders of its own at once (n >= 2), each on
- * a thread of its own and on stretches of frames between key frames
- * (sessions.h), while decoder_read delivers the frames in order, as one
- * decoder would. After decoder_start and the output settings
+/* Decodes the input with n decoders like this one at once (this one and
+ * n - 1 sessions) and n_cpu sessions on the CPU beside it (only beside a
+ * hardware decoder whose frames stay on the GPU as they are:
+ * decoder_can_add_cpu_sessions), on stretches of frames between key
+ * frames (sessions.h), while decoder_read delivers the frames in order, as
+ * one decoder would. After decoder_start and the output settings
  * (decoder_set_output, decoder_set_limited_range, decoder_set_semiplanar),
- * before the first read. 0 when it does, 1 when it does not apply (n < 2,
- * or why in note: a stream, raw video, too few key frames...), < 0 an
- * error (message in err). */
-int decoder_use_sessions(Decoder *dec, int n, char *note, size_t note_len, char *err,
-                         size_t err_len);
+ * before the first read. 0 when it does, 1 when it does not apply (n < 2
+ * and n_cpu < 1, or why in note: a stream, raw video, too few key
+ * frames...), < 0 an error (message in err). */
+int decoder_use_sessions(Decoder *dec, int n, int n_cpu, char *note, size_t note_len,
+                         char *err, size_t err_len);
+int decoder_can_add_cpu_sessions(const Decoder *dec);
+/* Slots of the zero-copy ring NVDEC's frames go into (before decoder_start,
+ * which makes it; default 16): with sessions the reading thread queues
+ * more of them (sessions.h). */
+void decoder_set_ring_slots(Decoder *dec, int slots);
 
 /* QGPU_TIMING's lines about the sessions (nothing without them). */
 void decoder_print_timing(const Decoder *dec, const char *label, FILE *out);
 
 /* For sessions.c. A decoder of proto's file as proto was opened (same
- * hardware decoding, a zero-copy ring of ring_slots), started and given
- * proto's output settings; an error when its frames are not proto's
- * format. */
-int decoder_open_session(const Decoder *proto, int ring_slots, Decoder **out, char *err,
-                         size_t err_len);
+ * hardware decoding; on_cpu: on the CPU with `threads` threads (0: its
+ * choice), its frames put on the GPU beside proto's NVDEC frames,
+ * cuda_upload.h), with a zero-copy ring of ring_slots, started and given
+ * proto's output settings; an error when its frames are not proto's size,
+ * depth and range. */
+int decoder_open_session(const Decoder *proto, int on_cpu, int threads, int ring_slots,
+                         Decoder **out, char *err, size_t err_len);
 /* Positions a session's decoder on the stretch of frames whose time
  * stamps (the stream's time base) lie in [start, end) (start INT64_MIN:
  * from the stream's start; end INT64_MAX: to its end): it seeks to the key
@@ -112,6 +121,18 @@ int decoder_seek_window(Decoder *dec, int64_t start, int64_t end, unsigned first
 /* The time stamp of the first frame decoded in the window (good or
  * damaged), AV_NOPTS_VALUE when none yet. */
 int64_t decoder_window_first(const Decoder *dec);
+/* For sessions.c, the input's own decoder decoding on in windows: goes on
+ * into [start, end) where it is, without seeking, when that window
+ * follows its last one (the frame that ended it is the window's first)
+ * or is the stream's first and nothing was read yet: 1 (window set, frames
+ * counted from first), else 0 (seek: decoder_seek_window). */
+int decoder_window_follow(Decoder *dec, int64_t start, int64_t end, unsigned first);
+/* Its next frame of the window, owned as decoder_read_owned's (counted in
+ * decoder_frame_count): 1, 0 at the window's end, < 0 an error. */
+int decoder_read_window(Decoder *dec, void **owner, char *err, size_t err_len);
+/* Its own decoding errors and corrupt frames so far (decoder_error_count
+ * gives the sessions' total). */
+void decoder_own_counts(const Decoder *dec, unsigned *errors, unsigned *corrupt);
 /* Whether owner (a frame it delivered) is one of dec's frames in GPU memory. */
 int decoder_owns_frame(const Decoder *dec, const void *owner);
 

@@ -63,6 +63,8 @@ static void usage(FILE *f)
             "      --decode-sessions N  decoders at once per input, each on stretches\n"
             "                           between key frames (frames still scored in order;\n"
             "                           default auto: 1)\n"
+            "      --cpu-sessions N     N CPU decoders per input beside --hwdec cuda's,\n"
+            "                           on stretches ahead (default auto: 0)\n"
             "      --decode-only        decode and pair the inputs, score nothing: the\n"
             "                           decoding speed (pairs/s) on stderr\n"
             "      --hash-frames        with --decode-only: a checksum of each input's\n"
@@ -352,7 +354,8 @@ int options_parse(int argc, char **argv, Options *o)
         OPT_FRAME_CNT, OPT_DEVICE, OPT_DEPTH, OPT_LIST_DEVICES, OPT_LIST_FEATURES, OPT_HELP,
         OPT_SUBSAMPLE, OPT_LOG_STREAM, OPT_SCALE_TO, OPT_REF_OFFSET, OPT_DIST_OFFSET, OPT_PAIRING,
         OPT_THREADS, OPT_CPUMASK, OPT_GPUMASK, OPT_AOM_CTC, OPT_NFLX_CTC, OPT_HWDEC,
-        OPT_DECODE_ONLY, OPT_HASH_FRAMES, OPT_JOB_SUMMARY, OPT_SESSIONS
+        OPT_DECODE_ONLY, OPT_HASH_FRAMES, OPT_JOB_SUMMARY, OPT_SESSIONS,
+        OPT_CPU_SESSIONS
     };
     static const struct option long_options[] = {
         {"reference", required_argument, NULL, 'r'},
@@ -385,6 +388,7 @@ int options_parse(int argc, char **argv, Options *o)
         {"pipeline-depth", required_argument, NULL, OPT_DEPTH},
         {"hwdec", required_argument, NULL, OPT_HWDEC},
         {"decode-sessions", required_argument, NULL, OPT_SESSIONS},
+        {"cpu-sessions", required_argument, NULL, OPT_CPU_SESSIONS},
         {"decode-only", no_argument, NULL, OPT_DECODE_ONLY},
         {"hash-frames", no_argument, NULL, OPT_HASH_FRAMES},
         {"threads", required_argument, NULL, OPT_THREADS},
@@ -406,6 +410,7 @@ int options_parse(int argc, char **argv, Options *o)
     int c, ret;
     memset(o, 0, sizeof(*o));
     o->format = QGPU_LOG_FORMAT_XML;
+    o->cpu_sessions = -1;
     opterr = 0; /* one-line messages of our own */
     optind = 1;
     while ((c = getopt_long(argc, argv, ":r:d:o:m:w:h:p:b:nqv", long_options, NULL)) != -1) {
@@ -544,6 +549,21 @@ int options_parse(int argc, char **argv, Options *o)
                 return EXIT_USAGE;
             }
             o->decode_sessions = (int)n;
+            break;
+        }
+        case OPT_CPU_SESSIONS: {
+            unsigned n;
+            if (!strcmp(optarg, "auto")) {
+                o->cpu_sessions = -1;
+                break;
+            }
+            if (parse_count("--cpu-sessions", optarg, 0, &n))
+                return EXIT_USAGE;
+            if (n > 16) {
+                fprintf(stderr, "qgpu: --cpu-sessions %s: expected auto or 0 to 16\n", optarg);
+                return EXIT_USAGE;
+            }
+            o->cpu_sessions = (int)n;
             break;
         }
         case OPT_DECODE_ONLY: o->decode_only = 1; break;

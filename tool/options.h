@@ -46,6 +46,7 @@ typedef struct Options {
     int hwdec;                 /* enum HwdecMode (hwdec.h); HWDEC_AUTO = 0 */
     int hwdec_dist;            /* the distorted's (--hwdec REF,DIST), else hwdec */
     int decode_sessions;       /* --decode-sessions N (sessions.h); 0: auto */
+    int cpu_sessions;          /* --cpu-sessions N (sessions.h); -1: auto */
     int decode_only;           /* --decode-only: decode and pair, score nothing */
     int hash_frames;           /* --hash-frames: checksums of the decoded samples */
     const char *job_summary;   /* --job-summary FILE: a batch's per-job result */

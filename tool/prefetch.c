@@ -9,7 +9,11 @@
 #include <string.h>
 
 #include "prefetch.h"
+#include "sessions.h"
 
+/* Frames decoded ahead: one decoder's, and with sessions (a session's
+ * stretch handed on at once, so that the own decoder goes back to
+ * decoding sooner: sessions.h) */
 #define AHEAD 4
 
 typedef struct Entry {
@@ -24,7 +28,8 @@ struct Prefetch {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    Entry queue[AHEAD];
+    Entry *queue;
+    int ahead;        /* entries */
     int head, count;
     int finished;     /* the thread queued the end or an error and left */
     int stop;         /* cancelled, or counting the rest */
@@ -41,7 +46,7 @@ static void *prefetch_thread(void *opaque)
         QgpuPicture pic;
         char msg[1024] = "";
         pthread_mutex_lock(&p->lock);
-        while (p->count == AHEAD && !p->stop)
+        while (p->count == p->ahead && !p->stop)
             pthread_cond_wait(&p->changed, &p->lock);
         int stop = p->stop;
         pthread_mutex_unlock(&p->lock);
@@ -51,7 +56,7 @@ static void *prefetch_thread(void *opaque)
         e.pts = decoder_last_pts(p->dec);
         e.lost = decoder_error_count(p->dec);
         pthread_mutex_lock(&p->lock);
-        p->queue[(p->head + p->count) % AHEAD] = e;
+        p->queue[(p->head + p->count) % p->ahead] = e;
         p->count++;
         if (e.ret < 0)
             snprintf(p->message, sizeof(p->message), "%s", msg);
@@ -70,7 +75,14 @@ static void *prefetch_thread(void *opaque)
 int prefetch_start(Prefetch **out, Decoder *dec, char *err, size_t err_len)
 {
     Prefetch *p = calloc(1, sizeof(*p));
-    if (!p) {
+    DecoderInfo info;
+    decoder_get_info(dec, &info);
+    if (p) {
+        p->ahead = info.sessions > 1 ? SESSIONS_READ_AHEAD : AHEAD;
+        p->queue = calloc((size_t)p->ahead, sizeof(*p->queue));
+    }
+    if (!p || !p->queue) {
+        free(p);
         snprintf(err, err_len, "out of memory");
         return -1;
     }
@@ -81,6 +93,7 @@ int prefetch_start(Prefetch **out, Decoder *dec, char *err, size_t err_len)
         snprintf(err, err_len, "cannot start a decoding thread");
         pthread_mutex_destroy(&p->lock);
         pthread_cond_destroy(&p->changed);
+        free(p->queue);
         free(p);
         return -1;
     }
@@ -101,7 +114,7 @@ int prefetch_read(Prefetch *p, void **owner, double *pts, char *err, size_t err_
     }
     e = p->queue[p->head];
     if (e.ret == 1) { /* the end or the error stays for later calls */
-        p->head = (p->head + 1) % AHEAD;
+        p->head = (p->head + 1) % p->ahead;
         p->count--;
     } else if (e.ret < 0) {
         snprintf(err, err_len, "%s", p->message);
@@ -141,7 +154,7 @@ static unsigned drop_queue(Prefetch *p)
             decoder_release(e->owner);
             frames++;
         }
-        p->head = (p->head + 1) % AHEAD;
+        p->head = (p->head + 1) % p->ahead;
         p->count--;
     }
     return frames;
@@ -174,6 +187,7 @@ void prefetch_free(Prefetch **pp)
     drop_queue(p);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->changed);
+    free(p->queue);
     free(p);
     *pp = NULL;
 }

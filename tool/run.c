@@ -26,6 +26,7 @@
 #include "probe.h"
 #include "reader.h"
 #include "run.h"
+#include "sessions.h"
 
 static double now_seconds(void)
 {
@@ -284,6 +285,10 @@ static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder
     if (ret == 0) {
         decoder_set_warn(*ref, "reference", on_decode_warning, msg);
         decoder_set_warn(*dis, "distorted", on_decode_warning, msg);
+        if (o->decode_sessions > 1 || o->cpu_sessions > 0) { /* start_sessions */
+            decoder_set_ring_slots(*ref, SESSIONS_READ_AHEAD + 16);
+            decoder_set_ring_slots(*dis, SESSIONS_READ_AHEAD + 16);
+        }
         ret = decoder_start(*ref, err, sizeof(err));
         if (ret == 0)
             ret = decoder_start(*dis, err, sizeof(err));
@@ -1047,26 +1052,31 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
     return ret;
 }
 
-/* --decode-sessions (sessions.h): auto is one decoder per input (on the
- * H200 more NVDEC sessions decode faster but score slower: the GPU then
- * shares its time between the decoders' CUDA context and the scoring's
- * OpenCL one; CPU decoders share the cores and lose the pinned frames;
- * doc/performance.md); a note when more were asked for and cannot be
- * had. 0, or an exit status with the message on msg. */
+/* --decode-sessions and --cpu-sessions (sessions.h): auto is one decoder
+ * per input (on the H200 more NVDEC sessions decode faster but score
+ * slower: the GPU then shares its time between the decoders' CUDA context
+ * and the scoring's OpenCL one; CPU decoders share the cores and lose the
+ * pinned frames; doc/performance.md) and no CPU sessions; a note when
+ * more were asked for and cannot be had. 0, or an exit status with the
+ * message on msg. */
 static int start_sessions(FILE *msg, const Options *o, Decoder *ref, Decoder *dis)
 {
     for (int i = 0; i < 2; i++) {
         Decoder *d = i ? dis : ref;
         char note[512] = "", err[1024] = "";
-        int n = o->decode_sessions ? o->decode_sessions : 1, ret;
-        ret = decoder_use_sessions(d, n, note, sizeof(note), err, sizeof(err));
+        int n = o->decode_sessions ? o->decode_sessions : 1;
+        int n_cpu = o->cpu_sessions > 0 ? o->cpu_sessions : 0;
+        int ret = decoder_use_sessions(d, n, n_cpu, note, sizeof(note), err, sizeof(err));
         if (ret < 0) {
             fprintf(msg, "qgpu: %s\n", err);
             return EXIT_INPUT;
         }
-        if (ret == 1 && *note && o->decode_sessions > 1 && !o->quiet)
+        if (ret == 1 && *note && n_cpu > 0 && !o->quiet)
+            fprintf(msg, "qgpu: %s decoded by one decoder (--decode-sessions %d, "
+                    "--cpu-sessions %d: %s)\n", i ? "distorted" : "reference", n, n_cpu, note);
+        else if (ret == 1 && *note && n > 1 && !o->quiet)
             fprintf(msg, "qgpu: %s decoded by one decoder (--decode-sessions %d: %s)\n",
-                    i ? "distorted" : "reference", o->decode_sessions, note);
+                    i ? "distorted" : "reference", n, note);
     }
     return 0;
 }

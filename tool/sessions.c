@@ -3,20 +3,30 @@
  * their frames handed out in order (sessions.h).
  */
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <libavformat/avformat.h>
 
 #include "hwdec.h"
 #include "sessions.h"
 
-/* Frames out of a session besides its queue (the reader's queues, the
- * pipeline): its zero-copy ring has this many slots more. */
-#define SESSIONS_FRAMES_OUT 16
+/* Frames out of a session besides its queue (the reading thread's
+ * queue, the pairing, the pipeline): its zero-copy ring has this many
+ * slots more. */
+#define SESSIONS_FRAMES_OUT (SESSIONS_READ_AHEAD + 16)
+
+/* Who decodes a stretch: nobody yet, the input's own decoder, else the
+ * index of a session. */
+#define TAKER_NONE (-1)
+#define TAKER_OWN (-2)
 
 /* The frames whose time stamps lie in [start, end) (the stream's time
  * base; INT64_MIN and INT64_MAX: open). */
@@ -37,6 +47,9 @@ typedef struct Entry {
 typedef struct Session {
     Sessions *s;
     int index;
+    int on_cpu;      /* a CPU decoder beside the input's hardware one */
+    int last;        /* the last stretch it took (-1 none): it takes them in order */
+    unsigned frames; /* decoded (its rate, with t_decode) */
     pthread_t thread;
     int running;     /* the thread was created */
     Decoder *dec;    /* opened on the thread (set under the lock) */
@@ -48,22 +61,34 @@ typedef struct Session {
 } Session;
 
 struct Sessions {
-    const Decoder *proto;
-    int n;           /* sessions */
+    Decoder *own;    /* the input's decoder, decoding in line on the reading
+                        thread the stretches nobody took */
+    int n;           /* sessions besides it (threads) */
+    int n_cpu;       /* of them, the first n_cpu decode on the CPU */
+    int cpu_threads; /* each of those decoders' threads */
     int ahead;       /* frames a session queues at most */
     int ring_slots;
     int hw_slot;
     Stretch *stretch;
     int nb_stretches;
+    int *taker;      /* per stretch: TAKER_NONE, TAKER_OWN or a session's index */
     unsigned total;  /* frames of the whole input */
     Session *session;
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int stop;
+    int failed;      /* a session could not open its decoder (message in failure) */
+    char failure[1024];
     int current;     /* the stretch being read */
     unsigned errors_done, corrupt_done; /* of the stretches read to their end */
     unsigned errors_now, corrupt_now;   /* of the current one, at its last frame read */
-    double t_read;   /* QGPU_TIMING: the reader's seconds waiting for frames */
+    /* the own decoder's stretch: counts at its start, frames so far */
+    unsigned own_errors0, own_corrupt0, own_got;
+    /* its rate (frames, seconds decoding) and QGPU_TIMING */
+    unsigned own_frames;
+    int own_stretches, own_seeks;
+    double t_own, t_own_seek;
+    double t_read;   /* QGPU_TIMING: the reader's seconds waiting for sessions' frames */
 };
 
 static double now(void)
@@ -251,11 +276,13 @@ static int fit_memory(Sessions *s, size_t frame_bytes, char *note, size_t note_l
             s->n = (int)(budget / ((8 + SESSIONS_FRAMES_OUT) * bytes));
         }
     }
-    if (s->n < 2) {
-        snprintf(note, note_len, "two sessions' frames would not fit in "
+    if (s->n < 1) {
+        snprintf(note, note_len, "a session's frames would not fit in "
                  "QGPU_DECODE_SESSIONS_MB (%.0f MB)", budget / (1024.0 * 1024.0));
         return 1;
     }
+    if (s->n_cpu > s->n) /* fewer sessions: the CPU decoders are kept first */
+        s->n_cpu = s->n;
     s->ring_slots = s->ahead + SESSIONS_FRAMES_OUT;
     return 0;
 }
@@ -289,6 +316,23 @@ static void push(Session *w, const Entry *e, const char *message)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* A stretch decodes as in one decoder when it starts with its key frame (a
+ * decoder's state is fresh there either way) and has no frame more than
+ * its packets; frames dropped inside it (damaged packets some decoders
+ * drop without a word) are dropped by one decoder too. 0, or
+ * AVERROR_INVALIDDATA with the message in msg. */
+static int check_stretch(const Stretch *st, unsigned got, int64_t first_ts, unsigned errors,
+                         char *msg, size_t len)
+{
+    if (got <= st->frames && (st->start == INT64_MIN || first_ts == st->start))
+        return 0;
+    snprintf(msg, len, "decoding in sessions: frames %u to %u (%u of them) did not decode "
+             "from their key frame as in one decoder (%u frames, %u decoding errors; the key "
+             "frame damaged?); use one decoder: --decode-sessions 1 --cpu-sessions 0", st->first, st->first + st->frames - 1,
+             st->frames, got, errors);
+    return AVERROR_INVALIDDATA;
+}
+
 /* One stretch into w's queue: 0 at its end, 1 when stopping, < 0 an
  * error (message in msg). */
 static int decode_stretch(Session *w, Decoder *dec, const Stretch *st, char *msg, size_t len)
@@ -313,27 +357,83 @@ static int decode_stretch(Session *w, Decoder *dec, const Stretch *st, char *msg
         e.corrupt = decoder_corrupt_count(dec) - corrupt0;
         if (ret == 1) {
             got++;
+            w->frames++;
             e.pts = decoder_last_pts(dec);
             push(w, &e, NULL);
             continue;
         }
-        /* A stretch decodes as in one decoder when it starts with its key
-         * frame (a decoder's state is fresh there either way) and has no
-         * frame more than its packets; frames dropped inside it (damaged
-         * packets some decoders drop without a word) are dropped by one
-         * decoder too. */
-        if (got > st->frames ||
-            (st->start != INT64_MIN && decoder_window_first(dec) != st->start)) {
-            snprintf(msg, len, "decoding in sessions: frames %u to %u (%u of them) did not "
-                     "decode from their key frame as in one decoder (%u frames, %u decoding "
-                     "errors; the key frame damaged?); use --decode-sessions 1", st->first,
-                     st->first + st->frames - 1, st->frames, got, e.errors);
-            return AVERROR_INVALIDDATA;
-        }
+        ret = check_stretch(st, got, decoder_window_first(dec), e.errors, msg, len);
+        if (ret < 0)
+            return ret;
         push(w, &e, NULL);
         return 0;
     }
     return ret;
+}
+
+/* How many stretches ahead of the one being read a CPU session starts its
+ * next: as many as the input's own (hardware) decoder decodes while the
+ * session decodes one, from the rates so far, and one more (4 before
+ * there are any), so that its frames are ready when the reader comes to
+ * them. Under the lock. */
+static int cpu_lead(const Sessions *s, const Session *w)
+{
+    double own_rate = s->own_frames >= 8 && s->t_own > 0.0 ? s->own_frames / s->t_own : 0.0;
+    double rate = w->frames >= 8 && w->t_decode > 0.0 ? w->frames / w->t_decode : 0.0;
+    double lead = own_rate > 0.0 && rate > 0.0 ? ceil(own_rate / rate) + 1.0 : 4.0;
+    return lead < 1.0 ? 1 : lead > s->nb_stretches ? s->nb_stretches : (int)lead;
+}
+
+/* The next stretch for session w, marked as its own: the first nobody
+ * took from the one after the stretch being read (a CPU session: further
+ * on, cpu_lead) and after w's last; -1 when none is left or stopping. */
+static int take_stretch(Session *w)
+{
+    Sessions *s = w->s;
+    int k;
+    pthread_mutex_lock(&s->lock);
+    k = s->current + (w->on_cpu ? cpu_lead(s, w) : 1);
+    if (k <= w->last)
+        k = w->last + 1;
+    while (k < s->nb_stretches && s->taker[k] != TAKER_NONE)
+        k++;
+    if (k >= s->nb_stretches || s->stop)
+        k = -1;
+    else
+        s->taker[k] = w->index;
+    pthread_mutex_unlock(&s->lock);
+    if (k >= 0)
+        w->last = k;
+    return k;
+}
+
+/* Cores kept from the CPU sessions, for the own (hardware) decoders'
+ * threads, the readers and the scoring thread: a quarter, at least one
+ * ($QGPU_CPU_SESSION_SPARE). On the H200's 16-core host, NVDEC decoding a
+ * pair beside a CPU decoding process on every core fell from 1,439 to
+ * 1,208 pairs/s, and kept its 1,439 with the CPU process on 8 of the
+ * cores (doc/performance.md). */
+static int spare_cores(long cores)
+{
+    const char *env = getenv("QGPU_CPU_SESSION_SPARE");
+    long spare = env && *env ? atol(env) : cores / 4;
+    if (spare < 1)
+        spare = 1;
+    return spare < cores ? (int)spare : (int)cores - 1;
+}
+
+/* A CPU session's thread, and the decoder threads it starts (they inherit
+ * it), on the cores after the spare ones (nothing when there is one core). */
+static void keep_off_spare_cores(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (cores < 2 || cores > CPU_SETSIZE)
+        return;
+    CPU_ZERO(&set);
+    for (long c = spare_cores(cores); c < cores; c++)
+        CPU_SET((int)c, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
 static void *session_thread(void *opaque)
@@ -343,19 +443,27 @@ static void *session_thread(void *opaque)
     Decoder *dec = NULL;
     char msg[1024] = "";
     double t0 = now();
-    int ret;
+    int ret, k;
     hwdec_use_slot(s->hw_slot);
-    ret = decoder_open_session(s->proto, s->ring_slots, &dec, msg, sizeof(msg));
+    if (w->on_cpu)
+        keep_off_spare_cores();
+    ret = decoder_open_session(s->own, w->on_cpu, w->on_cpu ? s->cpu_threads : 0,
+                               s->ring_slots, &dec, msg, sizeof(msg));
     w->t_open = now() - t0;
     pthread_mutex_lock(&s->lock);
     w->dec = dec;
+    if (ret < 0 && !s->failed) {
+        s->failed = ret;
+        snprintf(s->failure, sizeof(s->failure), "%s", msg);
+        pthread_cond_broadcast(&s->changed);
+    }
     pthread_mutex_unlock(&s->lock);
-    for (int k = w->index; ret >= 0 && k < s->nb_stretches; k += s->n) {
+    while (ret >= 0 && (k = take_stretch(w)) >= 0) {
         ret = decode_stretch(w, dec, &s->stretch[k], msg, sizeof(msg));
         if (ret == 1)
             return NULL; /* stopped */
     }
-    if (ret < 0) {
+    if (ret < 0 && dec) {
         Entry e = {ret, NULL, 0.0, 0, 0};
         if (!*msg)
             snprintf(msg, sizeof(msg), "a decoding session failed");
@@ -382,9 +490,22 @@ static void stop_and_join(Sessions *s)
     }
 }
 
-int sessions_start(Sessions **out, const Decoder *proto, const char *path, int stream, int n,
-                   size_t frame_bytes, int hw_slot, char *note, size_t note_len, char *err,
-                   size_t err_len)
+/* Threads of each CPU session's decoder: $QGPU_CPU_SESSION_THREADS, else
+ * the cores besides the spare ones shared by both inputs' n_cpu sessions,
+ * at least 2. */
+static int cpu_session_threads(int n_cpu)
+{
+    const char *env = getenv("QGPU_CPU_SESSION_THREADS");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = n_cpu > 0 && cores > 1 ? (int)((cores - spare_cores(cores)) / (2 * n_cpu)) : 2;
+    if (env && *env)
+        threads = atoi(env);
+    return threads < 2 ? 2 : threads;
+}
+
+int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, int n,
+                   int n_cpu, size_t frame_bytes, int hw_slot, char *note, size_t note_len,
+                   char *err, size_t err_len)
 {
     int64_t *pts = NULL, *keys = NULL;
     unsigned nb_pts = 0, nb_keys = 0;
@@ -396,7 +517,8 @@ int sessions_start(Sessions **out, const Decoder *proto, const char *path, int s
     if (ret)
         return ret;
     s = calloc(1, sizeof(*s));
-    if (!s || plan_stretches(s, pts, nb_pts, keys, nb_keys)) {
+    if (!s || plan_stretches(s, pts, nb_pts, keys, nb_keys) ||
+        !(s->taker = malloc((size_t)s->nb_stretches * sizeof(*s->taker)))) {
         free(pts);
         free(keys);
         if (s)
@@ -407,14 +529,20 @@ int sessions_start(Sessions **out, const Decoder *proto, const char *path, int s
     }
     free(pts);
     free(keys);
-    s->proto = proto;
+    for (int k = 0; k < s->nb_stretches; k++)
+        s->taker[k] = TAKER_NONE;
+    s->own = own;
     s->hw_slot = hw_slot;
-    s->n = n < s->nb_stretches ? n : s->nb_stretches;
-    if (s->n < 2)
+    /* the own decoder takes the first stretch at least */
+    s->n = n + n_cpu < s->nb_stretches - 1 ? n + n_cpu : s->nb_stretches - 1;
+    s->n_cpu = n_cpu < s->n ? n_cpu : s->n;
+    s->cpu_threads = cpu_session_threads(s->n_cpu);
+    if (s->n < 1)
         snprintf(note, note_len, "one stretch of at least %d frames between key frames",
                  SESSIONS_MIN_FRAMES);
-    if (s->n < 2 || !check_seeks(s, path, stream, note, note_len) ||
+    if (s->n < 1 || !check_seeks(s, path, stream, note, note_len) ||
         fit_memory(s, frame_bytes, note, note_len)) {
+        free(s->taker);
         free(s->stretch);
         free(s);
         return 1;
@@ -426,6 +554,8 @@ int sessions_start(Sessions **out, const Decoder *proto, const char *path, int s
         Session *w = &s->session[i];
         w->s = s;
         w->index = i;
+        w->on_cpu = i < s->n_cpu;
+        w->last = -1;
         w->queue = calloc((size_t)s->ahead, sizeof(*w->queue));
         if (!w->queue)
             break;
@@ -445,21 +575,101 @@ int sessions_start(Sessions **out, const Decoder *proto, const char *path, int s
     return 0;
 }
 
+/* The own decoder on stretch k: where it is when the stretch follows its
+ * last one (or is the first and it has not moved), else after a seek.
+ * 0 or an AVERROR (message in err). */
+static int own_begin(Sessions *s, int k, char *err, size_t err_len)
+{
+    const Stretch *st = &s->stretch[k];
+    int ret = 0;
+    if (!decoder_window_follow(s->own, st->start, st->end, st->first)) {
+        double t0 = now();
+        ret = decoder_seek_window(s->own, st->start, st->end, st->first, err, err_len);
+        s->t_own_seek += now() - t0;
+        s->own_seeks++;
+    }
+    decoder_own_counts(s->own, &s->own_errors0, &s->own_corrupt0);
+    s->own_got = 0;
+    s->own_stretches++;
+    return ret;
+}
+
+/* The own decoder's next frame of the current stretch: 1 a frame, 0 the
+ * stretch's end (checked and counted), < 0 an error (message in err). */
+static int own_next(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
+{
+    const Stretch *st = &s->stretch[s->current];
+    unsigned errors, corrupt;
+    double t0 = now();
+    int ret = decoder_read_window(s->own, owner, err, err_len);
+    double spent = now() - t0;
+    decoder_own_counts(s->own, &errors, &corrupt);
+    errors -= s->own_errors0;
+    corrupt -= s->own_corrupt0;
+    if (ret == 1)
+        s->own_got++;
+    else if (ret == 0)
+        ret = check_stretch(st, s->own_got, decoder_window_first(s->own), errors, err, err_len);
+    pthread_mutex_lock(&s->lock);
+    s->t_own += spent;
+    if (ret == 1) {
+        s->own_frames++;
+        s->errors_now = errors;
+        s->corrupt_now = corrupt;
+    } else if (ret == 0) {
+        s->errors_done += errors;
+        s->corrupt_done += corrupt;
+        s->errors_now = s->corrupt_now = 0;
+        s->current++;
+        pthread_cond_broadcast(&s->changed);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (ret == 1)
+        *pts = decoder_last_pts(s->own);
+    return ret;
+}
+
 /* The next frame in order (sessions_read without the timing). */
-static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
+static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char *err,
+                         size_t err_len)
 {
     pthread_mutex_lock(&s->lock);
     for (;;) {
         Session *w;
         Entry e;
+        int ret;
+        if (s->failed) {
+            snprintf(err, err_len, "%s", s->failure);
+            pthread_mutex_unlock(&s->lock);
+            return s->failed;
+        }
         if (s->current >= s->nb_stretches) {
             pthread_mutex_unlock(&s->lock);
             return 0;
         }
-        w = &s->session[s->current % s->n];
-        while (w->count == 0 && !s->stop)
+        if (s->taker[s->current] == TAKER_NONE) {
+            s->taker[s->current] = TAKER_OWN;
+            pthread_mutex_unlock(&s->lock);
+            if ((ret = own_begin(s, s->current, err, err_len)) < 0)
+                return ret;
+            pthread_mutex_lock(&s->lock);
+        }
+        if (s->taker[s->current] == TAKER_OWN) {
+            pthread_mutex_unlock(&s->lock);
+            ret = own_next(s, owner, pts, err, err_len);
+            if (ret != 0) {
+                *own = ret == 1;
+                return ret;
+            }
+            pthread_mutex_lock(&s->lock);
+            continue;
+        }
+        w = &s->session[s->taker[s->current]];
+        while (w->count == 0 && !s->stop && !s->failed)
             pthread_cond_wait(&s->changed, &s->lock);
         if (w->count == 0) {
+            if (s->failed)
+                continue;
             pthread_mutex_unlock(&s->lock);
             snprintf(err, err_len, "decoding stopped");
             return -1;
@@ -479,6 +689,7 @@ static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size
             pthread_mutex_unlock(&s->lock);
             *owner = e.owner;
             *pts = e.pts;
+            *own = 0;
             return 1;
         }
         s->errors_done += e.errors;
@@ -488,34 +699,43 @@ static int sessions_next(Sessions *s, void **owner, double *pts, char *err, size
     }
 }
 
-int sessions_read(Sessions *s, void **owner, double *pts, char *err, size_t err_len)
+int sessions_read(Sessions *s, void **owner, double *pts, int *own, char *err, size_t err_len)
 {
-    double t0 = now();
-    int ret = sessions_next(s, owner, pts, err, err_len);
-    s->t_read += now() - t0;
+    double t0 = now(), own0 = s->t_own;
+    int ret = sessions_next(s, owner, pts, own, err, err_len);
+    s->t_read += now() - t0 - (s->t_own - own0);
     return ret;
 }
 
 void sessions_timing(const Sessions *s, const char *label, FILE *out)
 {
-    fprintf(out, "qgpu: timing: %s: %d decoding sessions, %d stretches, up to %d frames "
-            "queued each; the reader waited %.3f s\n", label, s->n, s->nb_stretches, s->ahead,
-            s->t_read);
-    for (int i = 0; i < s->n; i++)
-        fprintf(out, "qgpu: timing: %s session %d: opening %.3f s, seeking %.3f s, decoding "
-                "%.3f s, waiting for room %.3f s\n", label, i, s->session[i].t_open,
-                s->session[i].t_seek, s->session[i].t_decode, s->session[i].t_wait);
+    fprintf(out, "qgpu: timing: %s: %d decoding sessions besides its own decoder (%d on the "
+            "CPU), %d stretches, up to %d frames queued each; the reader waited %.3f s for "
+            "them\n", label, s->n, s->n_cpu, s->nb_stretches, s->ahead, s->t_read);
+    fprintf(out, "qgpu: timing: %s own decoder: %d stretches, %u frames, decoding %.3f s, "
+            "%d seeks %.3f s\n", label, s->own_stretches, s->own_frames, s->t_own, s->own_seeks,
+            s->t_own_seek);
+    for (int i = 0; i < s->n; i++) {
+        const Session *w = &s->session[i];
+        int taken = 0;
+        for (int k = 0; k < s->nb_stretches; k++)
+            taken += s->taker[k] == i;
+        fprintf(out, "qgpu: timing: %s session %d (%s): %d stretches, %u frames, opening "
+                "%.3f s, seeking %.3f s, decoding %.3f s, waiting for room %.3f s\n", label, i,
+                w->on_cpu ? "cpu" : "like its own", taken, w->frames, w->t_open, w->t_seek,
+                w->t_decode, w->t_wait);
+    }
 }
 
 int sessions_count(const Sessions *s)
 {
-    return s->n;
+    return s->n + 1;
 }
 
 Decoder *sessions_frame_decoder(const Sessions *s, const void *owner)
 {
     Sessions *m = (Sessions *)s; /* the lock only */
-    Decoder *by = NULL;
+    Decoder *by = decoder_owns_frame(s->own, owner) ? s->own : NULL;
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < s->n && !by; i++)
         if (s->session[i].dec && decoder_owns_frame(s->session[i].dec, owner))
@@ -523,7 +743,6 @@ Decoder *sessions_frame_decoder(const Sessions *s, const void *owner)
     pthread_mutex_unlock(&m->lock);
     return by;
 }
-
 /* *done + *current, read under s's lock. */
 static unsigned locked_sum(const Sessions *s, const unsigned *done, const unsigned *current)
 {
@@ -601,6 +820,7 @@ void sessions_free(Sessions **ps)
     }
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
+    free(s->taker);
     free(s->stretch);
     free(s);
     *ps = NULL;

@@ -1,14 +1,21 @@
 /*
- * Decoding one input with several decoders at once (--decode-sessions).
+ * Decoding one input with several decoders at once (--decode-sessions,
+ * --cpu-sessions).
  *
  * One hardware decoder session is often the limit of a scoring run: NVDEC
  * decodes ~1,000-1,500 1080p frames a second per session while the GPU
- * has several decoder engines and scores faster. The file is cut at its
- * key frames into stretches of frames; n decoders of their own (opened on
- * the same file, each on a thread of its own) decode stretch k, k + n,
- * k + 2n... and queue what they decode; the frames are handed out in
- * presentation order, stretch after stretch, exactly the frames one
- * decoder would give.
+ * scores faster, and the CPU's cores sit idle. The file is cut at its key
+ * frames into stretches of frames. The input's own decoder decodes on the
+ * reading thread, stretch after stretch, without seeking while the next
+ * stretch is nobody else's; sessions (decoders of their own on the same
+ * file, each on a thread of its own: more like the own one, or CPU
+ * decoders beside a hardware one, their frames put on the GPU) take
+ * stretches ahead of the one being read and queue what they decode. A
+ * session takes the first stretch nobody took after the one being read;
+ * a CPU session skips as many more as the own decoder decodes while it
+ * decodes one (from the rates so far), so that its frames are ready when
+ * they are needed. The frames are handed out in presentation order,
+ * stretch after stretch, exactly the frames one decoder would give.
  *
  * The stretches come from a first pass over the file's packets (read, not
  * decoded): every packet's presentation time stamp and key flag. A
@@ -32,8 +39,8 @@
  * they would not fit.
  *
  * Threads: sessions_start and sessions_free on the thread that owns the
- * input's decoder; sessions_read and the counts on the thread that reads
- * it; sessions_abort from any thread.
+ * input's decoder; sessions_read (which decodes with it) and the counts on
+ * the thread that reads it; sessions_abort from any thread.
  */
 #ifndef QGPU_TOOL_SESSIONS_H
 #define QGPU_TOOL_SESSIONS_H
@@ -46,33 +53,40 @@
 
 #define SESSIONS_MIN_FRAMES 16
 #define SESSIONS_MAX_AHEAD 96
+/* Frames the reading thread queues ahead of the scoring with sessions
+ * (prefetch.c): a session's stretch goes on at once, and the input's own
+ * decoder back to decoding. Its zero-copy ring has this many slots and 16
+ * more (decoder_set_ring_slots). */
+#define SESSIONS_READ_AHEAD 48
 
 typedef struct Sessions Sessions;
 
-/* Plans the stretches of path's stream and starts n sessions (fewer when
- * there are fewer stretches or memory says so), each opening a decoder
- * like proto (decoder_open_session) on a thread of its own, with devices
- * of batch slot hw_slot; frame_bytes: the size of one delivered frame. 0
- * when started, 1 when it does not apply (why in note), < 0 an error
- * (message in err). */
-int sessions_start(Sessions **out, const Decoder *proto, const char *path, int stream, int n,
-                   size_t frame_bytes, int hw_slot, char *note, size_t note_len, char *err,
-                   size_t err_len);
+/* Plans the stretches of path's stream and starts n sessions like own and
+ * n_cpu on the CPU (decoder_open_session; fewer when there are fewer
+ * stretches or memory says so, the CPU ones kept first), each on a thread
+ * of its own, with devices of batch slot hw_slot; own (started, its
+ * output set) decodes the other stretches on the reading thread;
+ * frame_bytes: the size of one delivered frame. 0 when started, 1 when it
+ * does not apply (why in note), < 0 an error (message in err). */
+int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, int n,
+                   int n_cpu, size_t frame_bytes, int hw_slot, char *note, size_t note_len,
+                   char *err, size_t err_len);
 
 /* The next frame in presentation order: 1 with *owner (release with
- * decoder_release) and *pts (seconds), 0 after the last one, < 0 an
- * error (message in err). */
-int sessions_read(Sessions *s, void **owner, double *pts, char *err, size_t err_len);
+ * decoder_release), *pts (seconds) and *own (1: the own decoder's, which
+ * counted it), 0 after the last one, < 0 an error (message in err). */
+int sessions_read(Sessions *s, void **owner, double *pts, int *own, char *err,
+                  size_t err_len);
 
 /* QGPU_TIMING's lines: where each session's time went (read once the
  * sessions are done). */
 void sessions_timing(const Sessions *s, const char *label, FILE *out);
 
-/* Sessions at work. */
+/* Decoders at work: the sessions and the own one. */
 int sessions_count(const Sessions *s);
 
-/* The session's decoder that delivered owner when it is in GPU memory
- * (decoder_owns_frame), else NULL. */
+/* The decoder (own or a session's) that delivered owner when it is in
+ * GPU memory (decoder_owns_frame), else NULL. */
 Decoder *sessions_frame_decoder(const Sessions *s, const void *owner);
 
 /* Decoding errors skipped and frames decoded with errors, in the stretches
@@ -85,7 +99,8 @@ unsigned sessions_corrupt_count(const Sessions *s);
 unsigned sessions_count_rest(Sessions *s, unsigned delivered);
 
 /* The zero-copy note of the first session that has one, and the seconds
- * all spent copying frames on the GPU (decode.h). */
+ * they spent copying frames on the GPU (decode.h; the own decoder's are
+ * its own). */
 const char *sessions_zero_copy_note(const Sessions *s);
 double sessions_zero_copy_seconds(const Sessions *s);
 
