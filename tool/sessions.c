@@ -373,14 +373,15 @@ static int decode_stretch(Session *w, Decoder *dec, const Stretch *st, char *msg
 
 /* How many stretches ahead of the one being read a CPU session starts its
  * next: as many as the input's own (hardware) decoder decodes while the
- * session decodes one, from the rates so far, and one more (4 before
+ * session decodes one, from the rates so far, and two more (5 before
  * there are any), so that its frames are ready when the reader comes to
- * them. Under the lock. */
+ * them (on the H200, one more left the reader waiting now and then for a
+ * session that took longer to open). Under the lock. */
 static int cpu_lead(const Sessions *s, const Session *w)
 {
     double own_rate = s->own_frames >= 8 && s->t_own > 0.0 ? s->own_frames / s->t_own : 0.0;
     double rate = w->frames >= 8 && w->t_decode > 0.0 ? w->frames / w->t_decode : 0.0;
-    double lead = own_rate > 0.0 && rate > 0.0 ? ceil(own_rate / rate) + 1.0 : 4.0;
+    double lead = own_rate > 0.0 && rate > 0.0 ? ceil(own_rate / rate) + 2.0 : 5.0;
     return lead < 1.0 ? 1 : lead > s->nb_stretches ? s->nb_stretches : (int)lead;
 }
 
