@@ -553,6 +553,9 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
         info->threads = d->codec->thread_count > 0 ? d->codec->thread_count : 1;
     }
     info->sessions = d->sessions ? sessions_count(d->sessions) : 1;
+    info->read_ahead = d->sessions && hwdec_holds_frames(d->hw, SESSIONS_READ_AHEAD + 16)
+                           ? SESSIONS_READ_AHEAD
+                           : 0;
 }
 
 /* Seeks d's stream to the last key frame at or before ts (the stream's

@@ -48,6 +48,9 @@ typedef struct DecoderInfo {
     double bit_rate;     /* bits/s of the stream (else of the file), 0 unknown */
     int threads;         /* the decoder's threads (1 for hardware decoders' own) */
     int sessions;        /* decoders at work on the input (decoder_use_sessions), 1 */
+    int read_ahead;      /* frames the reading thread may queue ahead (prefetch.c):
+                            SESSIONS_READ_AHEAD with sessions when the frames'
+                            ring holds them, else 0 (its default) */
 } DecoderInfo;
 
 /* Decoding errors mid-stream (a corrupt packet, a frame decoded with

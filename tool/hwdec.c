@@ -354,6 +354,11 @@ void hwdec_set_ring_slots(Hwdec *hw, int slots)
         hw->ring_slots = slots;
 }
 
+int hwdec_holds_frames(const Hwdec *hw, int n)
+{
+    return !hw || !hw->zero_copy || hw->ring_slots >= n;
+}
+
 int hwdec_on_device(const Hwdec *hw, const AVFrame *frame)
 {
     return hw && cuda_ring_owns(hw->ring, frame);

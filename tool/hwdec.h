@@ -69,6 +69,10 @@ int hwdec_slot(const Hwdec *hw);
  * a parked ring of the slot may be reused): a decoding session holds a
  * stretch of frames ahead (sessions.h). */
 void hwdec_set_ring_slots(Hwdec *hw, int slots);
+/* Whether the decoder's frames can be held n at a time on the GPU: its
+ * frames go through the host (no zero-copy ring: any number), or its ring
+ * was asked for n slots or more (hwdec_set_ring_slots). */
+int hwdec_holds_frames(const Hwdec *hw, int n);
 int hwdec_device_to_host(Hwdec *hw, AVFrame *frame);
 
 /* FFmpeg's CUDA device of an NVDEC decoder whose frames stay on the GPU

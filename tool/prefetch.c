@@ -9,11 +9,10 @@
 #include <string.h>
 
 #include "prefetch.h"
-#include "sessions.h"
 
-/* Frames decoded ahead: one decoder's, and with sessions (a session's
- * stretch handed on at once, so that the own decoder goes back to
- * decoding sooner: sessions.h) */
+/* Frames decoded ahead, unless the decoder says more (DecoderInfo's
+ * read_ahead: with sessions, a session's stretch handed on at once, so
+ * that the input's own decoder goes back to decoding sooner). */
 #define AHEAD 4
 
 typedef struct Entry {
@@ -78,7 +77,7 @@ int prefetch_start(Prefetch **out, Decoder *dec, char *err, size_t err_len)
     DecoderInfo info;
     decoder_get_info(dec, &info);
     if (p) {
-        p->ahead = info.sessions > 1 ? SESSIONS_READ_AHEAD : AHEAD;
+        p->ahead = info.read_ahead > 0 ? info.read_ahead : AHEAD;
         p->queue = calloc((size_t)p->ahead, sizeof(*p->queue));
     }
     if (!p || !p->queue) {

@@ -264,6 +264,19 @@ static int choose_decoders(FILE *msg, const Options *o, int host_jobs, Decoder *
     return 0;
 }
 
+/* Files up to this size get a CPU session beside NVDEC by default: the
+ * sessions' first pass reads the whole file before the first frame. */
+#define AUTO_CPU_SESSIONS_MAX_MB 1024
+
+/* auto_cpu_sessions' conditions known before the decoders are opened. */
+static int auto_cpu_sessions_may(const RunSetup *s, const char *path)
+{
+    struct stat st;
+    return s->host_jobs <= 1 && sysconf(_SC_NPROCESSORS_ONLN) >= 8 && path &&
+           !stat(path, &st) && S_ISREG(st.st_mode) &&
+           st.st_size <= (off_t)AUTO_CPU_SESSIONS_MAX_MB * 1024 * 1024;
+}
+
 /* Opens and starts both decoders: --hwdec auto's choice already known to
  * be the CPU (probe_known_cpu), else as the options say, then
  * choose_decoders. 0, or an exit status with the message on msg. */
@@ -285,10 +298,12 @@ static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder
     if (ret == 0) {
         decoder_set_warn(*ref, "reference", on_decode_warning, msg);
         decoder_set_warn(*dis, "distorted", on_decode_warning, msg);
-        if (o->decode_sessions > 1 || o->cpu_sessions > 0) { /* start_sessions */
-            decoder_set_ring_slots(*ref, SESSIONS_READ_AHEAD + 16);
-            decoder_set_ring_slots(*dis, SESSIONS_READ_AHEAD + 16);
-        }
+        /* sessions (start_sessions): the reading thread goes further ahead */
+        for (int i = 0; i < 2; i++)
+            if (o->decode_sessions > 1 || o->cpu_sessions > 0 ||
+                (o->cpu_sessions < 0 &&
+                 auto_cpu_sessions_may(s, i ? o->distorted : o->reference)))
+                decoder_set_ring_slots(i ? *dis : *ref, SESSIONS_READ_AHEAD + 16);
         ret = decoder_start(*ref, err, sizeof(err));
         if (ret == 0)
             ret = decoder_start(*dis, err, sizeof(err));
@@ -1052,26 +1067,42 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
     return ret;
 }
 
+/* --cpu-sessions auto: one CPU session beside an NVDEC decoder whose
+ * frames stay on the GPU (1080p HEVC on the H200 scored at 103-108% of
+ * NVDEC's decoding floor with it, at 94-97% without:
+ * doc/performance.md), for a single run (a batch's jobs share the cores)
+ * on a host with 8 cores or more, of a file of at most
+ * AUTO_CPU_SESSIONS_MAX_MB; else none. */
+static int auto_cpu_sessions(const RunSetup *s, const Decoder *d, const char *path)
+{
+    DecoderInfo info;
+    decoder_get_info(d, &info);
+    return auto_cpu_sessions_may(s, path) && !strcmp(info.decoder, "cuda") &&
+           decoder_can_add_cpu_sessions(d);
+}
+
 /* --decode-sessions and --cpu-sessions (sessions.h): auto is one decoder
  * per input (on the H200 more NVDEC sessions decode faster but score
  * slower: the GPU then shares its time between the decoders' CUDA context
  * and the scoring's OpenCL one; CPU decoders share the cores and lose the
- * pinned frames; doc/performance.md) and no CPU sessions; a note when
+ * pinned frames; doc/performance.md) and auto_cpu_sessions; a note when
  * more were asked for and cannot be had. 0, or an exit status with the
  * message on msg. */
-static int start_sessions(FILE *msg, const Options *o, Decoder *ref, Decoder *dis)
+static int start_sessions(FILE *msg, const Options *o, const RunSetup *s, Decoder *ref,
+                          Decoder *dis)
 {
     for (int i = 0; i < 2; i++) {
         Decoder *d = i ? dis : ref;
         char note[512] = "", err[1024] = "";
         int n = o->decode_sessions ? o->decode_sessions : 1;
-        int n_cpu = o->cpu_sessions > 0 ? o->cpu_sessions : 0;
+        int n_cpu = o->cpu_sessions >= 0 ? o->cpu_sessions
+                                         : auto_cpu_sessions(s, d, i ? o->distorted : o->reference);
         int ret = decoder_use_sessions(d, n, n_cpu, note, sizeof(note), err, sizeof(err));
         if (ret < 0) {
             fprintf(msg, "qgpu: %s\n", err);
             return EXIT_INPUT;
         }
-        if (ret == 1 && *note && n_cpu > 0 && !o->quiet)
+        if (ret == 1 && *note && o->cpu_sessions > 0 && !o->quiet)
             fprintf(msg, "qgpu: %s decoded by one decoder (--decode-sessions %d, "
                     "--cpu-sessions %d: %s)\n", i ? "distorted" : "reference", n, n_cpu, note);
         else if (ret == 1 && *note && n > 1 && !o->quiet)
@@ -1126,7 +1157,7 @@ int run_pair(const Options *o, const RunSetup *s)
             ret = interrupted_status(&run);
         goto out;
     }
-    if ((ret = start_sessions(msg, o, ref, dis)))
+    if ((ret = start_sessions(msg, o, s, ref, dis)))
         goto out;
     for (int i = 0; i < 2; i++) {
         DecoderInfo info;
