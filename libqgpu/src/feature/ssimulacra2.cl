@@ -81,8 +81,11 @@ static inline float ss2_cbrt(float x)
 }
 
 /* sRGB EOTF: 1024-entry table of the exact curve (rounded to float) with
- * linear interpolation, as the fork does. */
-static inline float ss2_eotf(float x, __constant const float *lut)
+ * linear interpolation, as the fork does. The table is in __global memory,
+ * not __constant: neighbouring pixels read different entries, and NVIDIA's
+ * constant cache serves a warp's different addresses one after another
+ * (the pyramid's 12 table reads a pixel were ld.const in the PTX). */
+static inline float ss2_eotf(float x, __global const float *lut)
 {
     if (x <= 0.0f)
         return 0.0f;
@@ -153,7 +156,7 @@ static inline int chroma_index(int x, int pw, int lw)
 
 static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int w, int cw,
                                    int ch, int h, ulong off0, ulong off1, ulong off2, int bps,
-                                   const Ss2Yuv *k, __constant const float *lut)
+                                   const Ss2Yuv *k, __global const float *lut)
 {
     int sx = chroma_index(x, cw, w), sy = chroma_index(y, ch, h);
     float Y = MUL(load_sample(pic, off0 + (ulong)y * w + x, bps), k->inv_peak);
@@ -206,7 +209,7 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
                  int cw, int ch, ulong off0, ulong off1, ulong off2,
                  float inv_peak, float y_off, float y_scale, float c_scale,
                  float cr_r, float cb_g, float cr_g, float cb_b,
-                 __constant const float *lut, __constant const int *geom, int scales,
+                 __global const float *lut, __constant const int *geom, int scales,
                  __global float *xyb1, __global float *xyb2)
 {
     __local float lin[2][3][PY_T][PY_T + 1];
@@ -493,13 +496,17 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
     float2 num = ff_two_sum(ed2, -ed1);
     float2 den = ff_two_sum(1.0f, ed1);
     float2 e = ff_div(num, den);
-    if (e.x > 0.0f) {
-        acc[2] = ff_add(acc[2], e);
-        acc[3] = ff_add(acc[3], ff_sq2(e));
-    } else if (e.x < 0.0f) {
-        acc[4] = ff_add(acc[4], -e);
-        acc[5] = ff_add(acc[5], ff_sq2(e));
-    }
+    /* art (e > 0) and det (e < 0) take the same two additions, into
+     * different sums: the sums are selected, not branched to, so a warp
+     * whose pixels have both signs runs the additions once, not each side
+     * in turn (ff_sq2(e) is the same for -e; e = 0 or NaN adds to neither) */
+    const bool pos = e.x > 0.0f, neg = e.x < 0.0f;
+    float2 s1 = ff_add(pos ? acc[2] : acc[4], pos ? e : -e);
+    float2 s4 = ff_add(pos ? acc[3] : acc[5], ff_sq2(e));
+    acc[2] = pos ? s1 : acc[2];
+    acc[3] = pos ? s4 : acc[3];
+    acc[4] = neg ? s1 : acc[4];
+    acc[5] = neg ? s4 : acc[5];
 }
 
 #define VB_IN (VB_T + 2 * HB_MAXR)                 /* window rows, at most */
