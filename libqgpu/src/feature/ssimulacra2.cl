@@ -295,10 +295,16 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
     return (o0 + o1) + o2;
 }
 
+/* SS2_N: the recursion's radius N (5 for the reference's sigma 1.5), set
+ * by the host as a build option, so that the windows' lengths, the tiles
+ * and the loops over them are known to the compiler (no load or store
+ * checks a window length at run time) */
+#ifndef SS2_N
+#error "ssimulacra2.cl is built with -DSS2_N=<radius>"
+#endif
 #define HB_ROWS 32   /* rows per work-group */
 #define HB_T 32      /* output columns per tile */
-#define HB_MAXR 8    /* largest radius the tiles allow */
-#define HB_IN (HB_T + 2 * HB_MAXR)
+#define HB_IN (HB_T + 2 * SS2_N)   /* window columns of a chunk */
 #if HB_T != HB_ROWS
 #error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
 #endif
@@ -319,16 +325,30 @@ typedef struct HbFetch {
 
 /* work-item (r, q): columns r, r + HB_ROWS, .. of rows q, q + 5, .. of the
  * window starting at column ws (no run-time divisions: that index
- * arithmetic, not the recursion, was once most of the pass's time) */
+ * arithmetic, not the recursion, was once most of the pass's time). A
+ * window inside the row (every chunk but the first and the last) is read
+ * through row pointers stepped by 5 rows, without column checks. */
 static inline void hb_fetch(HbFetch *f, __global const float *in1, __global const float *in2,
-                            int r, int q, int y0, int ws, int win, int w, int h)
+                            int r, int q, int y0, int ws, int w, int h)
 {
+    if (ws >= 0 && ws + HB_IN <= w) {
+        const int i0 = (y0 + q) * w + ws + r; /* < 2^31: see vb_fetch */
+        __global const float *a = in1 + i0, *b = in2 + i0;
+        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w)
+            for (int m = 0; m < HB_CPI; m++) {
+                const int rr = q + 5 * k, j = r + HB_ROWS * m;
+                const bool inside = rr < HB_ROWS && j < HB_IN && y0 + rr < h;
+                f->v1[k][m] = inside ? a[HB_ROWS * m] : 0.0f;
+                f->v2[k][m] = inside ? b[HB_ROWS * m] : 0.0f;
+            }
+        return;
+    }
     for (int k = 0; k < HB_RPI; k++)
         for (int m = 0; m < HB_CPI; m++) {
             const int rr = q + 5 * k, j = r + HB_ROWS * m;
             const int y = y0 + rr, x = ws + j;
-            const bool inside = rr < HB_ROWS && j < win && x >= 0 && x < w && y < h;
-            const int i = inside ? y * w + x : 0; /* < 2^31: see vb_fetch */
+            const bool inside = rr < HB_ROWS && j < HB_IN && x >= 0 && x < w && y < h;
+            const int i = inside ? y * w + x : 0;
             f->v1[k][m] = inside ? in1[i] : 0.0f;
             f->v2[k][m] = inside ? in2[i] : 0.0f;
         }
@@ -350,7 +370,7 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * each work-item issues per chunk are its time.) */
 __kernel __attribute__((reqd_work_group_size(HB_ROWS, 5, 1)))
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
-               __constant const int *geom, int scales, int radius, float4 n2v, float4 d1v,
+               __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
 {
     __local float tq[5][HB_IN][HB_ROWS + 1];
@@ -364,19 +384,19 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *in2 = xyb2 + gm[G_OFF] + c * plane;
     __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)y0 * w;
-    const int N = radius, win = HB_T + 2 * N;
+    const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
     HbFetch f;
 
     /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1 */
-    hb_fetch(&f, in1, in2, r, q, y0, -2 * N, win, w, h);
+    hb_fetch(&f, in1, in2, r, q, y0, -2 * N, w, h);
     for (int base = -N + 1; base < w; base += HB_T) {
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < HB_RPI; k++)
             for (int m = 0; m < HB_CPI; m++) {
                 const int rr = q + 5 * k, j = r + HB_ROWS * m;
-                if (rr < HB_ROWS && j < win) {
+                if (rr < HB_ROWS && j < HB_IN) {
                     const float a = f.v1[k][m], b = f.v2[k][m];
                     tq[0][j][rr] = a;
                     tq[1][j][rr] = b;
@@ -387,7 +407,7 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
             }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
-            hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, win, w, h);
+            hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
         for (int t = 0; t < HB_T; t++) {
             const float sum = tq[q][t][r] + tq[q][t + 2 * N][r];
             tq[q][t][r] = iir_step(&st, sum, n2, d1);
@@ -509,7 +529,7 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
     acc[5] = neg ? s4 : acc[5];
 }
 
-#define VB_IN (VB_T + 2 * HB_MAXR)                 /* window rows, at most */
+#define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
 #define VB_MPI ((VB_T * VB_COLS + VB_WG - 1) / VB_WG) /* map pixels per work-item */
 
 /* One chunk's loads, issued together (see HbFetch): work-item (col, q)'s
@@ -522,17 +542,26 @@ typedef struct VbFetch {
 
 static inline void vb_fetch(VbFetch *f, __global const float *hin, __global const float *p1,
                             __global const float *p2, int col, int q, int lid, int x0,
-                            int base, int N, int win, int w, int h)
+                            int base, int w, int h)
 {
-    const int x = x0 + col, ws = base - N - 1;
-    /* int indices, the row's stepped by w: a plane holds < 2^31 samples
-     * (ss2_init), and 64-bit products per load were a fifth of the pass's
-     * instructions */
-    int i = ws * w + x;
-    for (int rr = 0; rr < VB_IN; rr++, i += w) {
-        const int y = ws + rr;
-        const bool inside = rr < win && y >= 0 && y < h && x < w;
-        f->v[rr] = inside ? hin[i] : 0.0f;
+    const int x = x0 + col, ws = base - SS2_N - 1;
+    if (ws >= 0 && ws + VB_IN <= h) {
+        /* the window inside the picture (every chunk but the first and
+         * the last): a pointer stepped by w, no row checks (each load
+         * was ~10 instructions of index arithmetic and checks) */
+        __global const float *p = hin + (ws * w + min(x, w - 1));
+        for (int rr = 0; rr < VB_IN; rr++, p += w)
+            f->v[rr] = x < w ? *p : 0.0f;
+    } else {
+        /* int indices, the row's stepped by w: a plane holds < 2^31
+         * samples (ss2_init), and 64-bit products per load were a fifth
+         * of the pass's instructions */
+        int i = ws * w + x;
+        for (int rr = 0; rr < VB_IN; rr++, i += w) {
+            const int y = ws + rr;
+            const bool inside = y >= 0 && y < h && x < w;
+            f->v[rr] = inside ? hin[i] : 0.0f;
+        }
     }
     for (int k = 0; k < VB_MPI; k++) {
         const int idx = lid + k * VB_WG;
@@ -548,7 +577,7 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, __global cons
 __kernel __attribute__((reqd_work_group_size(VB_COLS, 5, 1)))
 void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
-                    int radius, float4 n2v, float4 d1v, __global float2 *partials)
+                    float4 n2v, float4 d1v, __global float2 *partials)
 {
     /* the final reduction reuses the input tiles' memory */
     __local union {
@@ -562,7 +591,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const int w = gm[G_W], h = gm[G_H], g = get_group_id(0) - gm[G_VG0];
     const int x0 = g * VB_COLS, c = get_group_id(2);
     const size_t plane = (size_t)w * h;
-    const int N = radius, win = VB_T + 2 * N;
+    const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     __global const float *p1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *p2 = xyb2 + gm[G_OFF] + c * plane;
@@ -575,20 +604,19 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
 
     /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
      * the next chunk's loads are in flight while this one is computed */
-    vb_fetch(&f, hin, p1, p2, col, q, lid, x0, -N + 1, N, win, w, h);
+    vb_fetch(&f, hin, p1, p2, col, q, lid, x0, -N + 1, w, h);
     for (int base = -N + 1; base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int rr = 0; rr < VB_IN; rr++)
-            if (rr < win)
-                lm.tin[q][rr][col] = f.v[rr];
+            lm.tin[q][rr][col] = f.v[rr];
         for (int k = 0; k < VB_MPI; k++) {
             x1[k] = f.x1[k];
             x2[k] = f.x2[k];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
-            vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, N, win, w, h);
+            vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, w, h);
         /* the output of step t goes over the sample it has read (later
          * steps read t' and t' + 2N > t): no output tile */
         for (int t = 0; t < VB_T; t++)
