@@ -238,13 +238,21 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
     int x0 = get_group_id(0) * CT - pad, y0 = get_group_id(1) * CT - pad;
     if (lid == 0)
         nneed = 0;
-    for (int i = lid; i < rw * rw; i += CT * CT) {
-        int x = x0 + i % rw, y = y0 + i / rw;
-        ushort t = UNMASKED;
-        if (x >= 0 && x < w && y >= 0 && y < h &&
-            mask[(y << mask_shift) * mask_w + (x << mask_shift)])
-            t = img[y * w + x];
-        tile[i] = t;
+    /* the tile by rows and columns (no division by rw per sample), each
+     * sample's mask and value read together at a clamped position and
+     * kept where the position is inside (the value was read only after
+     * its mask, and the next sample's reads waited for both) */
+    for (int ty = ly; ty < rw; ty += CT) {
+        int y = y0 + ty, yc = clamp(y, 0, h - 1);
+        __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
+        __global const ushort *irow = img + yc * w;
+        for (int tx = lx; tx < rw; tx += CT) {
+            int x = x0 + tx, xc = clamp(x, 0, w - 1);
+            uchar m = mrow[xc << mask_shift];
+            ushort v = irow[xc];
+            bool inside = x >= 0 && x < w && y >= 0 && y < h;
+            tile[ty * rw + tx] = inside && m ? v : UNMASKED;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -521,9 +529,19 @@ void cambi_select(__global uint *hist, int nbins, int pass,
     uint k = pass == 1 ? kvals[k_off + s] : st[1];
     int skip = pass == 2 && st[2];
 
+    /* the chunk's counts 16 at a time, the 16 loads issued before they
+     * are added (chunk: 128 or 256, a multiple of 16); integers, so the
+     * order of the additions does not matter */
     uint sum = 0;
-    for (int e = 0; e < chunk; e++)
-        sum += hs[e * SEL_WG + c];
+    for (int e = 0; e < chunk; e += 16) {
+        uint v[16];
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            v[k] = hs[(e + k) * SEL_WG + c];
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            sum += v[k];
+    }
     sums[lid] = sum;
     if (lid == 0)
         cross = -1;
@@ -621,7 +639,20 @@ void cambi_sum(__global const float *cval, int o0, int o1, int o2, int o3, int o
     int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : s == 3 ? o4 : o5;
     uint t = state[s * 4 + 3];
     long acc = 0;
-    for (int i = lo + gi * SUM_WG + lid; i < hi; i += groups_per_scale * SUM_WG) {
+    /* 8 values loaded before any is tested (each test once waited for its
+     * value before the next load was issued); integer sums, any order */
+    const int stride = groups_per_scale * SUM_WG;
+    int i = lo + gi * SUM_WG + lid;
+    for (; i + 7 * stride < hi; i += 8 * stride) {
+        float c[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = cval[i + k * stride];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            acc += as_uint(c[k]) > t ? convert_long(c[k] * 16777216.0f) : 0;
+    }
+    for (; i < hi; i += stride) {
         float c = cval[i];
         if (as_uint(c) > t)
             acc += convert_long(c * 16777216.0f);
