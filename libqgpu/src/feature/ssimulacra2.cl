@@ -100,13 +100,18 @@ static inline float ss2_eotf(float x, __global const float *lut)
     return a + t;
 }
 
+#define SS2_BIAS 0.0037930732552754493f /* the opsin bias */
+
 /* Linear RGB -> XYB with MakePositiveXYB (libjxl opsin_params.h; the fork's
- * linear_rgb_to_xyb). Operation order as in the reference. */
-static inline float3 ss2_xyb(float r, float g, float b)
+ * linear_rgb_to_xyb). Operation order as in the reference. cbias is
+ * ss2_cbrt(SS2_BIAS), computed once by the caller: the compiler does not
+ * fold the correctly rounded divisions of a constant, and each XYB
+ * conversion computed it again (2 of its 8 divisions). */
+static inline float3 ss2_xyb(float r, float g, float b, float cbias)
 {
     const float m00 = 0.30f, m02 = 0.078f, m10 = 0.23f, m12 = 0.078f;
     const float m20 = 0.24342268924547819f, m21 = 0.20476744424496821f;
-    const float bias = 0.0037930732552754493f;
+    const float bias = SS2_BIAS;
     const float m01 = 1.0f - m00 - m02; /* folded exactly by the compiler (IEEE single) */
     const float m11 = 1.0f - m10 - m12;
     const float m22 = 1.0f - m20 - m21;
@@ -117,7 +122,6 @@ static inline float3 ss2_xyb(float r, float g, float b)
     l = fmax(l, 0.0f);
     m = fmax(m, 0.0f);
     s = fmax(s, 0.0f);
-    const float cbias = ss2_cbrt(bias);
     float L = ss2_cbrt(l) - cbias;
     float M = ss2_cbrt(m) - cbias;
     float S = ss2_cbrt(s) - cbias;
@@ -217,6 +221,7 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
     const int bx = get_group_id(0), by = get_group_id(1);
     const int w = geom[G_W], h = geom[G_H];
     Ss2Yuv k = {inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b};
+    const float cbias = ss2_cbrt(SS2_BIAS);
 
     /* scale 0: 2x2 pixels per work-item */
     for (int j = 0; j < 2; j++)
@@ -228,7 +233,7 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
                 a = yuv_to_linear(ref, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
                 b = yuv_to_linear(dist, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
                 const size_t n = (size_t)w * h, o = (size_t)y * w + x;
-                float3 p = ss2_xyb(a.x, a.y, a.z), q = ss2_xyb(b.x, b.y, b.z);
+                float3 p = ss2_xyb(a.x, a.y, a.z, cbias), q = ss2_xyb(b.x, b.y, b.z, cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
             }
@@ -266,8 +271,8 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
             if (inside) {
                 const size_t n = (size_t)ow * oh, o = (size_t)geom[s * SS2_G + G_OFF] +
                                                       (size_t)y * ow + x;
-                float3 p = ss2_xyb(v[0][0], v[0][1], v[0][2]);
-                float3 q = ss2_xyb(v[1][0], v[1][1], v[1][2]);
+                float3 p = ss2_xyb(v[0][0], v[0][1], v[0][2], cbias);
+                float3 q = ss2_xyb(v[1][0], v[1][1], v[1][2], cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
             }
