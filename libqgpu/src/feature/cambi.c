@@ -25,7 +25,13 @@
 #include "feature.h"
 
 #define CAMBI_SCALES 5
-#define CAMBI_TILE 16       /* CT / MT in cambi.cl */
+#define CAMBI_TILE 16       /* MT in cambi.cl; cambi_cvalues' tile side */
+#define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
+#define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
+/* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
+ * this: those groups are few enough to run at once, so the launch lasts
+ * as long as one group (doc/metrics/cambi.md) */
+#define CAMBI_SMALL_GROUPS 1024
 #define CAMBI_SX 64         /* SX, SY, R of cambi_cvalues_slide */
 #define CAMBI_SY 32
 #define CAMBI_R 128
@@ -97,7 +103,7 @@ typedef struct CambiState {
     int npics;                /* 1, or 2 with full_ref */
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
-    cl_kernel k_prep, k_mask, k_filter, k_cvalues, k_slide, k_select, k_hist2, k_sum;
+    cl_kernel k_prep, k_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
         cl_mem imgs, mask, cval, hist1, hist2, state;
@@ -450,6 +456,8 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues", &s->k_cvalues);
     if (!err)
+        err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues8", &s->k_cvalues8);
+    if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues_slide", &s->k_slide);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_select", &s->k_select);
@@ -561,7 +569,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
 
     /* 3. scales */
     int pad = p->window >> 1;
-    size_t rw = CAMBI_TILE + 2 * (size_t)pad;
     for (int i = 0; i < CAMBI_SCALES; i++) {
         global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
         global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
@@ -580,6 +587,11 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         if (err)
             return err;
 
+        /* direct counts by 16 x 16 tiles, or 8 x 8 where those are few */
+        const size_t tiles16 = qgpu_round_up(p->sw[i], CAMBI_TILE) / CAMBI_TILE *
+                               (qgpu_round_up(p->sh[i], CAMBI_TILE) / CAMBI_TILE);
+        const size_t ct = tiles16 < CAMBI_SMALL_GROUPS ? CAMBI_TILE_SMALL : CAMBI_TILE;
+        const size_t crw = ct + 2 * (size_t)pad;
         n = 0;
         args[n++] = qgpu_arg_mem("img_base", b->imgs);
         args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
@@ -596,7 +608,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             args[n++] = qgpu_arg_local("tile", tile * sizeof(cl_ushort));
             args[n++] = qgpu_arg_local("hist", (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort));
         } else {
-            args[n++] = qgpu_arg_local("tile", rw * rw * sizeof(cl_ushort));
+            args[n++] = qgpu_arg_local("tile", crw * crw * sizeof(cl_ushort));
         }
         args[n++] = qgpu_arg_mem("cval_base", b->cval);
         args[n++] = qgpu_arg_int("cval_off", p->cval_off[i]);
@@ -608,9 +620,15 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
                             (size_t)(p->sh[i] + CAMBI_SY - 1) / CAMBI_SY};
             err = qgpu_launch(f->ctx, slot, s->k_slide, "cambi: cambi_cvalues_slide", args, n, 2,
                               gc, lc);
-        } else {
+        } else if (ct == CAMBI_TILE) {
             err = qgpu_launch(f->ctx, slot, s->k_cvalues, "cambi: cambi_cvalues", args, n, 2,
                               global2, local2);
+        } else {
+            size_t lc[2] = {ct, CAMBI_CV_WG / ct};
+            size_t gc[2] = {qgpu_round_up(p->sw[i], ct),
+                            qgpu_round_up(p->sh[i], ct) / ct * (CAMBI_CV_WG / ct)};
+            err = qgpu_launch(f->ctx, slot, s->k_cvalues8, "cambi: cambi_cvalues8", args, n, 2,
+                              gc, lc);
         }
         if (err)
             return err;
@@ -725,6 +743,7 @@ static void cambi_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_mask);
     qgpu_kernel_release(&s->k_filter);
     qgpu_kernel_release(&s->k_cvalues);
+    qgpu_kernel_release(&s->k_cvalues8);
     qgpu_kernel_release(&s->k_slide);
     qgpu_kernel_release(&s->k_select);
     qgpu_kernel_release(&s->k_hist2);

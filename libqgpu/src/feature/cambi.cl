@@ -180,7 +180,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 
 /* ---- 4. c-values ---- */
 
-#define CT 16                    /* c-value tile */
+#define CV_WG 256                /* work-items of a c-value group */
 
 /* params: tvi[0..31] (highest 10-bit value where a step of d+1 is visible),
  * weights[32..63] (contrast weights).
@@ -192,7 +192,15 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * one per listed pixel, as large as the list allows (a power of two, at
  * most 32): lane l of a team counts window rows l, l + t, ..; the lanes'
  * packed counts are added through local memory. The counts are integers:
- * no value depends on the split. */
+ * no value depends on the split.
+ *
+ * A group of CV_WG work-items takes a tile of ct x ct pixels: ct = 16
+ * (cambi_cvalues), or ct = 8 (cambi_cvalues8: 64 pixels, so teams of at
+ * least 4 work-items) for the coarse scales. The window does not shrink
+ * with the scale, so a coarse scale's launch has few groups, each as long
+ * as a whole window counted by one work-item when all its 256 pixels need
+ * one; with 8 x 8 tiles it has four times the groups, each a quarter as
+ * long. */
 #if NW <= 4
 #define CV_TEAM_MAX 32
 #else
@@ -217,36 +225,32 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(CT, CT, 1)))
-void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
-                   __global const uchar *mask, int mask_w, int mask_shift,
-                   int pad, __constant int *params, int vlt,
-                   __local ushort *tile,
-                   __global float *cval_base, int cval_off,
-                   __global uint *hist_base, int hist_off)
+/* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
+ * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
+ * CV_TEAM_MAX is 1), both __local. */
+static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, int w, int h,
+                                      __global const uchar *mask, int mask_w, int mask_shift,
+                                      int pad, __constant int *params, int vlt,
+                                      __local ushort *tile, __local int *need,
+                                      __local int *nneed, __local ulong *part,
+                                      __global float *cval, __global uint *hist1)
 {
-    __local int need[CT * CT];      /* local ids of the pixels that need a window */
-    __local int nneed;
-#if CV_TEAM_MAX > 1
-    __local ulong part[CT * CT][NW]; /* each work-item's packed counts, then a team's sums */
-#endif
-    __global const ushort *img = img_base + img_off;
-    __global float *cval = cval_base + cval_off;
-    __global uint *hist1 = hist_base + hist_off;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * CT + lx;
-    int rw = CT + 2 * pad, n = 2 * pad + 1;
-    int x0 = get_group_id(0) * CT - pad, y0 = get_group_id(1) * CT - pad;
+    const int rows = CV_WG / ct; /* work-item rows of the group */
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
+    int rw = ct + 2 * pad, n = 2 * pad + 1;
+    int gx0 = get_group_id(0) * ct, gy0 = get_group_id(1) * ct;
+    int x0 = gx0 - pad, y0 = gy0 - pad;
     if (lid == 0)
-        nneed = 0;
+        *nneed = 0;
     /* the tile by rows and columns (no division by rw per sample), each
      * sample's mask and value read together at a clamped position and
      * kept where the position is inside (the value was read only after
      * its mask, and the next sample's reads waited for both) */
-    for (int ty = ly; ty < rw; ty += CT) {
+    for (int ty = ly; ty < rw; ty += rows) {
         int y = y0 + ty, yc = clamp(y, 0, h - 1);
         __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
         __global const ushort *irow = img + yc * w;
-        for (int tx = lx; tx < rw; tx += CT) {
+        for (int tx = lx; tx < rw; tx += ct) {
             int x = x0 + tx, xc = clamp(x, 0, w - 1);
             uchar m = mrow[xc << mask_shift];
             ushort v = irow[xc];
@@ -256,24 +260,28 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* only a masked centre whose value passes the visibility tests for
+    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
+     * only a masked centre whose value passes the visibility tests for
      * some d needs its window counted; the others' c-value is 0 */
-    int x = get_global_id(0), y = get_global_id(1);
-    int v = tile[(ly + pad) * rw + lx + pad];
-    int any = 0;
+    if (lid < ct * ct) {
+        int qx = lid % ct, qy = lid / ct;
+        int x = gx0 + qx, y = gy0 + qy;
+        int v = tile[(qy + pad) * rw + qx + pad];
+        int any = 0;
 #pragma unroll
-    for (int d = 0; d < ND; d++)
-        any |= v <= params[d] && v + ND + d + 1 > vlt;
-    if (x < w && y < h) {
-        if (v != (int)UNMASKED && any)
-            need[atomic_inc(&nneed)] = lid;
-        else
-            cval[y * w + x] = 0.0f;
+        for (int d = 0; d < ND; d++)
+            any |= v <= params[d] && v + ND + d + 1 > vlt;
+        if (x < w && y < h) {
+            if (v != (int)UNMASKED && any)
+                need[atomic_inc(nneed)] = lid;
+            else
+                cval[y * w + x] = 0.0f;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int count = nneed, t = 1;
-    while (t < CV_TEAM_MAX && count * t * 2 <= CT * CT)
+    int count = *nneed, t = 1;
+    while (t < CV_TEAM_MAX && count * t * 2 <= CV_WG)
         t *= 2;
     int team = lid / t, lane = lid - team * t;
     int px = 0, py = 0, pv = 0;
@@ -283,15 +291,15 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
         acc[k] = 0;
     if (team < count) {
         int p = need[team];
-        px = p % CT;
-        py = p / CT;
+        px = p % ct;
+        py = p / ct;
         pv = tile[(py + pad) * rw + px + pad];
         cambi_count_rows(tile + py * rw + px, rw, lane, t, n, pv, acc);
     }
 #if CV_TEAM_MAX > 1
 #pragma unroll
     for (int k = 0; k < NW; k++)
-        part[lid][k] = acc[k];
+        part[lid * NW + k] = acc[k];
     barrier(CLK_LOCAL_MEM_FENCE);
     /* lane l adds counter word l (l + t, ..) of its team's lanes; a
      * window's counts fit the 16-bit fields, so the packed sums never
@@ -300,15 +308,15 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
         for (int k = lane; k < NW; k += t) {
             ulong sum = 0;
             for (int i = 0; i < t; i++)
-                sum += part[team * t + i][k];
-            part[team * t][k] = sum;
+                sum += part[(team * t + i) * NW + k];
+            part[team * t * NW + k] = sum;
         }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (team >= count || lane != 0)
         return;
 #pragma unroll
     for (int k = 0; k < NW; k++)
-        acc[k] = part[team * t][k];
+        acc[k] = part[team * t * NW + k];
 #else
     if (team >= count)
         return;
@@ -327,10 +335,52 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
         }
     }
 #undef CNT
-    int gx = get_group_id(0) * CT + px, gy = get_group_id(1) * CT + py;
+    int gx = gx0 + px, gy = gy0 + py;
     cval[gy * w + gx] = best;
     if (best > 0.0f)
         atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+}
+
+/* 16 x 16 pixels per group */
+__kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
+void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
+                   __global const uchar *mask, int mask_w, int mask_shift,
+                   int pad, __constant int *params, int vlt,
+                   __local ushort *tile,
+                   __global float *cval_base, int cval_off,
+                   __global uint *hist_base, int hist_off)
+{
+    __local int need[CV_WG];          /* local ids of the pixels that need a window */
+    __local int nneed;
+#if CV_TEAM_MAX > 1
+    __local ulong part[CV_WG * NW];   /* each work-item's packed counts, then a team's sums */
+#else
+    __local ulong *part = 0;
+#endif
+    cambi_cvalues_tile(16, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
+                       vlt, tile, need, &nneed, part, cval_base + cval_off,
+                       hist_base + hist_off);
+}
+
+/* 8 x 8 pixels per group: the coarse scales */
+__kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
+void cambi_cvalues8(__global const ushort *img_base, int img_off, int w, int h,
+                    __global const uchar *mask, int mask_w, int mask_shift,
+                    int pad, __constant int *params, int vlt,
+                    __local ushort *tile,
+                    __global float *cval_base, int cval_off,
+                    __global uint *hist_base, int hist_off)
+{
+    __local int need[CV_WG];
+    __local int nneed;
+#if CV_TEAM_MAX > 1
+    __local ulong part[CV_WG * NW];
+#else
+    __local ulong *part = 0;
+#endif
+    cambi_cvalues_tile(8, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
+                       vlt, tile, need, &nneed, part, cval_base + cval_off,
+                       hist_base + hist_off);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
