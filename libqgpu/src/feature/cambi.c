@@ -38,7 +38,8 @@
 #define CAMBI_H2_RUN 8      /* H2_RUN */
 #define CAMBI_SEL_WG 256
 #define CAMBI_SUM_WG 256
-#define CAMBI_SUM_GROUPS 16 /* sum work-groups per scale */
+#define CAMBI_SUM_GROUPS 16 /* partial sums per scale */
+#define CAMBI_SUM_SLICES 8  /* work-groups per partial sum */
 #define CAMBI_HIST1_BINS 32768
 #define CAMBI_HIST2_BINS 65536
 #define CAMBI_MIN_WH 216    /* libvmaf: refuses width AND height < 216 */
@@ -318,10 +319,11 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
     free(maps);
     if (err)
         return err;
-    /* per picture: 5 x (threshold bits, copies) then 5 x groups partial sums */
+    /* per picture: 5 x (threshold bits, copies) then 5 x slices x groups sums */
     return qgpu_results_reserve(f->ctx,
                                 sizeof(cl_uint) * 2 * CAMBI_SCALES +
-                                    sizeof(cl_long) * CAMBI_SCALES * CAMBI_SUM_GROUPS,
+                                    sizeof(cl_long) * CAMBI_SCALES * CAMBI_SUM_SLICES *
+                                        CAMBI_SUM_GROUPS,
                                 &p->res_off);
 }
 
@@ -674,12 +676,14 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     }
 
     static const char *const offset_names[CAMBI_SCALES + 1] = {"o0", "o1", "o2", "o3", "o4", "o5"};
-    size_t sum_local = CAMBI_SUM_WG, sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SCALES;
+    size_t sum_local = CAMBI_SUM_WG;
+    size_t sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SUM_SLICES * CAMBI_SCALES;
     n = 0;
     args[n++] = qgpu_arg_mem("cval", b->cval);
     for (int i = 0; i <= CAMBI_SCALES; i++)
         args[n++] = qgpu_arg_int(offset_names[i], p->cval_off[i]);
     args[n++] = qgpu_arg_int("groups_per_scale", CAMBI_SUM_GROUPS);
+    args[n++] = qgpu_arg_int("slices", CAMBI_SUM_SLICES);
     args[n++] = qgpu_arg_mem("state", b->state);
     args[n++] = qgpu_arg_mem("out", slot->results);
     args[n++] = qgpu_arg_int("out_off", res_i64);
@@ -709,8 +713,13 @@ static double cambi_pic_score(const CambiState *s, const CambiPic *p, const Qgpu
         cl_uint tbits = sel[2 * i];
         memcpy(&t, &tbits, sizeof(t));
         double sum = 0.0;
-        for (int g = 0; g < CAMBI_SUM_GROUPS; g++)
-            sum += (double)sums[i * CAMBI_SUM_GROUPS + g];
+        for (int g = 0; g < CAMBI_SUM_GROUPS; g++) {
+            /* partial g: its slices added as integers (exact), then in double */
+            cl_long part = 0;
+            for (int m = 0; m < CAMBI_SUM_SLICES; m++)
+                part += sums[(i * CAMBI_SUM_SLICES + m) * CAMBI_SUM_GROUPS + g];
+            sum += (double)part;
+        }
         /* fixed point (2^24) sums of the values above t, plus the copies of t */
         sum = sum / 16777216.0 + (double)sel[2 * i + 1] * (double)t;
         total += sum / (double)p->kth[i] * cambi_scale_weights[i];

@@ -674,25 +674,32 @@ __kernel void cambi_hist2(__global const float *cval, int total,
 
 #define SUM_WG 256
 
-/* groups_per_scale groups per scale; each writes one fixed-point sum
- * (value * 2^24, exact for every non-zero c-value, which is >= 0.5) of
- * the values strictly above the threshold. */
+/* groups_per_scale partial sums per scale, each a fixed-point sum (value
+ * * 2^24, exact for every non-zero c-value, which is >= 0.5) of the values
+ * strictly above the threshold at indices lo + gi * SUM_WG + [0, SUM_WG)
+ * + k * groups_per_scale * SUM_WG. Each partial is computed in slices
+ * parts by as many groups (group (s, m, gi): the k = m mod slices), which
+ * write out[out_off + (s * slices + m) * groups_per_scale + gi]; the host
+ * adds a partial's slices as integers, so the partials are the same for
+ * any number of slices (one group per partial left most of the device
+ * idle). */
 __kernel __attribute__((reqd_work_group_size(SUM_WG, 1, 1)))
 void cambi_sum(__global const float *cval, int o0, int o1, int o2, int o3, int o4, int o5,
-               int groups_per_scale, __global const uint *state,
+               int groups_per_scale, int slices, __global const uint *state,
                __global long *out, int out_off)
 {
     __local long part[SUM_WG];
     int g = get_group_id(0), lid = get_local_id(0);
-    int s = g / groups_per_scale, gi = g % groups_per_scale;
+    int s = g / (groups_per_scale * slices), r = g % (groups_per_scale * slices);
+    int m = r / groups_per_scale, gi = r % groups_per_scale;
     int lo = s == 0 ? o0 : s == 1 ? o1 : s == 2 ? o2 : s == 3 ? o3 : o4;
     int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : s == 3 ? o4 : o5;
     uint t = state[s * 4 + 3];
     long acc = 0;
     /* 8 values loaded before any is tested (each test once waited for its
      * value before the next load was issued); integer sums, any order */
-    const int stride = groups_per_scale * SUM_WG;
-    int i = lo + gi * SUM_WG + lid;
+    const int stride = groups_per_scale * SUM_WG * slices;
+    int i = lo + gi * SUM_WG + lid + m * groups_per_scale * SUM_WG;
     for (; i + 7 * stride < hi; i += 8 * stride) {
         float c[8];
 #pragma unroll
