@@ -418,11 +418,10 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * the direct counts are 2.8x faster (1730 vs 616 fps for all of CAMBI). */
     int slide_fits = 1;
     /* cambi_cvalues' own __local arrays beside its tile: the list of
-     * pixels that need a window and, with NW <= 5, the teams' counters
-     * (NW: 16-bit counters of 2 * num_diffs + 1 bins, two per uint) */
-    const size_t nw = (2 * (size_t)s->num_diffs + 1 + 1) / 2;
-    const size_t direct_fixed = (size_t)CAMBI_CV_WG *
-                                (sizeof(cl_int) + (nw <= 5 ? nw * sizeof(cl_uint) : 0));
+     * pixels that need a window and, with NW <= 4, the teams' counters */
+    const size_t nw = (2 * (size_t)s->num_diffs + 1 + 3) / 4;
+    const size_t direct_fixed = (size_t)CAMBI_TILE * CAMBI_TILE *
+                                (sizeof(cl_int) + (nw <= 4 ? nw * sizeof(cl_ulong) : 0));
     for (int i = 0; i < s->npics; i++) {
         size_t pad2 = 2 * (size_t)(s->pic[i].window >> 1);
         size_t rw = CAMBI_TILE + pad2;

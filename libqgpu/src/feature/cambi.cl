@@ -26,8 +26,7 @@
 #define ND 4
 #endif
 #define NB (2 * ND + 1)          /* bins the c-value formula reads */
-#define NW ((NB + 1) / 2)        /* 16-bit counters packed 2 per uint; NB is odd, so
-                                  * the last word's high field is a spare (bin NB) */
+#define NW ((NB + 3) / 4)        /* 16-bit counters packed 4 per ulong */
 
 #define NUM_SCALES 5
 #define UNMASKED 0xFFFFu
@@ -202,29 +201,26 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * as a whole window counted by one work-item when all its 256 pixels need
  * one; with 8 x 8 tiles it has four times the groups, each a quarter as
  * long. */
-#if NW <= 5
+#if NW <= 4
 #define CV_TEAM_MAX 32
 #else
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
-/* Bin b = sample - v + ND of each sample of rows first, first + step, ..
- * of the n x n window, counted into 16-bit fields, two per 32-bit word
- * (64-bit words, four fields each, took twice the instructions per
- * sample). Samples outside the bins need no test: b > 2 ND lands in the
- * spare field (b = NB) or in no word, b < 0 wraps to no word. A window's
- * counts fit a field (n * n < 65536), so no field carries into the next. */
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
-                                    int n, int v, uint acc[NW])
+                                    int n, int v, ulong acc[NW])
 {
     for (int dy = first; dy < n; dy += step) {
         __local const ushort *row = tile + dy * rw;
         for (int dx = 0; dx < n; dx++) {
             uint b = (uint)((int)row[dx] - v + ND);
-            uint inc = 1u << ((b & 1) * 16), sel = b >> 1;
+            if (b <= 2 * ND) {
+                ulong inc = 1UL << ((b & 3) * 16);
+                uint sel = b >> 2;
 #pragma unroll
-            for (int k = 0; k < NW; k++)
-                acc[k] += sel == (uint)k ? inc : 0u;
+                for (int k = 0; k < NW; k++)
+                    acc[k] += sel == (uint)k ? inc : 0UL;
+            }
         }
     }
 }
@@ -236,7 +232,7 @@ static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, 
                                       __global const uchar *mask, int mask_w, int mask_shift,
                                       int pad, __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
-                                      __local int *nneed, __local uint *part,
+                                      __local int *nneed, __local ulong *part,
                                       __global float *cval, __global uint *hist1)
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
@@ -289,7 +285,7 @@ static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, 
         t *= 2;
     int team = lid / t, lane = lid - team * t;
     int px = 0, py = 0, pv = 0;
-    uint acc[NW];
+    ulong acc[NW];
 #pragma unroll
     for (int k = 0; k < NW; k++)
         acc[k] = 0;
@@ -310,7 +306,7 @@ static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, 
      * carry from one field into the next */
     if (team < count)
         for (int k = lane; k < NW; k += t) {
-            uint sum = 0;
+            ulong sum = 0;
             for (int i = 0; i < t; i++)
                 sum += part[(team * t + i) * NW + k];
             part[team * t * NW + k] = sum;
@@ -326,7 +322,7 @@ static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, 
         return;
 #endif
     float best = 0.0f;
-#define CNT(i) ((int)((acc[(i) >> 1] >> (((i) & 1) * 16)) & 0xFFFF))
+#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
     int p0 = CNT(ND);
 #pragma unroll
     for (int d = 0; d < ND; d++) {
@@ -357,9 +353,9 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed;
 #if CV_TEAM_MAX > 1
-    __local uint part[CV_WG * NW];    /* each work-item's packed counts, then a team's sums */
+    __local ulong part[CV_WG * NW];   /* each work-item's packed counts, then a team's sums */
 #else
-    __local uint *part = 0;
+    __local ulong *part = 0;
 #endif
     cambi_cvalues_tile(16, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
                        vlt, tile, need, &nneed, part, cval_base + cval_off,
@@ -378,9 +374,9 @@ void cambi_cvalues8(__global const ushort *img_base, int img_off, int w, int h,
     __local int need[CV_WG];
     __local int nneed;
 #if CV_TEAM_MAX > 1
-    __local uint part[CV_WG * NW];
+    __local ulong part[CV_WG * NW];
 #else
-    __local uint *part = 0;
+    __local ulong *part = 0;
 #endif
     cambi_cvalues_tile(8, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
                        vlt, tile, need, &nneed, part, cval_base + cval_off,
@@ -505,14 +501,14 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
                 for (int k = 0; k < NB; k++)
                     cnt[k] = hist[(v - ND + k - lo) * SX + lx];
             } else {
-                uint acc[NW];
+                ulong acc[NW];
 #pragma unroll
                 for (int k = 0; k < NW; k++)
                     acc[k] = 0;
                 cambi_count_rows(tile + t * rw + lx, rw, 0, 1, n, v, acc);
 #pragma unroll
                 for (int k = 0; k < NB; k++)
-                    cnt[k] = (int)((acc[k >> 1] >> ((k & 1) * 16)) & 0xFFFF);
+                    cnt[k] = (int)((acc[k >> 2] >> ((k & 3) * 16)) & 0xFFFF);
             }
             int p0 = cnt[ND];
 #pragma unroll
