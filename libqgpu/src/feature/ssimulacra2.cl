@@ -223,15 +223,10 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
     Ss2Yuv k = {inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b};
     const float cbias = ss2_cbrt(SS2_BIAS);
 
-    /* scale 0: 4 pixels per work-item, one in each 16 x 16 quarter of the
-     * tile, so that a warp's loads, stores and __local writes are of
-     * consecutive pixels (as pixels (2 tx + i, 2 ty + j) they were two
-     * apart) */
-#pragma unroll
+    /* scale 0: 2x2 pixels per work-item */
     for (int j = 0; j < 2; j++)
-#pragma unroll
         for (int i = 0; i < 2; i++) {
-            const int lx = tx + (PY_T / 2) * i, ly = ty + (PY_T / 2) * j;
+            const int lx = 2 * tx + i, ly = 2 * ty + j;
             const int x = bx * PY_T + lx, y = by * PY_T + ly;
             float3 a = (float3)(0.0f), b = (float3)(0.0f);
             if (x < w && y < h) {
