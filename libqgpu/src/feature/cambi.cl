@@ -8,7 +8,8 @@
  *   cambi_mask      zero-derivative 7x7 count -> spatial mask (full size)
  *   per scale s (5):
  *     cambi_filter  2x decimation of the previous scale + 3x3 mode filter
- *     cambi_cvalues (GPUs) or cambi_cvalues_slide (CPUs, when its tile
+ *     cambi_cvalues (GPUs; cambi_cvalues8 at the coarse scales) or
+ *                   cambi_cvalues_slide (CPUs, when its tile
  *                   fits): window counts of the
  *                   2*ND+1 bins around each pixel's value, c-value, and the
  *                   first radix-select histogram (bits 30..16 of the float)
