@@ -25,14 +25,21 @@
 #include "feature.h"
 
 #define CAMBI_SCALES 5
-#define CAMBI_TILE 16       /* CT / MT in cambi.cl */
+#define CAMBI_TILE 16       /* MT in cambi.cl; cambi_cvalues' tile side */
+#define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
+#define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
+/* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
+ * this: those groups are few enough to run at once, so the launch lasts
+ * as long as one group (doc/metrics/cambi.md) */
+#define CAMBI_SMALL_GROUPS 1024
 #define CAMBI_SX 64         /* SX, SY, R of cambi_cvalues_slide */
 #define CAMBI_SY 32
 #define CAMBI_R 128
 #define CAMBI_H2_RUN 8      /* H2_RUN */
 #define CAMBI_SEL_WG 256
 #define CAMBI_SUM_WG 256
-#define CAMBI_SUM_GROUPS 16 /* sum work-groups per scale */
+#define CAMBI_SUM_GROUPS 16 /* partial sums per scale */
+#define CAMBI_SUM_SLICES 8  /* work-groups per partial sum */
 #define CAMBI_HIST1_BINS 32768
 #define CAMBI_HIST2_BINS 65536
 #define CAMBI_MIN_WH 216    /* libvmaf: refuses width AND height < 216 */
@@ -97,7 +104,7 @@ typedef struct CambiState {
     int npics;                /* 1, or 2 with full_ref */
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
-    cl_kernel k_prep, k_mask, k_filter, k_cvalues, k_slide, k_select, k_hist2, k_sum;
+    cl_kernel k_prep, k_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
         cl_mem imgs, mask, cval, hist1, hist2, state;
@@ -312,10 +319,11 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
     free(maps);
     if (err)
         return err;
-    /* per picture: 5 x (threshold bits, copies) then 5 x groups partial sums */
+    /* per picture: 5 x (threshold bits, copies) then 5 x slices x groups sums */
     return qgpu_results_reserve(f->ctx,
                                 sizeof(cl_uint) * 2 * CAMBI_SCALES +
-                                    sizeof(cl_long) * CAMBI_SCALES * CAMBI_SUM_GROUPS,
+                                    sizeof(cl_long) * CAMBI_SCALES * CAMBI_SUM_SLICES *
+                                        CAMBI_SUM_GROUPS,
                                 &p->res_off);
 }
 
@@ -450,6 +458,8 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues", &s->k_cvalues);
     if (!err)
+        err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues8", &s->k_cvalues8);
+    if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues_slide", &s->k_slide);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_select", &s->k_select);
@@ -561,7 +571,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
 
     /* 3. scales */
     int pad = p->window >> 1;
-    size_t rw = CAMBI_TILE + 2 * (size_t)pad;
     for (int i = 0; i < CAMBI_SCALES; i++) {
         global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
         global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
@@ -580,6 +589,11 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         if (err)
             return err;
 
+        /* direct counts by 16 x 16 tiles, or 8 x 8 where those are few */
+        const size_t tiles16 = qgpu_round_up(p->sw[i], CAMBI_TILE) / CAMBI_TILE *
+                               (qgpu_round_up(p->sh[i], CAMBI_TILE) / CAMBI_TILE);
+        const size_t ct = tiles16 < CAMBI_SMALL_GROUPS ? CAMBI_TILE_SMALL : CAMBI_TILE;
+        const size_t crw = ct + 2 * (size_t)pad;
         n = 0;
         args[n++] = qgpu_arg_mem("img_base", b->imgs);
         args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
@@ -596,7 +610,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             args[n++] = qgpu_arg_local("tile", tile * sizeof(cl_ushort));
             args[n++] = qgpu_arg_local("hist", (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort));
         } else {
-            args[n++] = qgpu_arg_local("tile", rw * rw * sizeof(cl_ushort));
+            args[n++] = qgpu_arg_local("tile", crw * crw * sizeof(cl_ushort));
         }
         args[n++] = qgpu_arg_mem("cval_base", b->cval);
         args[n++] = qgpu_arg_int("cval_off", p->cval_off[i]);
@@ -608,9 +622,15 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
                             (size_t)(p->sh[i] + CAMBI_SY - 1) / CAMBI_SY};
             err = qgpu_launch(f->ctx, slot, s->k_slide, "cambi: cambi_cvalues_slide", args, n, 2,
                               gc, lc);
-        } else {
+        } else if (ct == CAMBI_TILE) {
             err = qgpu_launch(f->ctx, slot, s->k_cvalues, "cambi: cambi_cvalues", args, n, 2,
                               global2, local2);
+        } else {
+            size_t lc[2] = {ct, CAMBI_CV_WG / ct};
+            size_t gc[2] = {qgpu_round_up(p->sw[i], ct),
+                            qgpu_round_up(p->sh[i], ct) / ct * (CAMBI_CV_WG / ct)};
+            err = qgpu_launch(f->ctx, slot, s->k_cvalues8, "cambi: cambi_cvalues8", args, n, 2,
+                              gc, lc);
         }
         if (err)
             return err;
@@ -656,12 +676,14 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     }
 
     static const char *const offset_names[CAMBI_SCALES + 1] = {"o0", "o1", "o2", "o3", "o4", "o5"};
-    size_t sum_local = CAMBI_SUM_WG, sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SCALES;
+    size_t sum_local = CAMBI_SUM_WG;
+    size_t sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SUM_SLICES * CAMBI_SCALES;
     n = 0;
     args[n++] = qgpu_arg_mem("cval", b->cval);
     for (int i = 0; i <= CAMBI_SCALES; i++)
         args[n++] = qgpu_arg_int(offset_names[i], p->cval_off[i]);
     args[n++] = qgpu_arg_int("groups_per_scale", CAMBI_SUM_GROUPS);
+    args[n++] = qgpu_arg_int("slices", CAMBI_SUM_SLICES);
     args[n++] = qgpu_arg_mem("state", b->state);
     args[n++] = qgpu_arg_mem("out", slot->results);
     args[n++] = qgpu_arg_int("out_off", res_i64);
@@ -691,8 +713,13 @@ static double cambi_pic_score(const CambiState *s, const CambiPic *p, const Qgpu
         cl_uint tbits = sel[2 * i];
         memcpy(&t, &tbits, sizeof(t));
         double sum = 0.0;
-        for (int g = 0; g < CAMBI_SUM_GROUPS; g++)
-            sum += (double)sums[i * CAMBI_SUM_GROUPS + g];
+        for (int g = 0; g < CAMBI_SUM_GROUPS; g++) {
+            /* partial g: its slices added as integers (exact), then in double */
+            cl_long part = 0;
+            for (int m = 0; m < CAMBI_SUM_SLICES; m++)
+                part += sums[(i * CAMBI_SUM_SLICES + m) * CAMBI_SUM_GROUPS + g];
+            sum += (double)part;
+        }
         /* fixed point (2^24) sums of the values above t, plus the copies of t */
         sum = sum / 16777216.0 + (double)sel[2 * i + 1] * (double)t;
         total += sum / (double)p->kth[i] * cambi_scale_weights[i];
@@ -725,6 +752,7 @@ static void cambi_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_mask);
     qgpu_kernel_release(&s->k_filter);
     qgpu_kernel_release(&s->k_cvalues);
+    qgpu_kernel_release(&s->k_cvalues8);
     qgpu_kernel_release(&s->k_slide);
     qgpu_kernel_release(&s->k_select);
     qgpu_kernel_release(&s->k_hist2);

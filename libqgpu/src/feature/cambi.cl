@@ -8,7 +8,8 @@
  *   cambi_mask      zero-derivative 7x7 count -> spatial mask (full size)
  *   per scale s (5):
  *     cambi_filter  2x decimation of the previous scale + 3x3 mode filter
- *     cambi_cvalues (GPUs) or cambi_cvalues_slide (CPUs, when its tile
+ *     cambi_cvalues (GPUs; cambi_cvalues8 at the coarse scales) or
+ *                   cambi_cvalues_slide (CPUs, when its tile
  *                   fits): window counts of the
  *                   2*ND+1 bins around each pixel's value, c-value, and the
  *                   first radix-select histogram (bits 30..16 of the float)
@@ -180,7 +181,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 
 /* ---- 4. c-values ---- */
 
-#define CT 16                    /* c-value tile */
+#define CV_WG 256                /* work-items of a c-value group */
 
 /* params: tvi[0..31] (highest 10-bit value where a step of d+1 is visible),
  * weights[32..63] (contrast weights).
@@ -192,7 +193,15 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * one per listed pixel, as large as the list allows (a power of two, at
  * most 32): lane l of a team counts window rows l, l + t, ..; the lanes'
  * packed counts are added through local memory. The counts are integers:
- * no value depends on the split. */
+ * no value depends on the split.
+ *
+ * A group of CV_WG work-items takes a tile of ct x ct pixels: ct = 16
+ * (cambi_cvalues), or ct = 8 (cambi_cvalues8: 64 pixels, so teams of at
+ * least 4 work-items) for the coarse scales. The window does not shrink
+ * with the scale, so a coarse scale's launch has few groups, each as long
+ * as a whole window counted by one work-item when all its 256 pixels need
+ * one; with 8 x 8 tiles it has four times the groups, each a quarter as
+ * long. */
 #if NW <= 4
 #define CV_TEAM_MAX 32
 #else
@@ -217,55 +226,63 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(CT, CT, 1)))
-void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
-                   __global const uchar *mask, int mask_w, int mask_shift,
-                   int pad, __constant int *params, int vlt,
-                   __local ushort *tile,
-                   __global float *cval_base, int cval_off,
-                   __global uint *hist_base, int hist_off)
+/* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
+ * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
+ * CV_TEAM_MAX is 1), both __local. */
+static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, int w, int h,
+                                      __global const uchar *mask, int mask_w, int mask_shift,
+                                      int pad, __constant int *params, int vlt,
+                                      __local ushort *tile, __local int *need,
+                                      __local int *nneed, __local ulong *part,
+                                      __global float *cval, __global uint *hist1)
 {
-    __local int need[CT * CT];      /* local ids of the pixels that need a window */
-    __local int nneed;
-#if CV_TEAM_MAX > 1
-    __local ulong part[CT * CT][NW]; /* each work-item's packed counts, then a team's sums */
-#endif
-    __global const ushort *img = img_base + img_off;
-    __global float *cval = cval_base + cval_off;
-    __global uint *hist1 = hist_base + hist_off;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * CT + lx;
-    int rw = CT + 2 * pad, n = 2 * pad + 1;
-    int x0 = get_group_id(0) * CT - pad, y0 = get_group_id(1) * CT - pad;
+    const int rows = CV_WG / ct; /* work-item rows of the group */
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
+    int rw = ct + 2 * pad, n = 2 * pad + 1;
+    int gx0 = get_group_id(0) * ct, gy0 = get_group_id(1) * ct;
+    int x0 = gx0 - pad, y0 = gy0 - pad;
     if (lid == 0)
-        nneed = 0;
-    for (int i = lid; i < rw * rw; i += CT * CT) {
-        int x = x0 + i % rw, y = y0 + i / rw;
-        ushort t = UNMASKED;
-        if (x >= 0 && x < w && y >= 0 && y < h &&
-            mask[(y << mask_shift) * mask_w + (x << mask_shift)])
-            t = img[y * w + x];
-        tile[i] = t;
+        *nneed = 0;
+    /* the tile by rows and columns (no division by rw per sample), each
+     * sample's mask and value read together at a clamped position and
+     * kept where the position is inside (the value was read only after
+     * its mask, and the next sample's reads waited for both) */
+    for (int ty = ly; ty < rw; ty += rows) {
+        int y = y0 + ty, yc = clamp(y, 0, h - 1);
+        __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
+        __global const ushort *irow = img + yc * w;
+        for (int tx = lx; tx < rw; tx += ct) {
+            int x = x0 + tx, xc = clamp(x, 0, w - 1);
+            uchar m = mrow[xc << mask_shift];
+            ushort v = irow[xc];
+            bool inside = x >= 0 && x < w && y >= 0 && y < h;
+            tile[ty * rw + tx] = inside && m ? v : UNMASKED;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* only a masked centre whose value passes the visibility tests for
+    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
+     * only a masked centre whose value passes the visibility tests for
      * some d needs its window counted; the others' c-value is 0 */
-    int x = get_global_id(0), y = get_global_id(1);
-    int v = tile[(ly + pad) * rw + lx + pad];
-    int any = 0;
+    if (lid < ct * ct) {
+        int qx = lid % ct, qy = lid / ct;
+        int x = gx0 + qx, y = gy0 + qy;
+        int v = tile[(qy + pad) * rw + qx + pad];
+        int any = 0;
 #pragma unroll
-    for (int d = 0; d < ND; d++)
-        any |= v <= params[d] && v + ND + d + 1 > vlt;
-    if (x < w && y < h) {
-        if (v != (int)UNMASKED && any)
-            need[atomic_inc(&nneed)] = lid;
-        else
-            cval[y * w + x] = 0.0f;
+        for (int d = 0; d < ND; d++)
+            any |= v <= params[d] && v + ND + d + 1 > vlt;
+        if (x < w && y < h) {
+            if (v != (int)UNMASKED && any)
+                need[atomic_inc(nneed)] = lid;
+            else
+                cval[y * w + x] = 0.0f;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int count = nneed, t = 1;
-    while (t < CV_TEAM_MAX && count * t * 2 <= CT * CT)
+    int count = *nneed, t = 1;
+    while (t < CV_TEAM_MAX && count * t * 2 <= CV_WG)
         t *= 2;
     int team = lid / t, lane = lid - team * t;
     int px = 0, py = 0, pv = 0;
@@ -275,15 +292,15 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
         acc[k] = 0;
     if (team < count) {
         int p = need[team];
-        px = p % CT;
-        py = p / CT;
+        px = p % ct;
+        py = p / ct;
         pv = tile[(py + pad) * rw + px + pad];
         cambi_count_rows(tile + py * rw + px, rw, lane, t, n, pv, acc);
     }
 #if CV_TEAM_MAX > 1
 #pragma unroll
     for (int k = 0; k < NW; k++)
-        part[lid][k] = acc[k];
+        part[lid * NW + k] = acc[k];
     barrier(CLK_LOCAL_MEM_FENCE);
     /* lane l adds counter word l (l + t, ..) of its team's lanes; a
      * window's counts fit the 16-bit fields, so the packed sums never
@@ -292,15 +309,15 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
         for (int k = lane; k < NW; k += t) {
             ulong sum = 0;
             for (int i = 0; i < t; i++)
-                sum += part[team * t + i][k];
-            part[team * t][k] = sum;
+                sum += part[(team * t + i) * NW + k];
+            part[team * t * NW + k] = sum;
         }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (team >= count || lane != 0)
         return;
 #pragma unroll
     for (int k = 0; k < NW; k++)
-        acc[k] = part[team * t][k];
+        acc[k] = part[team * t * NW + k];
 #else
     if (team >= count)
         return;
@@ -319,10 +336,52 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
         }
     }
 #undef CNT
-    int gx = get_group_id(0) * CT + px, gy = get_group_id(1) * CT + py;
+    int gx = gx0 + px, gy = gy0 + py;
     cval[gy * w + gx] = best;
     if (best > 0.0f)
         atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+}
+
+/* 16 x 16 pixels per group */
+__kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
+void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
+                   __global const uchar *mask, int mask_w, int mask_shift,
+                   int pad, __constant int *params, int vlt,
+                   __local ushort *tile,
+                   __global float *cval_base, int cval_off,
+                   __global uint *hist_base, int hist_off)
+{
+    __local int need[CV_WG];          /* local ids of the pixels that need a window */
+    __local int nneed;
+#if CV_TEAM_MAX > 1
+    __local ulong part[CV_WG * NW];   /* each work-item's packed counts, then a team's sums */
+#else
+    __local ulong *part = 0;
+#endif
+    cambi_cvalues_tile(16, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
+                       vlt, tile, need, &nneed, part, cval_base + cval_off,
+                       hist_base + hist_off);
+}
+
+/* 8 x 8 pixels per group: the coarse scales */
+__kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
+void cambi_cvalues8(__global const ushort *img_base, int img_off, int w, int h,
+                    __global const uchar *mask, int mask_w, int mask_shift,
+                    int pad, __constant int *params, int vlt,
+                    __local ushort *tile,
+                    __global float *cval_base, int cval_off,
+                    __global uint *hist_base, int hist_off)
+{
+    __local int need[CV_WG];
+    __local int nneed;
+#if CV_TEAM_MAX > 1
+    __local ulong part[CV_WG * NW];
+#else
+    __local ulong *part = 0;
+#endif
+    cambi_cvalues_tile(8, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
+                       vlt, tile, need, &nneed, part, cval_base + cval_off,
+                       hist_base + hist_off);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
@@ -521,9 +580,19 @@ void cambi_select(__global uint *hist, int nbins, int pass,
     uint k = pass == 1 ? kvals[k_off + s] : st[1];
     int skip = pass == 2 && st[2];
 
+    /* the chunk's counts 16 at a time, the 16 loads issued before they
+     * are added (chunk: 128 or 256, a multiple of 16); integers, so the
+     * order of the additions does not matter */
     uint sum = 0;
-    for (int e = 0; e < chunk; e++)
-        sum += hs[e * SEL_WG + c];
+    for (int e = 0; e < chunk; e += 16) {
+        uint v[16];
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            v[k] = hs[(e + k) * SEL_WG + c];
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            sum += v[k];
+    }
     sums[lid] = sum;
     if (lid == 0)
         cross = -1;
@@ -606,22 +675,42 @@ __kernel void cambi_hist2(__global const float *cval, int total,
 
 #define SUM_WG 256
 
-/* groups_per_scale groups per scale; each writes one fixed-point sum
- * (value * 2^24, exact for every non-zero c-value, which is >= 0.5) of
- * the values strictly above the threshold. */
+/* groups_per_scale partial sums per scale, each a fixed-point sum (value
+ * * 2^24, exact for every non-zero c-value, which is >= 0.5) of the values
+ * strictly above the threshold at indices lo + gi * SUM_WG + [0, SUM_WG)
+ * + k * groups_per_scale * SUM_WG. Each partial is computed in slices
+ * parts by as many groups (group (s, m, gi): the k = m mod slices), which
+ * write out[out_off + (s * slices + m) * groups_per_scale + gi]; the host
+ * adds a partial's slices as integers, so the partials are the same for
+ * any number of slices (one group per partial left most of the device
+ * idle). */
 __kernel __attribute__((reqd_work_group_size(SUM_WG, 1, 1)))
 void cambi_sum(__global const float *cval, int o0, int o1, int o2, int o3, int o4, int o5,
-               int groups_per_scale, __global const uint *state,
+               int groups_per_scale, int slices, __global const uint *state,
                __global long *out, int out_off)
 {
     __local long part[SUM_WG];
     int g = get_group_id(0), lid = get_local_id(0);
-    int s = g / groups_per_scale, gi = g % groups_per_scale;
+    int s = g / (groups_per_scale * slices), r = g % (groups_per_scale * slices);
+    int m = r / groups_per_scale, gi = r % groups_per_scale;
     int lo = s == 0 ? o0 : s == 1 ? o1 : s == 2 ? o2 : s == 3 ? o3 : o4;
     int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : s == 3 ? o4 : o5;
     uint t = state[s * 4 + 3];
     long acc = 0;
-    for (int i = lo + gi * SUM_WG + lid; i < hi; i += groups_per_scale * SUM_WG) {
+    /* 8 values loaded before any is tested (each test once waited for its
+     * value before the next load was issued); integer sums, any order */
+    const int stride = groups_per_scale * SUM_WG * slices;
+    int i = lo + gi * SUM_WG + lid + m * groups_per_scale * SUM_WG;
+    for (; i + 7 * stride < hi; i += 8 * stride) {
+        float c[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            c[k] = cval[i + k * stride];
+#pragma unroll
+        for (int k = 0; k < 8; k++)
+            acc += as_uint(c[k]) > t ? convert_long(c[k] * 16777216.0f) : 0;
+    }
+    for (; i < hi; i += stride) {
         float c = cval[i];
         if (as_uint(c) > t)
             acc += convert_long(c * 16777216.0f);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "feature.h"
@@ -20,7 +21,7 @@
 #define SS2_SUMS 108     /* 6 scales x 3 channels x 6 sums */
 /* as in ssimulacra2.cl */
 #define HB_ROWS 32
-#define HB_MAXR 8
+#define SS2_MAXR 8       /* largest recursion radius the kernels are built for */
 #define VB_COLS 32
 #define RD_WG 64
 #define PY_T 32
@@ -196,7 +197,7 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED, "ssimulacra2: %dx%d is too large",
                           fmt->width, fmt->height);
     ss2_make_iir(s, 1.5);
-    if (s->radius > HB_MAXR)
+    if (s->radius > SS2_MAXR)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED, "ssimulacra2: IIR radius %d too large",
                           s->radius);
     ss2_make_yuv(s, fmt->bitdepth);
@@ -204,13 +205,16 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = qgpu_output_register(f, 0, &s->score_id)))
         return err;
 
-    /* -cl-fp32-correctly-rounded-divide-sqrt where the device has it, else
+    /* the recursion's radius as a constant of the program (SS2_N); and
+     * -cl-fp32-correctly-rounded-divide-sqrt where the device has it, else
      * the kernel corrects its quotients with fma remainders */
     cl_device_fp_config fp = 0;
     clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
-    const char *opts = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-                           ? "-cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
-                           : NULL;
+    char opts[96];
+    snprintf(opts, sizeof(opts), "-DSS2_N=%d%s", s->radius,
+             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+                 ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
+                 : "");
     err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ss2_pyramid", &s->k_pyramid);
@@ -296,7 +300,6 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("xyb2", b->xyb2),
             qgpu_arg_mem("geom", s->geom_buf),
             qgpu_arg_int("scales", s->scales),
-            qgpu_arg_int("radius", s->radius),
             qgpu_arg_value("n2v", sizeof(n2), &n2),
             qgpu_arg_value("d1v", sizeof(d1), &d1),
             qgpu_arg_mem("hbuf", b->hbuf),
@@ -317,7 +320,6 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("xyb2", b->xyb2),
             qgpu_arg_mem("geom", s->geom_buf),
             qgpu_arg_int("scales", s->scales),
-            qgpu_arg_int("radius", s->radius),
             qgpu_arg_value("n2v", sizeof(n2), &n2),
             qgpu_arg_value("d1v", sizeof(d1), &d1),
             qgpu_arg_mem("partials", b->partials),

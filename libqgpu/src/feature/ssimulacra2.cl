@@ -81,8 +81,11 @@ static inline float ss2_cbrt(float x)
 }
 
 /* sRGB EOTF: 1024-entry table of the exact curve (rounded to float) with
- * linear interpolation, as the fork does. */
-static inline float ss2_eotf(float x, __constant const float *lut)
+ * linear interpolation, as the fork does. The table is in __global memory,
+ * not __constant: neighbouring pixels read different entries, and NVIDIA's
+ * constant cache serves a warp's different addresses one after another
+ * (the pyramid's 12 table reads a pixel were ld.const in the PTX). */
+static inline float ss2_eotf(float x, __global const float *lut)
 {
     if (x <= 0.0f)
         return 0.0f;
@@ -97,13 +100,18 @@ static inline float ss2_eotf(float x, __constant const float *lut)
     return a + t;
 }
 
+#define SS2_BIAS 0.0037930732552754493f /* the opsin bias */
+
 /* Linear RGB -> XYB with MakePositiveXYB (libjxl opsin_params.h; the fork's
- * linear_rgb_to_xyb). Operation order as in the reference. */
-static inline float3 ss2_xyb(float r, float g, float b)
+ * linear_rgb_to_xyb). Operation order as in the reference. cbias is
+ * ss2_cbrt(SS2_BIAS), computed once by the caller: the compiler does not
+ * fold the correctly rounded divisions of a constant, and each XYB
+ * conversion computed it again (2 of its 8 divisions). */
+static inline float3 ss2_xyb(float r, float g, float b, float cbias)
 {
     const float m00 = 0.30f, m02 = 0.078f, m10 = 0.23f, m12 = 0.078f;
     const float m20 = 0.24342268924547819f, m21 = 0.20476744424496821f;
-    const float bias = 0.0037930732552754493f;
+    const float bias = SS2_BIAS;
     const float m01 = 1.0f - m00 - m02; /* folded exactly by the compiler (IEEE single) */
     const float m11 = 1.0f - m10 - m12;
     const float m22 = 1.0f - m20 - m21;
@@ -114,7 +122,6 @@ static inline float3 ss2_xyb(float r, float g, float b)
     l = fmax(l, 0.0f);
     m = fmax(m, 0.0f);
     s = fmax(s, 0.0f);
-    const float cbias = ss2_cbrt(bias);
     float L = ss2_cbrt(l) - cbias;
     float M = ss2_cbrt(m) - cbias;
     float S = ss2_cbrt(s) - cbias;
@@ -153,7 +160,7 @@ static inline int chroma_index(int x, int pw, int lw)
 
 static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int w, int cw,
                                    int ch, int h, ulong off0, ulong off1, ulong off2, int bps,
-                                   const Ss2Yuv *k, __constant const float *lut)
+                                   const Ss2Yuv *k, __global const float *lut)
 {
     int sx = chroma_index(x, cw, w), sy = chroma_index(y, ch, h);
     float Y = MUL(load_sample(pic, off0 + (ulong)y * w + x, bps), k->inv_peak);
@@ -206,7 +213,7 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
                  int cw, int ch, ulong off0, ulong off1, ulong off2,
                  float inv_peak, float y_off, float y_scale, float c_scale,
                  float cr_r, float cb_g, float cr_g, float cb_b,
-                 __constant const float *lut, __constant const int *geom, int scales,
+                 __global const float *lut, __constant const int *geom, int scales,
                  __global float *xyb1, __global float *xyb2)
 {
     __local float lin[2][3][PY_T][PY_T + 1];
@@ -214,6 +221,7 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
     const int bx = get_group_id(0), by = get_group_id(1);
     const int w = geom[G_W], h = geom[G_H];
     Ss2Yuv k = {inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b};
+    const float cbias = ss2_cbrt(SS2_BIAS);
 
     /* scale 0: 2x2 pixels per work-item */
     for (int j = 0; j < 2; j++)
@@ -225,7 +233,7 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
                 a = yuv_to_linear(ref, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
                 b = yuv_to_linear(dist, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
                 const size_t n = (size_t)w * h, o = (size_t)y * w + x;
-                float3 p = ss2_xyb(a.x, a.y, a.z), q = ss2_xyb(b.x, b.y, b.z);
+                float3 p = ss2_xyb(a.x, a.y, a.z, cbias), q = ss2_xyb(b.x, b.y, b.z, cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
             }
@@ -263,8 +271,8 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
             if (inside) {
                 const size_t n = (size_t)ow * oh, o = (size_t)geom[s * SS2_G + G_OFF] +
                                                       (size_t)y * ow + x;
-                float3 p = ss2_xyb(v[0][0], v[0][1], v[0][2]);
-                float3 q = ss2_xyb(v[1][0], v[1][1], v[1][2]);
+                float3 p = ss2_xyb(v[0][0], v[0][1], v[0][2], cbias);
+                float3 q = ss2_xyb(v[1][0], v[1][1], v[1][2], cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
             }
@@ -292,10 +300,16 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
     return (o0 + o1) + o2;
 }
 
+/* SS2_N: the recursion's radius N (5 for the reference's sigma 1.5), set
+ * by the host as a build option, so that the windows' lengths, the tiles
+ * and the loops over them are known to the compiler (no load or store
+ * checks a window length at run time) */
+#ifndef SS2_N
+#error "ssimulacra2.cl is built with -DSS2_N=<radius>"
+#endif
 #define HB_ROWS 32   /* rows per work-group */
 #define HB_T 32      /* output columns per tile */
-#define HB_MAXR 8    /* largest radius the tiles allow */
-#define HB_IN (HB_T + 2 * HB_MAXR)
+#define HB_IN (HB_T + 2 * SS2_N)   /* window columns of a chunk */
 #if HB_T != HB_ROWS
 #error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
 #endif
@@ -316,16 +330,30 @@ typedef struct HbFetch {
 
 /* work-item (r, q): columns r, r + HB_ROWS, .. of rows q, q + 5, .. of the
  * window starting at column ws (no run-time divisions: that index
- * arithmetic, not the recursion, was once most of the pass's time) */
+ * arithmetic, not the recursion, was once most of the pass's time). A
+ * window inside the row (every chunk but the first and the last) is read
+ * through row pointers stepped by 5 rows, without column checks. */
 static inline void hb_fetch(HbFetch *f, __global const float *in1, __global const float *in2,
-                            int r, int q, int y0, int ws, int win, int w, int h)
+                            int r, int q, int y0, int ws, int w, int h)
 {
+    if (ws >= 0 && ws + HB_IN <= w) {
+        const int i0 = (y0 + q) * w + ws + r; /* < 2^31: see vb_fetch */
+        __global const float *a = in1 + i0, *b = in2 + i0;
+        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w)
+            for (int m = 0; m < HB_CPI; m++) {
+                const int rr = q + 5 * k, j = r + HB_ROWS * m;
+                const bool inside = rr < HB_ROWS && j < HB_IN && y0 + rr < h;
+                f->v1[k][m] = inside ? a[HB_ROWS * m] : 0.0f;
+                f->v2[k][m] = inside ? b[HB_ROWS * m] : 0.0f;
+            }
+        return;
+    }
     for (int k = 0; k < HB_RPI; k++)
         for (int m = 0; m < HB_CPI; m++) {
             const int rr = q + 5 * k, j = r + HB_ROWS * m;
             const int y = y0 + rr, x = ws + j;
-            const bool inside = rr < HB_ROWS && j < win && x >= 0 && x < w && y < h;
-            const int i = inside ? y * w + x : 0; /* < 2^31: see vb_fetch */
+            const bool inside = rr < HB_ROWS && j < HB_IN && x >= 0 && x < w && y < h;
+            const int i = inside ? y * w + x : 0;
             f->v1[k][m] = inside ? in1[i] : 0.0f;
             f->v2[k][m] = inside ? in2[i] : 0.0f;
         }
@@ -347,7 +375,7 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * each work-item issues per chunk are its time.) */
 __kernel __attribute__((reqd_work_group_size(HB_ROWS, 5, 1)))
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
-               __constant const int *geom, int scales, int radius, float4 n2v, float4 d1v,
+               __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
 {
     __local float tq[5][HB_IN][HB_ROWS + 1];
@@ -361,19 +389,19 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *in2 = xyb2 + gm[G_OFF] + c * plane;
     __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)y0 * w;
-    const int N = radius, win = HB_T + 2 * N;
+    const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
     HbFetch f;
 
     /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1 */
-    hb_fetch(&f, in1, in2, r, q, y0, -2 * N, win, w, h);
+    hb_fetch(&f, in1, in2, r, q, y0, -2 * N, w, h);
     for (int base = -N + 1; base < w; base += HB_T) {
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < HB_RPI; k++)
             for (int m = 0; m < HB_CPI; m++) {
                 const int rr = q + 5 * k, j = r + HB_ROWS * m;
-                if (rr < HB_ROWS && j < win) {
+                if (rr < HB_ROWS && j < HB_IN) {
                     const float a = f.v1[k][m], b = f.v2[k][m];
                     tq[0][j][rr] = a;
                     tq[1][j][rr] = b;
@@ -384,7 +412,7 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
             }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
-            hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, win, w, h);
+            hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
         for (int t = 0; t < HB_T; t++) {
             const float sum = tq[q][t][r] + tq[q][t + 2 * N][r];
             tq[q][t][r] = iir_step(&st, sum, n2, d1);
@@ -465,8 +493,10 @@ static inline float2 ff_sq2(float2 x)
  * float-float; sums of d, d^4, art, art^4, det, det^4 per work-item, then
  * per work-group into partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
 #define VB_COLS 32
-#define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower;
-                   * 32 would hold 62 floats a work-item in the prefetch registers */
+#define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower.
+                   * It also decides which work-item sums which pixel's map
+                   * values, so it fixes the order of the float-float sums: 32
+                   * (5% faster on the H200) moved scores by ~1e-15 */
 #define VB_WG (VB_COLS * 5)
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
@@ -493,16 +523,20 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
     float2 num = ff_two_sum(ed2, -ed1);
     float2 den = ff_two_sum(1.0f, ed1);
     float2 e = ff_div(num, den);
-    if (e.x > 0.0f) {
-        acc[2] = ff_add(acc[2], e);
-        acc[3] = ff_add(acc[3], ff_sq2(e));
-    } else if (e.x < 0.0f) {
-        acc[4] = ff_add(acc[4], -e);
-        acc[5] = ff_add(acc[5], ff_sq2(e));
-    }
+    /* art (e > 0) and det (e < 0) take the same two additions, into
+     * different sums: the sums are selected, not branched to, so a warp
+     * whose pixels have both signs runs the additions once, not each side
+     * in turn (ff_sq2(e) is the same for -e; e = 0 or NaN adds to neither) */
+    const bool pos = e.x > 0.0f, neg = e.x < 0.0f;
+    float2 s1 = ff_add(pos ? acc[2] : acc[4], pos ? e : -e);
+    float2 s4 = ff_add(pos ? acc[3] : acc[5], ff_sq2(e));
+    acc[2] = pos ? s1 : acc[2];
+    acc[3] = pos ? s4 : acc[3];
+    acc[4] = neg ? s1 : acc[4];
+    acc[5] = neg ? s4 : acc[5];
 }
 
-#define VB_IN (VB_T + 2 * HB_MAXR)                 /* window rows, at most */
+#define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
 #define VB_MPI ((VB_T * VB_COLS + VB_WG - 1) / VB_WG) /* map pixels per work-item */
 
 /* One chunk's loads, issued together (see HbFetch): work-item (col, q)'s
@@ -515,17 +549,26 @@ typedef struct VbFetch {
 
 static inline void vb_fetch(VbFetch *f, __global const float *hin, __global const float *p1,
                             __global const float *p2, int col, int q, int lid, int x0,
-                            int base, int N, int win, int w, int h)
+                            int base, int w, int h)
 {
-    const int x = x0 + col, ws = base - N - 1;
-    /* int indices, the row's stepped by w: a plane holds < 2^31 samples
-     * (ss2_init), and 64-bit products per load were a fifth of the pass's
-     * instructions */
-    int i = ws * w + x;
-    for (int rr = 0; rr < VB_IN; rr++, i += w) {
-        const int y = ws + rr;
-        const bool inside = rr < win && y >= 0 && y < h && x < w;
-        f->v[rr] = inside ? hin[i] : 0.0f;
+    const int x = x0 + col, ws = base - SS2_N - 1;
+    if (ws >= 0 && ws + VB_IN <= h) {
+        /* the window inside the picture (every chunk but the first and
+         * the last): a pointer stepped by w, no row checks (each load
+         * was ~10 instructions of index arithmetic and checks) */
+        __global const float *p = hin + (ws * w + min(x, w - 1));
+        for (int rr = 0; rr < VB_IN; rr++, p += w)
+            f->v[rr] = x < w ? *p : 0.0f;
+    } else {
+        /* int indices, the row's stepped by w: a plane holds < 2^31
+         * samples (ss2_init), and 64-bit products per load were a fifth
+         * of the pass's instructions */
+        int i = ws * w + x;
+        for (int rr = 0; rr < VB_IN; rr++, i += w) {
+            const int y = ws + rr;
+            const bool inside = y >= 0 && y < h && x < w;
+            f->v[rr] = inside ? hin[i] : 0.0f;
+        }
     }
     for (int k = 0; k < VB_MPI; k++) {
         const int idx = lid + k * VB_WG;
@@ -541,7 +584,7 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, __global cons
 __kernel __attribute__((reqd_work_group_size(VB_COLS, 5, 1)))
 void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
-                    int radius, float4 n2v, float4 d1v, __global float2 *partials)
+                    float4 n2v, float4 d1v, __global float2 *partials)
 {
     /* the final reduction reuses the input tiles' memory */
     __local union {
@@ -555,7 +598,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const int w = gm[G_W], h = gm[G_H], g = get_group_id(0) - gm[G_VG0];
     const int x0 = g * VB_COLS, c = get_group_id(2);
     const size_t plane = (size_t)w * h;
-    const int N = radius, win = VB_T + 2 * N;
+    const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     __global const float *p1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *p2 = xyb2 + gm[G_OFF] + c * plane;
@@ -568,20 +611,19 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
 
     /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
      * the next chunk's loads are in flight while this one is computed */
-    vb_fetch(&f, hin, p1, p2, col, q, lid, x0, -N + 1, N, win, w, h);
+    vb_fetch(&f, hin, p1, p2, col, q, lid, x0, -N + 1, w, h);
     for (int base = -N + 1; base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int rr = 0; rr < VB_IN; rr++)
-            if (rr < win)
-                lm.tin[q][rr][col] = f.v[rr];
+            lm.tin[q][rr][col] = f.v[rr];
         for (int k = 0; k < VB_MPI; k++) {
             x1[k] = f.x1[k];
             x2[k] = f.x2[k];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
-            vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, N, win, w, h);
+            vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, w, h);
         /* the output of step t goes over the sample it has read (later
          * steps read t' and t' + 2N > t): no output tile */
         for (int t = 0; t < VB_T; t++)
