@@ -681,6 +681,18 @@ int decoder_open_session(const Decoder *proto, int on_cpu, int threads, int ring
     return 0;
 }
 
+/* The window [start, end) of the stream's time base, its frames counted
+ * from first. */
+static void set_window(Decoder *d, int64_t start, int64_t end, unsigned first)
+{
+    d->frames = first;
+    d->windowed = 1;
+    d->window_done = 0;
+    d->win_start = start;
+    d->win_end = end;
+    d->win_first = AV_NOPTS_VALUE;
+}
+
 int decoder_seek_window(Decoder *d, int64_t start, int64_t end, unsigned first, char *err,
                         size_t err_len)
 {
@@ -691,13 +703,9 @@ int decoder_seek_window(Decoder *d, int64_t start, int64_t end, unsigned first, 
         to = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
     if ((ret = seek_and_flush(d, to, "cannot seek to a key frame", err, err_len)) < 0)
         return ret;
-    d->frames = d->packets = first;
+    d->packets = first;
     d->in_a_row = 0;
-    d->windowed = 1;
-    d->window_done = 0;
-    d->win_start = start;
-    d->win_end = end;
-    d->win_first = AV_NOPTS_VALUE;
+    set_window(d, start, end, first);
     return 0;
 }
 
@@ -718,12 +726,7 @@ int decoder_window_follow(Decoder *d, int64_t start, int64_t end, unsigned first
     int next = d->windowed && d->window_done && d->held->buf[0] && d->held->pts == start;
     if (!fresh && !next)
         return 0;
-    d->frames = first;
-    d->windowed = 1;
-    d->window_done = 0;
-    d->win_start = start;
-    d->win_end = end;
-    d->win_first = AV_NOPTS_VALUE;
+    set_window(d, start, end, first);
     return 1;
 }
 
