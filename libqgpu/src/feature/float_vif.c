@@ -63,7 +63,8 @@ typedef struct FloatVifState {
     double min_val[4]; /* [1..3] used */
     bool skip_scale0;
     /* state */
-    cl_kernel k_convert, k_stat, k_dec, k_rowsum;
+    cl_kernel k_convert, k_rowsum;
+    cl_kernel k_stat[4], k_dec[4]; /* per scale (the kernel of its filter width); k_dec[0] unused */
     cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale: ref, dis (float) */
     cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
     cl_mem poly;       /* log2 polynomial */
@@ -183,8 +184,6 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
         return err;
     if ((err = qgpu_kernel_create(ctx, prog, "fvif_convert", &s->k_convert)) ||
-        (err = qgpu_kernel_create(ctx, prog, "fvif_stat", &s->k_stat)) ||
-        (err = qgpu_kernel_create(ctx, prog, "fvif_dec", &s->k_dec)) ||
         (err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))
         return err;
 
@@ -204,6 +203,15 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->fw[i] = fvif_filter(coef, i, (float)s->kernelscale);
         if ((err = qgpu_buffer_upload(ctx, sizeof(coef), coef, &s->filt[i],
                                       "float_vif: filter")))
+            return err;
+        /* one kernel per filter width (float_vif.cl): fvif_stat17 ...
+         * fvif_stat3, fvif_dec9 ... fvif_dec3 */
+        char name[32];
+        snprintf(name, sizeof(name), "fvif_stat%d", s->fw[i]);
+        if ((err = qgpu_kernel_create(ctx, prog, name, &s->k_stat[i])))
+            return err;
+        snprintf(name, sizeof(name), "fvif_dec%d", s->fw[i]);
+        if (i && (err = qgpu_kernel_create(ctx, prog, name, &s->k_dec[i])))
             return err;
     }
     for (int i = 0; i < qgpu_lanes(ctx); i++)
@@ -256,13 +264,12 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
                 qgpu_arg_int("sw", s->w[i - 1]),
                 qgpu_arg_int("sh", s->h[i - 1]),
                 qgpu_arg_mem("filt", s->filt[i]),
-                qgpu_arg_int("fw", s->fw[i]),
                 qgpu_arg_mem("dst_ref", img[i][0]),
                 qgpu_arg_mem("dst_dis", img[i][1]),
                 qgpu_arg_int("dw", w),
                 qgpu_arg_int("dh", h),
             };
-            if ((err = qgpu_launch(f->ctx, slot, s->k_dec, what_dec[i], args,
+            if ((err = qgpu_launch(f->ctx, slot, s->k_dec[i], what_dec[i], args,
                                    QGPU_ARRAY_SIZE(args), 2, global, local)))
                 return err;
         }
@@ -276,7 +283,6 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("w", w),
             qgpu_arg_int("h", h),
             qgpu_arg_mem("filt", s->filt[i]),
-            qgpu_arg_int("fw", s->fw[i]),
             qgpu_arg_float("egl", (cl_float)s->egl),
             qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
             qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
@@ -284,7 +290,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("terms", terms),
             qgpu_arg_int("toff", (cl_int)s->toff[i]),
         };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_stat, what_stat[i], args,
+        if ((err = qgpu_launch(f->ctx, slot, s->k_stat[i], what_stat[i], args,
                                QGPU_ARRAY_SIZE(args), 2, global, local)))
             return err;
     }
@@ -362,11 +368,12 @@ static void float_vif_uninit(QgpuFeature *f)
 {
     FloatVifState *s = f->priv;
     qgpu_kernel_release(&s->k_convert);
-    qgpu_kernel_release(&s->k_stat);
-    qgpu_kernel_release(&s->k_dec);
     qgpu_kernel_release(&s->k_rowsum);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+        qgpu_kernel_release(&s->k_stat[i]);
+        qgpu_kernel_release(&s->k_dec[i]);
         qgpu_buffer_release(&s->filt[i]);
+    }
     for (int k = 0; k < QGPU_MAX_LANES * 8; k++)
         qgpu_buffer_release(&s->img[k / 8][k / 2 % 4][k % 2]);
     for (int i = 0; i < QGPU_MAX_LANES; i++)
