@@ -102,7 +102,7 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
  * memory for both pictures. */
 #define DIN (2 * T + 7)
 
-static inline void lpf_tile(__local const float *la, __local const float *lb, int sw, int sh,
+static inline __attribute__((always_inline)) void lpf_tile(__local const float *la, __local const float *lb, int sw, int sh,
                      __global float *dref, __global float *ddis, int dst_off)
 {
     int tx = get_local_id(0), ty = get_local_id(1);
@@ -110,8 +110,10 @@ static inline void lpf_tile(__local const float *la, __local const float *lb, in
     if (x >= sw || y >= sh)
         return;
     acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
+#pragma unroll
     for (int v = 0; v < 9; v++) {
         int base = (2 * ty + v) * DIN + 2 * tx;
+#pragma unroll
         for (int u = 0; u < 9; u++) {
             float kk = LPF9[v * 9 + u];
             float pa = la[base + u] * kk;
@@ -166,7 +168,7 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
  * horizontal 11-tap sums of the five into hb (NIN rows x T columns each),
  * then the vertical sums per output pixel, then l, c, s. Writes the
  * work-group's sums of l*c*s, l, c, s to out[0..3]. */
-static inline void ssim_tile(__local const float *lx, __local const float *ly, __local float *hb,
+static inline __attribute__((always_inline)) void ssim_tile(__local const float *lx, __local const float *ly, __local float *hb,
                       __local float *red, int ow, int oh, int ox0, int oy0,
                       __global float *out)
 {
@@ -180,6 +182,7 @@ static inline void ssim_tile(__local const float *lx, __local const float *ly, _
         int r = i / T, c = i - r * T;
         acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
         acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+#pragma unroll
         for (int u = 0; u < 11; u++) {
             float g = G11[u];
             float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
@@ -203,6 +206,7 @@ static inline void ssim_tile(__local const float *lx, __local const float *ly, _
     if (ox0 + tx < ow && oy0 + ty < oh) {
         acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
         acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+#pragma unroll
         for (int v = 0; v < 11; v++) {
             float g = G11[v];
             int i = (ty + v) * T + tx;
