@@ -21,7 +21,7 @@
 
 #include "feature.h"
 
-#define FADM_RL 64       /* work-items per row in fadm_rows */
+#define FADM_RL 256      /* work-items per row in fadm_rows */
 #define FADM_MIN_SIZE 32 /* scale 3 bands need >= 2 samples for their mirrors */
 
 #ifndef M_PI

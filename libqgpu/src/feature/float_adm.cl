@@ -160,45 +160,69 @@ static inline float fadm_pterm(float x, int p3, float p)
     return p3 ? x * x * x : pow(x, p);
 }
 
-/* adm_cm_s threshold at (i, j) from the masking planes m (unweighted) */
-static inline float fadm_thr(__global const float *bands, int mplane, int ps, int w, int h,
-                             int i, int j, float rf0, float rf1, float rf2, float c30h,
-                             float c30l, float c15h, float c15l)
+/* The masking neighbourhood's values of one chunk of a row, staged:
+ * mc[dy][t] = float(c * FLOAT_ONE_BY_30) of the sample c = |rf m| at row
+ * i - 1 + dy (mirrored) and column j0 - 1 + t (mirrored) of plane m.
+ * Each sample's product is the same whichever neighbour it is taken for,
+ * so it is formed once here instead of nine times in the threshold. */
+#ifndef FADM_RL
+#define FADM_RL 256
+#endif
+#define FADM_MW (FADM_RL + 2)
+
+static inline void fadm_stage(__global const float *m, int w, int h, int i, int j0,
+                              float rf, float c30h, float c30l, __local float (*mc)[FADM_MW])
+{
+    int y[3] = {mirror_skip_start_edge(i - 1, h), i, mirror_skip_start_edge(i + 1, h)};
+    for (int t = get_local_id(0); t < FADM_MW; t += FADM_RL) {
+        int x = mirror_skip_start_edge(j0 - 1 + t, w);
+#pragma unroll
+        for (int dy = 0; dy < 3; dy++)
+            mc[dy][t] = fadm_mul_d(fabs(rf * m[y[dy] * w + x]), c30h, c30l);
+    }
+}
+
+/* adm_cm_s threshold at (i, j) of a chunk starting at j0: the neighbours'
+ * staged products (mc[b]: band b of the masking planes) added in libvmaf's
+ * order, the centre c = |rf m(i, j)| added in double */
+static inline float fadm_thr(__global const float *bands, int mplane, int ps, int w, int i,
+                             int j, int j0, float rf0, float rf1, float rf2, float c15h,
+                             float c15l, __local float (*mc)[3][FADM_MW])
 {
     float thr = 0.0f;
-    int y[3] = {mirror_skip_start_edge(i - 1, h), i, mirror_skip_start_edge(i + 1, h)};
-    int x[3] = {mirror_skip_start_edge(j - 1, w), j, mirror_skip_start_edge(j + 1, w)};
+    int t = j - j0;
+#pragma unroll
     for (int b = 0; b < 3; b++) {
         __global const float *m = bands + (mplane + b) * ps;
         float rf = b == 0 ? rf0 : (b == 1 ? rf1 : rf2);
         float sum = 0.0f;
+#pragma unroll
         for (int dy = 0; dy < 3; dy++)
+#pragma unroll
             for (int dx = 0; dx < 3; dx++) {
-                float c = fabs(rf * m[y[dy] * w + x[dx]]);
                 if (dy == 1 && dx == 1)
-                    sum = fadm_add_mul_d(sum, c, c15h, c15l);
+                    sum = fadm_add_mul_d(sum, fabs(rf * m[i * w + j]), c15h, c15l);
                 else
-                    sum += fadm_mul_d(c, c30h, c30l);
+                    sum += mc[b][dy][t + dx];
             }
         thr += sum;
     }
     return thr;
 }
 
-/* One work-group per row of the scored region (FADM_RL work-items): each
- * work-item computes the 9 terms of one sample of a chunk of FADM_RL
- * columns into __local, then work-items 0..8 add the chunk's terms left to
- * right to the row's nine float sums (libvmaf's accum_inner order).
+/* One work-group per row of the scored region (FADM_RL work-items),
+ * walking it in chunks of FADM_RL columns: the chunk's masking values are
+ * staged (fadm_stage), each work-item computes the 9 terms of one sample
+ * into __local, then work-items 0..8 add the chunk's terms left to right
+ * to the row's nine float sums (libvmaf's accum_inner order).
  * cst: rf0 rf1 rf2 p c30h c30l c15h c15l */
-#ifndef FADM_RL
-#define FADM_RL 64
-#endif
 __kernel __attribute__((reqd_work_group_size(FADM_RL, 1, 1)))
 void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int top, int right,
                int bottom, float8 cst, int p3, int bypass, int do_aim,
                __global float *results, int index)
 {
     __local float terms[9][FADM_RL + 1]; /* + 1: the nine readers in nine banks */
+    __local float mc[2][3][3][FADM_MW];  /* [a planes, r planes][band][dy][column] */
     int lid = get_local_id(0);
     int r = get_group_id(1);
     int i = top + r;
@@ -206,30 +230,45 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
     float p = cst.s3;
     float acc = 0.0f;
     for (int j0 = left; j0 < right; j0 += FADM_RL) {
+        if (!bypass) {
+#pragma unroll
+            for (int b = 0; b < 3; b++) {
+                fadm_stage(bands + (6 + b) * ps, w, h, i, j0, rf[b], cst.s4, cst.s5,
+                           mc[0][b]);
+                if (do_aim)
+                    fadm_stage(bands + (3 + b) * ps, w, h, i, j0, rf[b], cst.s4, cst.s5,
+                               mc[1][b]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
         int j = j0 + lid;
         if (j < right) {
             int q = i * w + j;
+#pragma unroll
             for (int b = 0; b < 3; b++) {
                 float v = fabs(rf[b] * bands[b * ps + q]);
                 terms[b][lid] = fadm_pterm(v, p3, p);
             }
             float thr = 0.0f;
             if (!bypass)
-                thr = fadm_thr(bands, 6, ps, w, h, i, j, rf[0], rf[1], rf[2], cst.s4, cst.s5,
-                               cst.s6, cst.s7);
+                thr = fadm_thr(bands, 6, ps, w, i, j, j0, rf[0], rf[1], rf[2], cst.s6, cst.s7,
+                               mc[0]);
+#pragma unroll
             for (int b = 0; b < 3; b++) {
                 float x = bands[(3 + b) * ps + q] * rf[b];
                 x = fabs(x) - thr;
                 x = x < 0.0f ? 0.0f : x;
                 terms[3 + b][lid] = fadm_pterm(x, p3, p);
             }
+#pragma unroll
             for (int b = 0; b < 3; b++)
                 terms[6 + b][lid] = 0.0f;
             if (do_aim) {
                 thr = 0.0f;
                 if (!bypass)
-                    thr = fadm_thr(bands, 3, ps, w, h, i, j, rf[0], rf[1], rf[2], cst.s4,
-                                   cst.s5, cst.s6, cst.s7);
+                    thr = fadm_thr(bands, 3, ps, w, i, j, j0, rf[0], rf[1], rf[2], cst.s6,
+                                   cst.s7, mc[1]);
+#pragma unroll
                 for (int b = 0; b < 3; b++) {
                     float x = bands[(6 + b) * ps + q] * rf[b];
                     x = fabs(x) - thr;
