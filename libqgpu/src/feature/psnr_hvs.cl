@@ -291,6 +291,21 @@ static inline long ulps_at(int et, uint mt, int e)
     return (long)q + (r > hu);
 }
 
+/* ulps_at() in 32-bit arithmetic without branches, for the ulps
+ * kernel's 16 binades a term: the count, and *bad = 1 where ulps_at()
+ * gives -1 or e < 1. With d = dsh clamped to [1, 31] and hu = 2^(d-1):
+ * (mt + hu) >> d is q + (r > hu) wherever r != hu, and 0 for dsh > 25
+ * (mt < 2^24); r == hu is the tie. Integers: the same counts and flags as
+ * ulps_at() (checked for every mantissa and dsh from -6 to 59). */
+static inline uint ulps_at32(int et, uint mt, int e, int *bad)
+{
+    int dsh = e - et;
+    int d = clamp(dsh, 1, 31);
+    uint hu = 1u << (d - 1);
+    *bad = (e < 1) | (dsh <= 0) | ((mt & ((hu << 1) - 1u)) == hu);
+    return (mt + hu) >> d;
+}
+
 /* A term's exponent field and mantissa as ulps_at() takes them. */
 static inline void term_parts(uint tb, int *et, uint *mt)
 {
@@ -396,10 +411,10 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
         any = 1;
 #pragma unroll
         for (int j = 0; j < HVS_WIN; j++) {
-            int e = top - j;
-            long q = e >= 1 ? ulps_at(et, mt, e) : -1;
-            bad |= (q < 0) << j;
-            u[j] += q < 0 ? 0u : (uint)q;
+            int e = top - j, bj;
+            uint q = ulps_at32(et, mt, e, &bj);
+            bad |= bj << j;
+            u[j] += bj ? 0u : q;
         }
     }
 #pragma unroll
