@@ -21,7 +21,7 @@
 #define FVIF_T 16
 #define FVIF_DW 16       /* as in float_vif.cl: decimation work-group 16 x 8 */
 #define FVIF_DH 8
-#define FVIF_RS_ROWS 32  /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
+#define FVIF_RS_ROWS 8   /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
 #define FVIF_RS_WG 256   /* common.cl ROW_SUMS_WG: its work-items */
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
 
