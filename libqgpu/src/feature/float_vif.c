@@ -67,7 +67,6 @@ typedef struct FloatVifState {
     cl_kernel k_stat[4], k_dec[4]; /* per scale (the kernel of its filter width); k_dec[0] unused */
     cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale: ref, dis (float) */
     cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
-    cl_mem poly;       /* log2 polynomial */
     float sigma_max_inv;
     cl_mem filt[4];
     int fw[4];
@@ -130,11 +129,6 @@ static int fvif_filter(float *out, int scale, float kernelscale)
         out[i] /= sum;
     return size;
 }
-
-/* vif_tools.c, log2_poly_s (VIF_OPT_FAST_LOG2) */
-static const float fvif_log2_poly[9] = {-0.012671635276421, 0.064841182402670, -0.157048836463065,
-                                        0.257167726303123,  -0.353800560300520, 0.480131410397451,
-                                        -0.721314327952201, 1.442694803896991,  0};
 
 static int register_names(QgpuFeature *f, FloatVifState *s)
 {
@@ -217,9 +211,6 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     for (int i = 0; i < qgpu_lanes(ctx); i++)
         if ((err = qgpu_buffer_create(ctx, terms * sizeof(float), &s->terms[i])))
             return err;
-    if ((err = qgpu_buffer_upload(ctx, sizeof(fvif_log2_poly), fvif_log2_poly, &s->poly,
-                                  "float_vif: log2 polynomial")))
-        return err;
     /* vif_statistic_s: powf(vif_sigma_nsq, 2.0f) / (255.0 * 255.0), as float */
     s->sigma_max_inv = (float)(powf((float)s->sigma_nsq, 2.0f) / (255.0 * 255.0));
     return qgpu_results_reserve(ctx, (size_t)s->rows_total * 2 * sizeof(float), &s->offset);
@@ -286,7 +277,6 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_float("egl", (cl_float)s->egl),
             qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
             qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
-            qgpu_arg_mem("poly", s->poly),
             qgpu_arg_mem("terms", terms),
             qgpu_arg_int("toff", (cl_int)s->toff[i]),
         };
@@ -378,7 +368,6 @@ static void float_vif_uninit(QgpuFeature *f)
         qgpu_buffer_release(&s->img[k / 8][k / 2 % 4][k % 2]);
     for (int i = 0; i < QGPU_MAX_LANES; i++)
         qgpu_buffer_release(&s->terms[i]);
-    qgpu_buffer_release(&s->poly);
 }
 
 const QgpuFeatureClass qgpu_feature_float_vif = {

@@ -39,11 +39,19 @@ typedef ushort sample_t;
 #define FVIF_RMAX 8     /* largest filter radius (17 taps) */
 #define FVIF_L (FVIF_T + 2 * FVIF_RMAX)
 
+/* vif_tools.c's log2_poly_s, as libvmaf's float array holds them (its
+ * double literals rounded to float), written exactly in hex: a literal
+ * table, so that the unrolled Horner steps take them as immediates (a
+ * table passed as an argument cost a constant-cache load per step). */
+__constant float FVIF_LOG2_POLY[9] = {
+    -0x1.9f3962p-7f, 0x1.0996e8p-4f, -0x1.41a2d2p-3f, 0x1.0756fap-2f, -0x1.6a4ab2p-2f,
+    0x1.eba792p-2f,  -0x1.71501cp-1f, 0x1.715472p+0f, 0x0p+0f,
+};
+
 /* vif_tools.c's log2f_approx() (vif_options.h defines VIF_OPT_FAST_LOG2, so
  * libvmaf never calls libm's log2f here): exponent plus a degree-8 Horner
- * polynomial of the mantissa, evaluated in float (coefficients: log2_poly_s,
- * rounded to float on the host and passed in). */
-static inline float fvif_log2(float x, __constant float *poly)
+ * polynomial of the mantissa, evaluated in float. */
+static inline float fvif_log2(float x)
 {
     if (x == 0.0f)
         return -INFINITY;
@@ -53,8 +61,9 @@ static inline float fvif_log2(float x, __constant float *poly)
     float remain = as_float((u & 0x007FFFFFu) | 0x3F800000u);
     float log_base = (float)((int)((u & 0x7F800000u) >> 23) - 127);
     float t = remain - 1.0f, var = 0.0f;
+#pragma unroll
     for (int i = 0; i < 9; i++)
-        var = var * t + poly[i];
+        var = var * t + FVIF_LOG2_POLY[i];
     return log_base + var;
 }
 
@@ -183,7 +192,7 @@ FVIF_DEC_KERNEL(3)
 /* One pixel's num/den terms from the vertical sums v of its tile. */
 static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[FVIF_T][FVIF_VS], int lx, int ly,
                               const float *f, const int fw, float egl, float sigma_nsq,
-                              float sigma_max_inv, __constant float *poly, float *num_out,
+                              float sigma_max_inv, float *num_out,
                               float *den_out)
 {
     float mu1 = 0.0f, mu2 = 0.0f, xx_f = 0.0f, yy_f = 0.0f, xy_f = 0.0f;
@@ -224,8 +233,8 @@ static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[
     g = g < egl ? g : egl;
     /* libvmaf evaluates both arguments in double (vif_sigma_nsq is a double)
      * and rounds them to float once; float here moves a term by <= 1 ulp */
-    float num = fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq), poly);
-    float den = fvif_log2(1.0f + sigma1_sq / sigma_nsq, poly);
+    float num = fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq));
+    float den = fvif_log2(1.0f + sigma1_sq / sigma_nsq);
     if (sigma12 < 0.0f)
         num = 0.0f;
     if (sigma1_sq < sigma_nsq) {
@@ -244,7 +253,7 @@ static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[
 static inline __attribute__((always_inline)) void fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                                   int w, int h, __constant float *filt, const int fw,
                                   float egl, float sigma_nsq, float sigma_max_inv,
-                                  __constant float *poly, __global float *terms,
+                                  __global float *terms,
                                   __local float (*sr)[FVIF_L], __local float (*sd)[FVIF_L],
                                   __local float (*v)[FVIF_T][FVIF_VS],
                                   __local float (*tn)[FVIF_T + 1],
@@ -307,7 +316,7 @@ static inline __attribute__((always_inline)) void fvif_stat_tile(__global const 
     int x = x0 + lx, y = y0 + ly;
     float num = 0.0f, den = 0.0f;
     if (x < w && y < h) {
-        fvif_pixel(v, lx, ly, f, fw, egl, sigma_nsq, sigma_max_inv, poly, &num, &den);
+        fvif_pixel(v, lx, ly, f, fw, egl, sigma_nsq, sigma_max_inv, &num, &den);
         tn[lx][ly] = num;
         td[lx][ly] = den;
     }
@@ -329,15 +338,14 @@ static inline __attribute__((always_inline)) void fvif_stat_tile(__global const 
     __kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))                         \
     void fvif_stat##FW(__global const float *src_ref, __global const float *src_dis, int w,    \
                        int h, __constant float *filt, float egl, float sigma_nsq,              \
-                       float sigma_max_inv, __constant float *poly, __global float *terms,     \
-                       int toff)                                                               \
+                       float sigma_max_inv, __global float *terms, int toff)                   \
     {                                                                                          \
         __local float sr[FVIF_L][FVIF_L], sd[FVIF_L][FVIF_L];                                  \
         __local float v[5][FVIF_T][FVIF_VS];                                                   \
         /* the tile's terms, column by column (padded: the 16 work-items of                    \
          * a row writing their column hit different banks) */                                  \
         __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];                          \
-        fvif_stat_tile(src_ref, src_dis, w, h, filt, FW, egl, sigma_nsq, sigma_max_inv, poly,  \
+        fvif_stat_tile(src_ref, src_dis, w, h, filt, FW, egl, sigma_nsq, sigma_max_inv,        \
                        terms + toff, sr, sd, v, tn, td);                                       \
     }
 FVIF_STAT_KERNEL(17)
