@@ -3,8 +3,8 @@
  * float_vif.c, vif.c, vif_tools.c), luma only, fp32 kernels
  * (float_vif.cl).
  *
- * Launches per frame: 1 conversion + 4 statistic (one per scale) + 3
- * decimation + 1 row-sum = 9. The results hold one (num, den) float pair per
+ * Launches per frame: 4 statistic (one per scale) + 3 decimation + 1
+ * row-sum = 8 (scale 0 is read from the uploaded luma). The results hold one (num, den) float pair per
  * row of every scale; collect() adds them top to bottom in float (libvmaf's
  * accum_num/accum_den are floats) and finishes in double:
  *   vif_scaleN = num[N] / den[N]
@@ -63,9 +63,9 @@ typedef struct FloatVifState {
     double min_val[4]; /* [1..3] used */
     bool skip_scale0;
     /* state */
-    cl_kernel k_convert, k_rowsum;
+    cl_kernel k_rowsum;
     cl_kernel k_stat[4], k_dec[4]; /* per scale (the kernel of its filter width); k_dec[0] unused */
-    cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale: ref, dis (float) */
+    cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale 1..3: ref, dis (float) */
     cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
     float sigma_max_inv;
     cl_mem filt[4];
@@ -177,8 +177,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                                         : "");
     if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
         return err;
-    if ((err = qgpu_kernel_create(ctx, prog, "fvif_convert", &s->k_convert)) ||
-        (err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))
+    if ((err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))
         return err;
 
     s->rows_total = 0;
@@ -189,7 +188,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->toff[i] = terms;
         terms += (size_t)2 * s->w[i] * s->h[i];
         s->rows_total += s->h[i];
-        for (int k = 0; k < 2 * qgpu_lanes(ctx); k++)
+        for (int k = 0; i && k < 2 * qgpu_lanes(ctx); k++)
             if ((err = qgpu_buffer_create(ctx, (size_t)s->w[i] * s->h[i] * sizeof(float),
                                           &s->img[k / 2][i][k % 2])))
                 return err;
@@ -227,61 +226,60 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
     cl_mem terms = s->terms[slot->lane];
     int err;
 
-    /* conversion: luma of both pictures to float */
-    {
-        cl_int n = s->w[0] * s->h[0];
-        size_t global = qgpu_round_up((size_t)n, 256), local = 256;
-        const QgpuArg args[] = {
-            qgpu_arg_mem("ref", slot->ref),
-            qgpu_arg_mem("dis", slot->dist),
-            qgpu_arg_int("n", n),
-            qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
-            qgpu_arg_mem("out_ref", img[0][0]),
-            qgpu_arg_mem("out_dis", img[0][1]),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_vif: convert", args,
-                               QGPU_ARRAY_SIZE(args), 1, &global, &local)))
-            return err;
-    }
+    /* scale 0 is read from the uploaded luma (fvif_stat17, fvif_dec9), the
+     * others from the float pictures the decimations write */
+    const cl_float unit = 1.0f / (float)(1 << (f->fmt->bitdepth - 8));
     for (int i = 0; i < 4; i++) {
         int w = s->w[i], h = s->h[i];
         if (i) {
             size_t local[2] = {FVIF_DW, FVIF_DH};
             size_t global[2] = {qgpu_round_up((size_t)w, FVIF_DW),
                                 qgpu_round_up((size_t)h, FVIF_DH)};
-            const QgpuArg args[] = {
-                qgpu_arg_mem("src_ref", img[i - 1][0]),
-                qgpu_arg_mem("src_dis", img[i - 1][1]),
-                qgpu_arg_int("sw", s->w[i - 1]),
-                qgpu_arg_int("sh", s->h[i - 1]),
-                qgpu_arg_mem("filt", s->filt[i]),
-                qgpu_arg_mem("dst_ref", img[i][0]),
-                qgpu_arg_mem("dst_dis", img[i][1]),
-                qgpu_arg_int("dw", w),
-                qgpu_arg_int("dh", h),
-            };
-            if ((err = qgpu_launch(f->ctx, slot, s->k_dec[i], what_dec[i], args,
-                                   QGPU_ARRAY_SIZE(args), 2, global, local)))
+            QgpuArg args[10];
+            int n = 0;
+            if (i == 1) {
+                args[n++] = qgpu_arg_mem("ref", slot->ref);
+                args[n++] = qgpu_arg_mem("dis", slot->dist);
+                args[n++] = qgpu_arg_float("unit", unit);
+            } else {
+                args[n++] = qgpu_arg_mem("src_ref", img[i - 1][0]);
+                args[n++] = qgpu_arg_mem("src_dis", img[i - 1][1]);
+            }
+            args[n++] = qgpu_arg_int("sw", s->w[i - 1]);
+            args[n++] = qgpu_arg_int("sh", s->h[i - 1]);
+            args[n++] = qgpu_arg_mem("filt", s->filt[i]);
+            args[n++] = qgpu_arg_mem("dst_ref", img[i][0]);
+            args[n++] = qgpu_arg_mem("dst_dis", img[i][1]);
+            args[n++] = qgpu_arg_int("dw", w);
+            args[n++] = qgpu_arg_int("dh", h);
+            if ((err = qgpu_launch(f->ctx, slot, s->k_dec[i], what_dec[i], args, n, 2, global,
+                                   local)))
                 return err;
         }
         size_t local[2] = {FVIF_T, FVIF_T};
         size_t global[2] = {qgpu_round_up((size_t)w, FVIF_T), qgpu_round_up((size_t)h, FVIF_T)};
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
-        const QgpuArg args[] = {
-            qgpu_arg_mem("src_ref", img[i][0]),
-            qgpu_arg_mem("src_dis", img[i][1]),
-            qgpu_arg_int("w", w),
-            qgpu_arg_int("h", h),
-            qgpu_arg_mem("filt", s->filt[i]),
-            qgpu_arg_float("egl", (cl_float)s->egl),
-            qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
-            qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
-            qgpu_arg_mem("terms", terms),
-            qgpu_arg_int("toff", (cl_int)s->toff[i]),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_stat[i], what_stat[i], args,
-                               QGPU_ARRAY_SIZE(args), 2, global, local)))
+        QgpuArg args[11];
+        int n = 0;
+        if (i == 0) {
+            args[n++] = qgpu_arg_mem("ref", slot->ref);
+            args[n++] = qgpu_arg_mem("dis", slot->dist);
+            args[n++] = qgpu_arg_float("unit", unit);
+        } else {
+            args[n++] = qgpu_arg_mem("src_ref", img[i][0]);
+            args[n++] = qgpu_arg_mem("src_dis", img[i][1]);
+        }
+        args[n++] = qgpu_arg_int("w", w);
+        args[n++] = qgpu_arg_int("h", h);
+        args[n++] = qgpu_arg_mem("filt", s->filt[i]);
+        args[n++] = qgpu_arg_float("egl", (cl_float)s->egl);
+        args[n++] = qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq);
+        args[n++] = qgpu_arg_float("sigma_max_inv", s->sigma_max_inv);
+        args[n++] = qgpu_arg_mem("terms", terms);
+        args[n++] = qgpu_arg_int("toff", (cl_int)s->toff[i]);
+        if ((err = qgpu_launch(f->ctx, slot, s->k_stat[i], what_stat[i], args, n, 2, global,
+                               local)))
             return err;
     }
     {
@@ -357,7 +355,6 @@ static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_vif_uninit(QgpuFeature *f)
 {
     FloatVifState *s = f->priv;
-    qgpu_kernel_release(&s->k_convert);
     qgpu_kernel_release(&s->k_rowsum);
     for (int i = 0; i < 4; i++) {
         qgpu_kernel_release(&s->k_stat[i]);

@@ -5,17 +5,20 @@
  * Build options: -DFVIF_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
  * Per frame (float_vif.c enqueues them):
- *   fvif_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
- *   fvif_stat     one per scale: the five separable filters (mu1, mu2,
+ *   fvif_stat17..3  one per scale: the five separable filters (mu1, mu2,
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the
  *                 per-pixel VIF statistic; num/den terms stored column-major
- *   fvif_dec      scales 1..3: blur the previous scale with this scale's
+ *   fvif_dec9..3  scales 1..3: blur the previous scale with this scale's
  *                 filter and keep the even rows/columns (from a __local
  *                 tile)
- *   fvif_rowsum   every scale's rows, 32 per work-group: each row's num/den
+ *   fvif_rowsum   every scale's rows, 8 per work-group: each row's num/den
  *                 terms added left to right in float by one work-item (from
  *                 __local tiles the whole group loads), as vif_statistic_s
  *                 does; the host adds the row sums top to bottom in float.
+ * Scale 0 (fvif_stat17, fvif_dec9) is read from the uploaded luma, each
+ * sample made a float in 8-bit units minus 128 as it is staged
+ * (libvmaf's picture_copy); the other scales from the decimations' float
+ * pictures.
  *
  * What has to match libvmaf: every filter output is a float sum of float
  * products taken in tap order (vertical pass first, then horizontal on the
@@ -67,15 +70,14 @@ static inline float fvif_log2(float x)
     return log_base + var;
 }
 
-__kernel void fvif_convert(__global const sample_t *ref, __global const sample_t *dis,
-                           int n, float scale, __global float *out_ref, __global float *out_dis)
+/* A sample of the scale a kernel reads: scale 0 from the uploaded
+ * samples (raw = 1: libvmaf's picture_copy, sample / 2^(bpc-8) - 128,
+ * exact in float), the others from the float pictures of the decimation.
+ * raw is a compile-time constant in every kernel: one branch folds away. */
+static inline float fvif_in(__global const float *pic, __global const sample_t *samples,
+                            const int raw, float unit, int i)
 {
-    int i = get_global_id(0);
-    if (i >= n)
-        return;
-    /* picture_copy: sample / 2^(bpc-8) + offset(-128), exact in float */
-    out_ref[i] = (float)ref[i] * scale - 128.0f;
-    out_dis[i] = (float)dis[i] * scale - 128.0f;
+    return raw ? (float)samples[i] * unit - 128.0f : pic[i];
 }
 
 /* The filters' widths are compile-time constants: one kernel per width
@@ -114,8 +116,10 @@ static inline __attribute__((always_inline)) void fvif_taps(__constant float *fi
 #define FVIF_DV_W (FVIF_DIN_W + 1) /* odd: the strided reads of the
                                       horizontal pass hit different banks */
 
-static inline __attribute__((always_inline)) void fvif_dec_tile(__global const float *src_ref, __global const float *src_dis,
-                                 int sw, int sh, __constant float *filt, const int fw,
+static inline __attribute__((always_inline)) void
+fvif_dec_tile(__global const float *src_ref, __global const float *src_dis,
+              __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
+              float unit, int sw, int sh, __constant float *filt, const int fw,
                                  __global float *dst_ref, __global float *dst_dis, int dw,
                                  int dh, __local float (*lr)[FVIF_DIN_W],
                                  __local float (*ld)[FVIF_DIN_W],
@@ -132,8 +136,8 @@ static inline __attribute__((always_inline)) void fvif_dec_tile(__global const f
         int row = mirror_skip_edge(2 * i0 - r + yy, sh);
         for (int xx = lx; xx < span_w; xx += FVIF_DW) {
             int c = mirror_skip_edge(2 * j0 - r + xx, sw);
-            lr[yy][xx] = src_ref[row * sw + c];
-            ld[yy][xx] = src_dis[row * sw + c];
+            lr[yy][xx] = fvif_in(src_ref, raw_ref, raw, unit, row * sw + c);
+            ld[yy][xx] = fvif_in(src_dis, raw_dis, raw, unit, row * sw + c);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -177,12 +181,23 @@ static inline __attribute__((always_inline)) void fvif_dec_tile(__global const f
     {                                                                                          \
         __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];                  \
         __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W];                          \
-        fvif_dec_tile(src_ref, src_dis, sw, sh, filt, FW, dst_ref, dst_dis, dw, dh, lr, ld,    \
-                      vr, vd);                                                                 \
+        fvif_dec_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, sw, sh, filt, FW, dst_ref,        \
+                      dst_dis, dw, dh, lr, ld, vr, vd);                                        \
     }
-FVIF_DEC_KERNEL(9)
 FVIF_DEC_KERNEL(5)
 FVIF_DEC_KERNEL(3)
+
+/* scale 1 from scale 0, which is read from the uploaded samples */
+__kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))
+void fvif_dec9(__global const sample_t *ref, __global const sample_t *dis, float unit, int sw,
+               int sh, __constant float *filt, __global float *dst_ref, __global float *dst_dis,
+               int dw, int dh)
+{
+    __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];
+    __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W];
+    fvif_dec_tile(NULL, NULL, ref, dis, 1, unit, sw, sh, filt, 9, dst_ref, dst_dis, dw, dh, lr,
+                  ld, vr, vd);
+}
 
 /* The vertical sums' rows: 16 floats of padding, so that the two rows a
  * warp of the horizontal pass reads (16 work-items each) fall in
@@ -250,8 +265,10 @@ static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[
  * two neighbouring rows of one column: the rows' windows share fw - 1
  * samples, loaded once), the horizontal pass and the statistic per pixel,
  * the terms stored column-major. */
-static inline __attribute__((always_inline)) void fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
-                                  int w, int h, __constant float *filt, const int fw,
+static inline __attribute__((always_inline)) void
+fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
+               __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
+               float unit, int w, int h, __constant float *filt, const int fw,
                                   float egl, float sigma_nsq, float sigma_max_inv,
                                   __global float *terms,
                                   __local float (*sr)[FVIF_L], __local float (*sd)[FVIF_L],
@@ -269,8 +286,8 @@ static inline __attribute__((always_inline)) void fvif_stat_tile(__global const 
         int gy = mirror_skip_edge(y0 - r + yy, h);
         for (int xx = lx; xx < span; xx += FVIF_T) {
             int gx = mirror_skip_edge(x0 - r + xx, w);
-            sr[yy][xx] = src_ref[gy * w + gx];
-            sd[yy][xx] = src_dis[gy * w + gx];
+            sr[yy][xx] = fvif_in(src_ref, raw_ref, raw, unit, gy * w + gx);
+            sd[yy][xx] = fvif_in(src_dis, raw_dis, raw, unit, gy * w + gx);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -345,13 +362,25 @@ static inline __attribute__((always_inline)) void fvif_stat_tile(__global const 
         /* the tile's terms, column by column (padded: the 16 work-items of                    \
          * a row writing their column hit different banks) */                                  \
         __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];                          \
-        fvif_stat_tile(src_ref, src_dis, w, h, filt, FW, egl, sigma_nsq, sigma_max_inv,        \
-                       terms + toff, sr, sd, v, tn, td);                                       \
+        fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, FW, egl, sigma_nsq,  \
+                       sigma_max_inv, terms + toff, sr, sd, v, tn, td);                        \
     }
-FVIF_STAT_KERNEL(17)
 FVIF_STAT_KERNEL(9)
 FVIF_STAT_KERNEL(5)
 FVIF_STAT_KERNEL(3)
+
+/* scale 0, from the uploaded samples */
+__kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))
+void fvif_stat17(__global const sample_t *ref, __global const sample_t *dis, float unit, int w,
+                 int h, __constant float *filt, float egl, float sigma_nsq, float sigma_max_inv,
+                 __global float *terms, int toff)
+{
+    __local float sr[FVIF_L][FVIF_L], sd[FVIF_L][FVIF_L];
+    __local float v[5][FVIF_T][FVIF_VS];
+    __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];
+    fvif_stat_tile(NULL, NULL, ref, dis, 1, unit, w, h, filt, 17, egl, sigma_nsq, sigma_max_inv,
+                   terms + toff, sr, sd, v, tn, td);
+}
 
 /* Row sums of every scale. A work-group takes ROW_SUMS_ROWS rows of one
  * scale (groups [groups.s<s-1>, groups.s<s>) are scale s; rows of scale s
