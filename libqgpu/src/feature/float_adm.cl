@@ -5,8 +5,7 @@
  * Build options: -DFADM_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
  * Per frame (float_adm.c enqueues them):
- *   fadm_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
- *   fadm_dwt      one per scale: db2 DWT of ref and dis (vertical pass,
+ *   fadm_dwt0/fadm_dwt  one per scale: db2 DWT of ref and dis (vertical pass,
  *                 then horizontal, as adm_dwt2_s), band a kept for the next
  *                 scale, and the decoupling of adm_decouple_s: writes the
  *                 ref bands o, the restored bands r and the additive bands a
@@ -16,6 +15,9 @@
  *                 the masked a cubes (aim), per orientation; the host adds
  *                 the rows top to bottom in float, as adm_csf_den_scale_s and
  *                 adm_cm_s do.
+ * Scale 0's DWT (fadm_dwt0) reads the uploaded luma, each sample made a
+ * float in 8-bit units minus 128 as it is loaded (libvmaf's
+ * picture_copy).
  *
  * What has to match libvmaf: float products added in tap order without
  * multiply-add contraction; DWT borders -1 -> 1, n -> n-1, n+1 -> n-2
@@ -60,20 +62,20 @@ static inline float fadm_add_mul_d(float s, float x, float hi, float lo)
     return t + (err + e);
 }
 
-__kernel void fadm_convert(__global const sample_t *ref, __global const sample_t *dis, int n,
-                           float scale, __global float *out)
+/* A sample of the scale a DWT reads: scale 0 from the uploaded samples
+ * (raw = 1: libvmaf's picture_copy, sample / 2^(bpc-8) - 128, exact in
+ * float), the others from band a of the previous scale. raw is a
+ * compile-time constant in each kernel: one branch folds away. */
+static inline float fadm_in(__global const float *pic, __global const sample_t *samples,
+                            const int raw, float unit, int i)
 {
-    int i = get_global_id(0);
-    if (i >= n)
-        return;
-    /* picture_copy: sample / 2^(bpc-8) + offset(-128), exact in float */
-    out[i] = (float)ref[i] * scale - 128.0f;
-    out[n + i] = (float)dis[i] * scale - 128.0f;
+    return raw ? (float)samples[i] * unit - 128.0f : pic[i];
 }
 
 /* adm_dwt2_s at band position (i, j): out[0..3] = a, h, v, d */
-static inline void fadm_dwt_at(__global const float *src, int w, int h, int i, int j,
-                               float out[4])
+static inline __attribute__((always_inline)) void
+fadm_dwt_at(__global const float *src, __global const sample_t *samples, const int raw,
+            float unit, int w, int h, int i, int j, float out[4])
 {
     int iy[4], jx[4];
     for (int k = 0; k < 4; k++) {
@@ -84,11 +86,11 @@ static inline void fadm_dwt_at(__global const float *src, int w, int h, int i, i
     for (int c = 0; c < 4; c++) {
         float al = 0.0f, ah = 0.0f;
         for (int k = 0; k < 4; k++) {
-            float s = src[iy[k] * w + jx[c]];
+            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx[c]);
             al += FADM_LO[k] * s;
         }
         for (int k = 0; k < 4; k++) {
-            float s = src[iy[k] * w + jx[c]];
+            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx[c]);
             ah += FADM_HI[k] * s;
         }
         lo[c] = al;
@@ -125,19 +127,22 @@ static inline void fadm_decouple(float o, float t, int angle, float egl_hi, floa
     *a = t - rst;
 }
 
-/* One scale: src holds ref then dis (w x h each, planes of n floats);
- * lp_out gets band a of ref and dis (bw x bh, planes of bn); bands gets 9
- * planes of plane stride ps: o h/v/d, r h/v/d, a h/v/d. */
-__kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global float *lp_out,
-                       int bw, int bh, int bn, __global float *bands, int ps, float cos1sq,
-                       float egl_hi, float egl_lo)
+/* One scale: ref and dis (w x h each; scale 0 the uploaded samples, the
+ * others band a of the previous scale); lp_out gets band a of ref and dis
+ * (bw x bh, planes of bn); bands gets 9 planes of plane stride ps: o
+ * h/v/d, r h/v/d, a h/v/d. */
+static inline __attribute__((always_inline)) void
+fadm_dwt_scale(__global const float *src_ref, __global const float *src_dis,
+               __global const sample_t *raw_ref, __global const sample_t *raw_dis,
+               const int raw, float unit, int w, int h, __global float *lp_out, int bw, int bh,
+               int bn, __global float *bands, int ps, float cos1sq, float egl_hi, float egl_lo)
 {
     int j = get_global_id(0), i = get_global_id(1);
     if (j >= bw || i >= bh)
         return;
     float o[4], t[4];
-    fadm_dwt_at(src, w, h, i, j, o);
-    fadm_dwt_at(src + n, w, h, i, j, t);
+    fadm_dwt_at(src_ref, raw_ref, raw, unit, w, h, i, j, o);
+    fadm_dwt_at(src_dis, raw_dis, raw, unit, w, h, i, j, t);
     int q = i * bw + j;
     lp_out[q] = o[0];
     lp_out[bn + q] = t[0];
@@ -153,6 +158,25 @@ __kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global 
         bands[(3 + b) * ps + q] = r;
         bands[(6 + b) * ps + q] = a;
     }
+}
+
+/* scale 0, from the uploaded samples */
+__kernel void fadm_dwt0(__global const sample_t *ref, __global const sample_t *dis, float unit,
+                        int w, int h, __global float *lp_out, int bw, int bh, int bn,
+                        __global float *bands, int ps, float cos1sq, float egl_hi,
+                        float egl_lo)
+{
+    fadm_dwt_scale(NULL, NULL, ref, dis, 1, unit, w, h, lp_out, bw, bh, bn, bands, ps, cos1sq,
+                   egl_hi, egl_lo);
+}
+
+/* scales 1..3: src holds ref then dis (planes of n floats) */
+__kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global float *lp_out,
+                       int bw, int bh, int bn, __global float *bands, int ps, float cos1sq,
+                       float egl_hi, float egl_lo)
+{
+    fadm_dwt_scale(src, src + n, NULL, NULL, 0, 1.0f, w, h, lp_out, bw, bh, bn, bands, ps,
+                   cos1sq, egl_hi, egl_lo);
 }
 
 static inline float fadm_pterm(float x, int p3, float p)
