@@ -18,7 +18,8 @@
 
 #include "feature.h"
 
-#define FVIF_T 16
+#define FVIF_TW 32       /* as in float_vif.cl: statistic tile 32 x 16, work-group 32 x 8 */
+#define FVIF_TH 16
 #define FVIF_DW 16       /* as in float_vif.cl: decimation work-group 16 x 8 */
 #define FVIF_DH 8
 #define FVIF_RS_ROWS 8   /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
@@ -256,8 +257,9 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
                                    local)))
                 return err;
         }
-        size_t local[2] = {FVIF_T, FVIF_T};
-        size_t global[2] = {qgpu_round_up((size_t)w, FVIF_T), qgpu_round_up((size_t)h, FVIF_T)};
+        size_t local[2] = {FVIF_TW, FVIF_TH / 2};
+        size_t global[2] = {qgpu_round_up((size_t)w, FVIF_TW),
+                            qgpu_round_up((size_t)h, FVIF_TH) / 2};
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
         QgpuArg args[11];

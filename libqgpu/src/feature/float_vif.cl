@@ -38,9 +38,16 @@ typedef uchar sample_t;
 typedef ushort sample_t;
 #endif
 
-#define FVIF_T 16       /* output tile (work-group 16 x 16) */
+/* The statistic's output tile: FVIF_TW x FVIF_TH, work-group FVIF_TW x
+ * FVIF_TH / 2 (each work-item two pixels of a column). A wide tile keeps
+ * the vertical pass's halo columns (2 r of every TW + 2 r) few. */
+#define FVIF_TW 32
+#define FVIF_TH 16
 #define FVIF_RMAX 8     /* largest filter radius (17 taps) */
-#define FVIF_L (FVIF_T + 2 * FVIF_RMAX)
+#define FVIF_LH (FVIF_TH + 2 * FVIF_RMAX) /* staged rows */
+#define FVIF_LW 56      /* staged row stride (>= 32 + 16): 2 x 56 = 16 mod
+                           32, so the two rows a warp of the vertical pass
+                           reads where its items wrap fall in other banks */
 
 /* vif_tools.c's log2_poly_s, as libvmaf's float array holds them (its
  * double literals rounded to float), written exactly in hex: a literal
@@ -199,13 +206,12 @@ void fvif_dec9(__global const sample_t *ref, __global const sample_t *dis, float
                   ld, vr, vd);
 }
 
-/* The vertical sums' rows: 16 floats of padding, so that the two rows a
- * warp of the horizontal pass reads (16 work-items each) fall in
- * different banks. */
-#define FVIF_VS (FVIF_L + 16)
+/* The vertical sums' rows (a warp of the horizontal pass reads one row,
+ * consecutive columns) */
+#define FVIF_VS (FVIF_TW + 2 * FVIF_RMAX)
 
 /* One pixel's num/den terms from the vertical sums v of its tile. */
-static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[FVIF_T][FVIF_VS], int lx, int ly,
+static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[FVIF_TH][FVIF_VS], int lx, int ly,
                               const float *f, const int fw, float egl, float sigma_nsq,
                               float sigma_max_inv, float *num_out,
                               float *den_out)
@@ -260,31 +266,31 @@ static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[
     *den_out = den;
 }
 
-/* The statistic of one FVIF_T x FVIF_T tile at one scale (filter of fw
+/* The statistic of one FVIF_TW x FVIF_TH tile at one scale (filter of fw
  * taps): the tile and its halo staged, the vertical pass (each work-item
  * two neighbouring rows of one column: the rows' windows share fw - 1
- * samples, loaded once), the horizontal pass and the statistic per pixel,
- * the terms stored column-major. */
+ * samples, loaded once), the horizontal pass and the statistic per pixel
+ * (each work-item the pixels of rows ly and ly + FVIF_TH / 2), the terms
+ * stored column-major. */
 static inline __attribute__((always_inline)) void
 fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
-               float unit, int w, int h, __constant float *filt, const int fw,
-                                  float egl, float sigma_nsq, float sigma_max_inv,
-                                  __global float *terms,
-                                  __local float (*sr)[FVIF_L], __local float (*sd)[FVIF_L],
-                                  __local float (*v)[FVIF_T][FVIF_VS],
-                                  __local float (*tn)[FVIF_T + 1],
-                                  __local float (*td)[FVIF_T + 1])
+               float unit, int w, int h, __constant float *filt, const int fw, float egl,
+               float sigma_nsq, float sigma_max_inv, __global float *terms,
+               __local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW],
+               __local float (*v)[FVIF_TH][FVIF_VS], __local float (*tn)[FVIF_TH + 1],
+               __local float (*td)[FVIF_TH + 1])
 {
-    const int r = fw / 2, span = FVIF_T + 2 * r;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_T + lx;
-    int x0 = get_group_id(0) * FVIF_T, y0 = get_group_id(1) * FVIF_T;
+    const int r = fw / 2, span_w = FVIF_TW + 2 * r, span_h = FVIF_TH + 2 * r;
+    const int wg = FVIF_TW * FVIF_TH / 2;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_TW + lx;
+    int x0 = get_group_id(0) * FVIF_TW, y0 = get_group_id(1) * FVIF_TH;
     float f[FVIF_FW_MAX];
 
     fvif_taps(filt, fw, f);
-    for (int yy = ly; yy < span; yy += FVIF_T) {
+    for (int yy = ly; yy < span_h; yy += FVIF_TH / 2) {
         int gy = mirror_skip_edge(y0 - r + yy, h);
-        for (int xx = lx; xx < span; xx += FVIF_T) {
+        for (int xx = lx; xx < span_w; xx += FVIF_TW) {
             int gx = mirror_skip_edge(x0 - r + xx, w);
             sr[yy][xx] = fvif_in(src_ref, raw_ref, raw, unit, gy * w + gx);
             sd[yy][xx] = fvif_in(src_dis, raw_dis, raw, unit, gy * w + gx);
@@ -294,8 +300,8 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
 
     /* vertical pass: rows 2 p and 2 p + 1 of the output tile, column c of
      * the span; each output adds its taps in order, as one at a time */
-    for (int i = lid; i < (FVIF_T / 2) * span; i += FVIF_T * FVIF_T) {
-        int p = i / span, c = i - p * span;
+    for (int i = lid; i < (FVIF_TH / 2) * span_w; i += wg) {
+        int p = i / span_w, c = i - p * span_w;
         float a1[2] = {0.0f, 0.0f}, a2[2] = {0.0f, 0.0f}, axx[2] = {0.0f, 0.0f};
         float ayy[2] = {0.0f, 0.0f}, axy[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -330,38 +336,45 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int x = x0 + lx, y = y0 + ly;
-    float num = 0.0f, den = 0.0f;
-    if (x < w && y < h) {
-        fvif_pixel(v, lx, ly, f, fw, egl, sigma_nsq, sigma_max_inv, &num, &den);
-        tn[lx][ly] = num;
-        td[lx][ly] = den;
+    int x = x0 + lx;
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        int row = ly + t * (FVIF_TH / 2), y = y0 + row;
+        if (x < w && y < h) {
+            float num, den;
+            fvif_pixel(v, lx, row, f, fw, egl, sigma_nsq, sigma_max_inv, &num, &den);
+            tn[lx][row] = num;
+            td[lx][row] = den;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* the terms are stored column-major: work-item (c, r) of the group
-     * (c = lid / 16) stores column x0 + c's row y0 + r, so that 16
-     * consecutive work-items store 16 consecutive floats */
-    int c = lid / FVIF_T, rr = lid % FVIF_T;
-    if (x0 + c < w && y0 + rr < h) {
-        int at = (x0 + c) * h + y0 + rr;
-        terms[at] = tn[c][rr];
-        terms[w * h + at] = td[c][rr];
+    /* the terms are stored column-major: item k = c FVIF_TH + rr of the
+     * tile (two per work-item) is column x0 + c's row y0 + rr, so that
+     * FVIF_TH consecutive work-items store consecutive floats */
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        int k = lid + t * wg, c = k / FVIF_TH, rr = k % FVIF_TH;
+        if (x0 + c < w && y0 + rr < h) {
+            int at = (x0 + c) * h + y0 + rr;
+            terms[at] = tn[c][rr];
+            terms[w * h + at] = td[c][rr];
+        }
     }
 }
 
 /* this scale's terms: num at [toff + x*h + y], den at [toff + w*h + x*h + y] */
 #define FVIF_STAT_KERNEL(FW)                                                                   \
-    __kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))                         \
+    __kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))                   \
     void fvif_stat##FW(__global const float *src_ref, __global const float *src_dis, int w,    \
                        int h, __constant float *filt, float egl, float sigma_nsq,              \
                        float sigma_max_inv, __global float *terms, int toff)                   \
     {                                                                                          \
-        __local float sr[FVIF_L][FVIF_L], sd[FVIF_L][FVIF_L];                                  \
-        __local float v[5][FVIF_T][FVIF_VS];                                                   \
-        /* the tile's terms, column by column (padded: the 16 work-items of                    \
-         * a row writing their column hit different banks) */                                  \
-        __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];                          \
+        __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];                              \
+        __local float v[5][FVIF_TH][FVIF_VS];                                                  \
+        /* the tile's terms, column by column (padded: the work-items of a                     \
+         * row writing their column hit different banks) */                                    \
+        __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];                      \
         fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, FW, egl, sigma_nsq,  \
                        sigma_max_inv, terms + toff, sr, sd, v, tn, td);                        \
     }
@@ -370,14 +383,14 @@ FVIF_STAT_KERNEL(5)
 FVIF_STAT_KERNEL(3)
 
 /* scale 0, from the uploaded samples */
-__kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))
+__kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))
 void fvif_stat17(__global const sample_t *ref, __global const sample_t *dis, float unit, int w,
                  int h, __constant float *filt, float egl, float sigma_nsq, float sigma_max_inv,
                  __global float *terms, int toff)
 {
-    __local float sr[FVIF_L][FVIF_L], sd[FVIF_L][FVIF_L];
-    __local float v[5][FVIF_T][FVIF_VS];
-    __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];
+    __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];
+    __local float v[5][FVIF_TH][FVIF_VS];
+    __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];
     fvif_stat_tile(NULL, NULL, ref, dis, 1, unit, w, h, filt, 17, egl, sigma_nsq, sigma_max_inv,
                    terms + toff, sr, sd, v, tn, td);
 }
