@@ -59,7 +59,6 @@ typedef struct MsSsimPriv {
     int sw[MS_SCALES], sh[MS_SCALES];
     int off[MS_SCALES];        /* scales 1..4 in the pyramid buffers (floats) */
     int tiles_x[MS_SCALES], groups[MS_SCALES], first[MS_SCALES];
-    int float_groups; /* work-groups of the scales 1..4 launch (two tile rows each) */
     int src_off;
     float unit;
     double max_db;
@@ -149,19 +148,15 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if ((err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pref[i])) ||
             (err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pdis[i])))
             return err;
-    /* scales 1..4: offset, w, h, tiles_x, first work-group (two tile rows
-     * each: ssim_tiles_float), first tile (both numbered from scale 1) */
-    cl_int table[6 * (MS_SCALES - 1)];
-    p->float_groups = 0;
+    /* scales 1..4: offset, w, h, tiles_x, first group (numbered from scale 0) */
+    cl_int table[5 * (MS_SCALES - 1)];
     for (int i = 1; i < MS_SCALES; i++) {
-        cl_int *t = table + 6 * (i - 1);
+        cl_int *t = table + 5 * (i - 1);
         t[0] = p->off[i];
         t[1] = p->sw[i];
         t[2] = p->sh[i];
         t[3] = p->tiles_x[i];
-        t[4] = p->float_groups;
-        t[5] = p->first[i] - p->first[1];
-        p->float_groups += p->tiles_x[i] * ((p->groups[i] / p->tiles_x[i] + 1) / 2);
+        t[4] = p->first[i] - p->first[1];
     }
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ms_ssim: table");
 }
@@ -224,7 +219,8 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
 
     /* scales 1..4 in one launch */
     {
-        size_t g[2] = { (size_t)p->float_groups * MS_TILE, MS_TILE };
+        int groups = p->first[MS_SCALES - 1] + p->groups[MS_SCALES - 1] - p->first[1];
+        size_t g[2] = { (size_t)groups * MS_TILE, MS_TILE };
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", p->pref[slot->lane]),
             qgpu_arg_mem("dis", p->pdis[slot->lane]),

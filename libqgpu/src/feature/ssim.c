@@ -141,8 +141,8 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if ((err = qgpu_buffer_create(ctx, bytes, &p->dref[i])) ||
             (err = qgpu_buffer_create(ctx, bytes, &p->ddis[i])))
             return err;
-    /* one picture: offset, w, h, tiles_x, first work-group, first tile */
-    cl_int table[6] = { 0, p->sw, p->sh, p->tiles_x, 0, 0 };
+    /* one picture: offset, w, h, tiles_x, first group */
+    cl_int table[5] = { 0, p->sw, p->sh, p->tiles_x, 0 };
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ssim: table");
 }
 
@@ -151,9 +151,7 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
     SsimPriv *p = f->priv;
     cl_int part_off = (cl_int)(p->results_off / sizeof(float));
     size_t local[2] = { SSIM_TILE, SSIM_TILE };
-    /* both kernels take two tile rows of a column per work-group */
-    int tiles_y = p->groups / p->tiles_x;
-    size_t gssim[2] = { (size_t)p->tiles_x * ((tiles_y + 1) / 2) * SSIM_TILE, SSIM_TILE };
+    size_t gssim[2] = { (size_t)p->groups * SSIM_TILE, SSIM_TILE };
     int err;
 
     if (p->factor == 1) {
@@ -168,8 +166,11 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("partials", slot->results),
             qgpu_arg_int("part_off", part_off),
         };
+        /* ssim_tiles_raw: a work-group per two tile rows of a column */
+        int tiles_y = p->groups / p->tiles_x;
+        size_t graw[2] = { (size_t)p->tiles_x * ((tiles_y + 1) / 2) * SSIM_TILE, SSIM_TILE };
         return qgpu_launch(f->ctx, slot, p->k_ssim, "float_ssim", args, QGPU_ARRAY_SIZE(args),
-                           2, gssim, local);
+                           2, graw, local);
     }
 
     size_t gdec[2] = { qgpu_round_up(p->sw, SSIM_TILE), qgpu_round_up(p->sh, SSIM_TILE) };
