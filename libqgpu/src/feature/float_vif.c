@@ -4,9 +4,10 @@
  * (float_vif.cl).
  *
  * Launches per frame: 4 statistic (one per scale) + 3 decimation + 1
- * row-sum = 8 (scale 0 is read from the uploaded luma). The results hold one (num, den) float pair per
- * row of every scale; collect() adds them top to bottom in float (libvmaf's
- * accum_num/accum_den are floats) and finishes in double:
+ * row-sum = 8 (scale 0 is read from the uploaded luma). The results hold
+ * one (num, den) float pair per row of every scale; collect() adds them
+ * top to bottom in float (libvmaf's accum_num/accum_den are floats) and
+ * finishes in double:
  *   vif_scaleN = num[N] / den[N]
  *   vif = sum(num) / sum(den) (1 when the sum of den is 0)   (debug)
  */
@@ -65,7 +66,7 @@ typedef struct FloatVifState {
     bool skip_scale0;
     /* state */
     cl_kernel k_rowsum;
-    cl_kernel k_stat[4], k_dec[4]; /* per scale (the kernel of its filter width); k_dec[0] unused */
+    cl_kernel k_stat[4], k_dec[4]; /* per scale, of its filter width; no k_dec[0] */
     cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale 1..3: ref, dis (float) */
     cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
     float sigma_max_inv;

@@ -98,7 +98,8 @@ static inline float fvif_in(__global const float *pic, __global const sample_t *
 #define FVIF_FW_MAX 17
 
 /* the taps of a filter of fw taps into registers */
-static inline __attribute__((always_inline)) void fvif_taps(__constant float *filt, const int fw, float *f)
+static inline __attribute__((always_inline)) void
+fvif_taps(__constant float *filt, const int fw, float *f)
 {
 #pragma unroll
     for (int k = 0; k < FVIF_FW_MAX; k++)
@@ -127,10 +128,9 @@ static inline __attribute__((always_inline)) void
 fvif_dec_tile(__global const float *src_ref, __global const float *src_dis,
               __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
               float unit, int sw, int sh, __constant float *filt, const int fw,
-                                 __global float *dst_ref, __global float *dst_dis, int dw,
-                                 int dh, __local float (*lr)[FVIF_DIN_W],
-                                 __local float (*ld)[FVIF_DIN_W],
-                                 __local float (*vr)[FVIF_DV_W], __local float (*vd)[FVIF_DV_W])
+              __global float *dst_ref, __global float *dst_dis, int dw, int dh,
+              __local float (*lr)[FVIF_DIN_W], __local float (*ld)[FVIF_DIN_W],
+              __local float (*vr)[FVIF_DV_W], __local float (*vd)[FVIF_DV_W])
 {
     const int r = fw / 2;
     const int span_w = 2 * FVIF_DW - 2 + fw, span_h = 2 * FVIF_DH - 2 + fw;
@@ -211,10 +211,9 @@ void fvif_dec9(__global const sample_t *ref, __global const sample_t *dis, float
 #define FVIF_VS (FVIF_TW + 2 * FVIF_RMAX)
 
 /* One pixel's num/den terms from the vertical sums v of its tile. */
-static inline __attribute__((always_inline)) void fvif_pixel(__local float (*v)[FVIF_TH][FVIF_VS], int lx, int ly,
-                              const float *f, const int fw, float egl, float sigma_nsq,
-                              float sigma_max_inv, float *num_out,
-                              float *den_out)
+static inline __attribute__((always_inline)) void
+fvif_pixel(__local float (*v)[FVIF_TH][FVIF_VS], int lx, int ly, const float *f, const int fw,
+           float egl, float sigma_nsq, float sigma_max_inv, float *num_out, float *den_out)
 {
     float mu1 = 0.0f, mu2 = 0.0f, xx_f = 0.0f, yy_f = 0.0f, xy_f = 0.0f;
 #pragma unroll

@@ -102,8 +102,9 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
  * memory for both pictures. */
 #define DIN (2 * T + 7)
 
-static inline __attribute__((always_inline)) void lpf_tile(__local const float *la, __local const float *lb, int sw, int sh,
-                     __global float *dref, __global float *ddis, int dst_off)
+static inline __attribute__((always_inline)) void
+lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __global float *dref,
+         __global float *ddis, int dst_off)
 {
     int tx = get_local_id(0), ty = get_local_id(1);
     int x = get_group_id(0) * T + tx, y = get_group_id(1) * T + ty;
