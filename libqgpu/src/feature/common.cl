@@ -51,9 +51,13 @@ static inline int mirror_skip_start_edge(int i, int n)
  * r < ROW_SUMS_ROWS adds row r's terms left to right in float into
  * *sum_a, *sum_b (0 for the others). (One work-item per row loading its
  * own terms left few loads in flight: the pass waited for memory.) Every
- * work-item of the group must call it. */
-#define ROW_SUMS_ROWS 32
-#define ROW_SUMS_COLS 64
+ * work-item of the group must call it. A row's sum is a chain of
+ * dependent adds whatever the tiles: tiles of 256 columns give each load
+ * round a chain long enough to cover the next tile's loads, and 8 rows a
+ * group spread a picture's rows over more work-groups (32 rows of 64
+ * columns waited for memory at every tile). */
+#define ROW_SUMS_ROWS 8
+#define ROW_SUMS_COLS 256
 #define ROW_SUMS_WG 256
 #define ROW_SUMS_LOADS (ROW_SUMS_ROWS * ROW_SUMS_COLS / ROW_SUMS_WG)
 

@@ -3,8 +3,8 @@
  * float_adm.c, adm.c, adm_tools.c), luma only, fp32 kernels
  * (float_adm.cl).
  *
- * Launches per frame: 1 conversion + 4 DWT/decouple (one per scale) + 4 row
- * kernels = 9. The results hold 9 floats per row of every scale's scored
+ * Launches per frame: 4 DWT/decouple (one per scale; scale 0 reads the
+ * uploaded luma) + 4 row kernels = 8. The results hold 9 floats per row of every scale's scored
  * region (den, num, aim sums of the h, v, d bands, each a float sum left to
  * right); collect() adds the rows top to bottom in float and pools as
  * adm_csf_den_scale_s / adm_cm_s do:
@@ -21,7 +21,7 @@
 
 #include "feature.h"
 
-#define FADM_RL 64       /* work-items per row in fadm_rows */
+#define FADM_RL 256      /* work-items per row in fadm_rows */
 #define FADM_MIN_SIZE 32 /* scale 3 bands need >= 2 samples for their mirrors */
 
 #ifndef M_PI
@@ -49,9 +49,8 @@ typedef struct FloatAdmState {
     double f1s[4], f2s[4];
     int skip_aim_scale;
     /* state */
-    cl_kernel k_convert, k_dwt, k_rows;
+    cl_kernel k_dwt0, k_dwt, k_rows;
     struct FadmLane {   /* per lane: written by every frame */
-        cl_mem img;     /* ref, dis as float (w*h each) */
         cl_mem lp[2];   /* band a of ref and dis, ping-pong between scales */
         cl_mem bands;   /* 9 planes: o h/v/d, r h/v/d, a h/v/d */
     } lane[QGPU_MAX_LANES];
@@ -202,15 +201,13 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                                         : "");
     if ((err = qgpu_program_get(ctx, "float_adm", opts, &prog)))
         return err;
-    if ((err = qgpu_kernel_create(ctx, prog, "fadm_convert", &s->k_convert)) ||
+    if ((err = qgpu_kernel_create(ctx, prog, "fadm_dwt0", &s->k_dwt0)) ||
         (err = qgpu_kernel_create(ctx, prog, "fadm_dwt", &s->k_dwt)) ||
         (err = qgpu_kernel_create(ctx, prog, "fadm_rows", &s->k_rows)))
         return err;
-    size_t n = (size_t)s->w[0] * s->h[0];
     for (int i = 0; i < qgpu_lanes(ctx) && !err; i++) {
         struct FadmLane *b = &s->lane[i];
-        if ((err = qgpu_buffer_create(ctx, 2 * n * sizeof(float), &b->img)) ||
-            (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[0])) ||
+        if ((err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[0])) ||
             (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[1])))
             break;
         err = qgpu_buffer_create(ctx, 9 * (size_t)s->ps * sizeof(float), &b->bands);
@@ -237,20 +234,6 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     const struct FadmLane *b = &s->lane[slot->lane];
     int err;
 
-    {
-        cl_int n = s->w[0] * s->h[0];
-        size_t global = qgpu_round_up((size_t)n, 256), local = 256;
-        const QgpuArg args[] = {
-            qgpu_arg_mem("ref", slot->ref),
-            qgpu_arg_mem("dis", slot->dist),
-            qgpu_arg_int("n", n),
-            qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
-            qgpu_arg_mem("out", b->img),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_adm: convert", args,
-                               QGPU_ARRAY_SIZE(args), 1, &global, &local)))
-            return err;
-    }
     /* adm_decouple_s: cos(1 deg)^2 in double, stored as float */
     cl_float cos1sq = (cl_float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
     cl_float egl_hi, egl_lo;
@@ -263,23 +246,33 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         int w = s->w[sc], h = s->h[sc], bw = s->w[sc + 1], bh = s->h[sc + 1];
         size_t local[2] = {16, 8};
         size_t global[2] = {qgpu_round_up((size_t)bw, 16), qgpu_round_up((size_t)bh, 8)};
-        const QgpuArg dwt_args[] = {
-            qgpu_arg_mem("src", sc ? b->lp[(sc - 1) & 1] : b->img),
-            qgpu_arg_int("w", w),
-            qgpu_arg_int("h", h),
-            qgpu_arg_int("n", sc ? s->ps : w * h),
-            qgpu_arg_mem("lp_out", b->lp[sc & 1]),
-            qgpu_arg_int("bw", bw),
-            qgpu_arg_int("bh", bh),
-            qgpu_arg_int("bn", s->ps),
-            qgpu_arg_mem("bands", b->bands),
-            qgpu_arg_int("ps", s->ps),
-            qgpu_arg_float("cos1sq", cos1sq),
-            qgpu_arg_float("egl_hi", egl_hi),
-            qgpu_arg_float("egl_lo", egl_lo),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_dwt, what_dwt[sc], dwt_args,
-                               QGPU_ARRAY_SIZE(dwt_args), 2, global, local)))
+        /* scale 0 from the uploaded luma (fadm_dwt0), the others from band
+         * a of the previous scale, ref then dis (fadm_dwt) */
+        QgpuArg dwt_args[14];
+        int n = 0;
+        if (sc == 0) {
+            dwt_args[n++] = qgpu_arg_mem("ref", slot->ref);
+            dwt_args[n++] = qgpu_arg_mem("dis", slot->dist);
+            dwt_args[n++] = qgpu_arg_float("unit", 1.0f / (float)(1 << (f->fmt->bitdepth - 8)));
+            dwt_args[n++] = qgpu_arg_int("w", w);
+            dwt_args[n++] = qgpu_arg_int("h", h);
+        } else {
+            dwt_args[n++] = qgpu_arg_mem("src", b->lp[(sc - 1) & 1]);
+            dwt_args[n++] = qgpu_arg_int("w", w);
+            dwt_args[n++] = qgpu_arg_int("h", h);
+            dwt_args[n++] = qgpu_arg_int("n", s->ps);
+        }
+        dwt_args[n++] = qgpu_arg_mem("lp_out", b->lp[sc & 1]);
+        dwt_args[n++] = qgpu_arg_int("bw", bw);
+        dwt_args[n++] = qgpu_arg_int("bh", bh);
+        dwt_args[n++] = qgpu_arg_int("bn", s->ps);
+        dwt_args[n++] = qgpu_arg_mem("bands", b->bands);
+        dwt_args[n++] = qgpu_arg_int("ps", s->ps);
+        dwt_args[n++] = qgpu_arg_float("cos1sq", cos1sq);
+        dwt_args[n++] = qgpu_arg_float("egl_hi", egl_hi);
+        dwt_args[n++] = qgpu_arg_float("egl_lo", egl_lo);
+        if ((err = qgpu_launch(f->ctx, slot, sc ? s->k_dwt : s->k_dwt0, what_dwt[sc], dwt_args,
+                               n, 2, global, local)))
             return err;
 
         cst.s[0] = s->rf[sc][0];
@@ -389,12 +382,11 @@ static int float_adm_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_adm_uninit(QgpuFeature *f)
 {
     FloatAdmState *s = f->priv;
-    qgpu_kernel_release(&s->k_convert);
+    qgpu_kernel_release(&s->k_dwt0);
     qgpu_kernel_release(&s->k_dwt);
     qgpu_kernel_release(&s->k_rows);
     for (int i = 0; i < QGPU_MAX_LANES; i++) {
         struct FadmLane *b = &s->lane[i];
-        qgpu_buffer_release(&b->img);
         qgpu_buffer_release(&b->lp[0]);
         qgpu_buffer_release(&b->lp[1]);
         qgpu_buffer_release(&b->bands);

@@ -5,8 +5,7 @@
  * Build options: -DFADM_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
  * Per frame (float_adm.c enqueues them):
- *   fadm_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
- *   fadm_dwt      one per scale: db2 DWT of ref and dis (vertical pass,
+ *   fadm_dwt0/fadm_dwt  one per scale: db2 DWT of ref and dis (vertical pass,
  *                 then horizontal, as adm_dwt2_s), band a kept for the next
  *                 scale, and the decoupling of adm_decouple_s: writes the
  *                 ref bands o, the restored bands r and the additive bands a
@@ -16,6 +15,9 @@
  *                 the masked a cubes (aim), per orientation; the host adds
  *                 the rows top to bottom in float, as adm_csf_den_scale_s and
  *                 adm_cm_s do.
+ * Scale 0's DWT (fadm_dwt0) reads the uploaded luma, each sample made a
+ * float in 8-bit units minus 128 as it is loaded (libvmaf's
+ * picture_copy).
  *
  * What has to match libvmaf: float products added in tap order without
  * multiply-add contraction; DWT borders -1 -> 1, n -> n-1, n+1 -> n-2
@@ -60,20 +62,20 @@ static inline float fadm_add_mul_d(float s, float x, float hi, float lo)
     return t + (err + e);
 }
 
-__kernel void fadm_convert(__global const sample_t *ref, __global const sample_t *dis, int n,
-                           float scale, __global float *out)
+/* A sample of the scale a DWT reads: scale 0 from the uploaded samples
+ * (raw = 1: libvmaf's picture_copy, sample / 2^(bpc-8) - 128, exact in
+ * float), the others from band a of the previous scale. raw is a
+ * compile-time constant in each kernel: one branch folds away. */
+static inline float fadm_in(__global const float *pic, __global const sample_t *samples,
+                            const int raw, float unit, int i)
 {
-    int i = get_global_id(0);
-    if (i >= n)
-        return;
-    /* picture_copy: sample / 2^(bpc-8) + offset(-128), exact in float */
-    out[i] = (float)ref[i] * scale - 128.0f;
-    out[n + i] = (float)dis[i] * scale - 128.0f;
+    return raw ? (float)samples[i] * unit - 128.0f : pic[i];
 }
 
 /* adm_dwt2_s at band position (i, j): out[0..3] = a, h, v, d */
-static inline void fadm_dwt_at(__global const float *src, int w, int h, int i, int j,
-                               float out[4])
+static inline __attribute__((always_inline)) void
+fadm_dwt_at(__global const float *src, __global const sample_t *samples, const int raw,
+            float unit, int w, int h, int i, int j, float out[4])
 {
     int iy[4], jx[4];
     for (int k = 0; k < 4; k++) {
@@ -84,11 +86,11 @@ static inline void fadm_dwt_at(__global const float *src, int w, int h, int i, i
     for (int c = 0; c < 4; c++) {
         float al = 0.0f, ah = 0.0f;
         for (int k = 0; k < 4; k++) {
-            float s = src[iy[k] * w + jx[c]];
+            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx[c]);
             al += FADM_LO[k] * s;
         }
         for (int k = 0; k < 4; k++) {
-            float s = src[iy[k] * w + jx[c]];
+            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx[c]);
             ah += FADM_HI[k] * s;
         }
         lo[c] = al;
@@ -125,19 +127,22 @@ static inline void fadm_decouple(float o, float t, int angle, float egl_hi, floa
     *a = t - rst;
 }
 
-/* One scale: src holds ref then dis (w x h each, planes of n floats);
- * lp_out gets band a of ref and dis (bw x bh, planes of bn); bands gets 9
- * planes of plane stride ps: o h/v/d, r h/v/d, a h/v/d. */
-__kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global float *lp_out,
-                       int bw, int bh, int bn, __global float *bands, int ps, float cos1sq,
-                       float egl_hi, float egl_lo)
+/* One scale: ref and dis (w x h each; scale 0 the uploaded samples, the
+ * others band a of the previous scale); lp_out gets band a of ref and dis
+ * (bw x bh, planes of bn); bands gets 9 planes of plane stride ps: o
+ * h/v/d, r h/v/d, a h/v/d. */
+static inline __attribute__((always_inline)) void
+fadm_dwt_scale(__global const float *src_ref, __global const float *src_dis,
+               __global const sample_t *raw_ref, __global const sample_t *raw_dis,
+               const int raw, float unit, int w, int h, __global float *lp_out, int bw, int bh,
+               int bn, __global float *bands, int ps, float cos1sq, float egl_hi, float egl_lo)
 {
     int j = get_global_id(0), i = get_global_id(1);
     if (j >= bw || i >= bh)
         return;
     float o[4], t[4];
-    fadm_dwt_at(src, w, h, i, j, o);
-    fadm_dwt_at(src + n, w, h, i, j, t);
+    fadm_dwt_at(src_ref, raw_ref, raw, unit, w, h, i, j, o);
+    fadm_dwt_at(src_dis, raw_dis, raw, unit, w, h, i, j, t);
     int q = i * bw + j;
     lp_out[q] = o[0];
     lp_out[bn + q] = t[0];
@@ -155,50 +160,93 @@ __kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global 
     }
 }
 
+/* scale 0, from the uploaded samples */
+__kernel void fadm_dwt0(__global const sample_t *ref, __global const sample_t *dis, float unit,
+                        int w, int h, __global float *lp_out, int bw, int bh, int bn,
+                        __global float *bands, int ps, float cos1sq, float egl_hi,
+                        float egl_lo)
+{
+    fadm_dwt_scale(NULL, NULL, ref, dis, 1, unit, w, h, lp_out, bw, bh, bn, bands, ps, cos1sq,
+                   egl_hi, egl_lo);
+}
+
+/* scales 1..3: src holds ref then dis (planes of n floats) */
+__kernel void fadm_dwt(__global const float *src, int w, int h, int n, __global float *lp_out,
+                       int bw, int bh, int bn, __global float *bands, int ps, float cos1sq,
+                       float egl_hi, float egl_lo)
+{
+    fadm_dwt_scale(src, src + n, NULL, NULL, 0, 1.0f, w, h, lp_out, bw, bh, bn, bands, ps,
+                   cos1sq, egl_hi, egl_lo);
+}
+
 static inline float fadm_pterm(float x, int p3, float p)
 {
     return p3 ? x * x * x : pow(x, p);
 }
 
-/* adm_cm_s threshold at (i, j) from the masking planes m (unweighted) */
-static inline float fadm_thr(__global const float *bands, int mplane, int ps, int w, int h,
-                             int i, int j, float rf0, float rf1, float rf2, float c30h,
-                             float c30l, float c15h, float c15l)
+/* The masking neighbourhood's values of one chunk of a row, staged:
+ * mc[dy][t] = float(c * FLOAT_ONE_BY_30) of the sample c = |rf m| at row
+ * i - 1 + dy (mirrored) and column j0 - 1 + t (mirrored) of plane m.
+ * Each sample's product is the same whichever neighbour it is taken for,
+ * so it is formed once here instead of nine times in the threshold. */
+#ifndef FADM_RL
+#define FADM_RL 256
+#endif
+#define FADM_MW (FADM_RL + 2)
+
+static inline void fadm_stage(__global const float *m, int w, int h, int i, int j0,
+                              float rf, float c30h, float c30l, __local float (*mc)[FADM_MW])
+{
+    int y[3] = {mirror_skip_start_edge(i - 1, h), i, mirror_skip_start_edge(i + 1, h)};
+    for (int t = get_local_id(0); t < FADM_MW; t += FADM_RL) {
+        int x = mirror_skip_start_edge(j0 - 1 + t, w);
+#pragma unroll
+        for (int dy = 0; dy < 3; dy++)
+            mc[dy][t] = fadm_mul_d(fabs(rf * m[y[dy] * w + x]), c30h, c30l);
+    }
+}
+
+/* adm_cm_s threshold at (i, j) of a chunk starting at j0: the neighbours'
+ * staged products (mc[b]: band b of the masking planes) added in libvmaf's
+ * order, the centre c = |rf m(i, j)| added in double */
+static inline float fadm_thr(__global const float *bands, int mplane, int ps, int w, int i,
+                             int j, int j0, float rf0, float rf1, float rf2, float c15h,
+                             float c15l, __local float (*mc)[3][FADM_MW])
 {
     float thr = 0.0f;
-    int y[3] = {mirror_skip_start_edge(i - 1, h), i, mirror_skip_start_edge(i + 1, h)};
-    int x[3] = {mirror_skip_start_edge(j - 1, w), j, mirror_skip_start_edge(j + 1, w)};
+    int t = j - j0;
+#pragma unroll
     for (int b = 0; b < 3; b++) {
         __global const float *m = bands + (mplane + b) * ps;
         float rf = b == 0 ? rf0 : (b == 1 ? rf1 : rf2);
         float sum = 0.0f;
+#pragma unroll
         for (int dy = 0; dy < 3; dy++)
+#pragma unroll
             for (int dx = 0; dx < 3; dx++) {
-                float c = fabs(rf * m[y[dy] * w + x[dx]]);
                 if (dy == 1 && dx == 1)
-                    sum = fadm_add_mul_d(sum, c, c15h, c15l);
+                    sum = fadm_add_mul_d(sum, fabs(rf * m[i * w + j]), c15h, c15l);
                 else
-                    sum += fadm_mul_d(c, c30h, c30l);
+                    sum += mc[b][dy][t + dx];
             }
         thr += sum;
     }
     return thr;
 }
 
-/* One work-group per row of the scored region (FADM_RL work-items): each
- * work-item computes the 9 terms of one sample of a chunk of FADM_RL
- * columns into __local, then work-items 0..8 add the chunk's terms left to
- * right to the row's nine float sums (libvmaf's accum_inner order).
+/* One work-group per row of the scored region (FADM_RL work-items),
+ * walking it in chunks of FADM_RL columns: the chunk's masking values are
+ * staged (fadm_stage), each work-item computes the 9 terms of one sample
+ * into __local, then work-items 0..8 add the chunk's terms left to right
+ * to the row's nine float sums (libvmaf's accum_inner order).
  * cst: rf0 rf1 rf2 p c30h c30l c15h c15l */
-#ifndef FADM_RL
-#define FADM_RL 64
-#endif
 __kernel __attribute__((reqd_work_group_size(FADM_RL, 1, 1)))
 void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int top, int right,
                int bottom, float8 cst, int p3, int bypass, int do_aim,
                __global float *results, int index)
 {
     __local float terms[9][FADM_RL + 1]; /* + 1: the nine readers in nine banks */
+    __local float mc[2][3][3][FADM_MW];  /* [a planes, r planes][band][dy][column] */
     int lid = get_local_id(0);
     int r = get_group_id(1);
     int i = top + r;
@@ -206,30 +254,45 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
     float p = cst.s3;
     float acc = 0.0f;
     for (int j0 = left; j0 < right; j0 += FADM_RL) {
+        if (!bypass) {
+#pragma unroll
+            for (int b = 0; b < 3; b++) {
+                fadm_stage(bands + (6 + b) * ps, w, h, i, j0, rf[b], cst.s4, cst.s5,
+                           mc[0][b]);
+                if (do_aim)
+                    fadm_stage(bands + (3 + b) * ps, w, h, i, j0, rf[b], cst.s4, cst.s5,
+                               mc[1][b]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
         int j = j0 + lid;
         if (j < right) {
             int q = i * w + j;
+#pragma unroll
             for (int b = 0; b < 3; b++) {
                 float v = fabs(rf[b] * bands[b * ps + q]);
                 terms[b][lid] = fadm_pterm(v, p3, p);
             }
             float thr = 0.0f;
             if (!bypass)
-                thr = fadm_thr(bands, 6, ps, w, h, i, j, rf[0], rf[1], rf[2], cst.s4, cst.s5,
-                               cst.s6, cst.s7);
+                thr = fadm_thr(bands, 6, ps, w, i, j, j0, rf[0], rf[1], rf[2], cst.s6, cst.s7,
+                               mc[0]);
+#pragma unroll
             for (int b = 0; b < 3; b++) {
                 float x = bands[(3 + b) * ps + q] * rf[b];
                 x = fabs(x) - thr;
                 x = x < 0.0f ? 0.0f : x;
                 terms[3 + b][lid] = fadm_pterm(x, p3, p);
             }
+#pragma unroll
             for (int b = 0; b < 3; b++)
                 terms[6 + b][lid] = 0.0f;
             if (do_aim) {
                 thr = 0.0f;
                 if (!bypass)
-                    thr = fadm_thr(bands, 3, ps, w, h, i, j, rf[0], rf[1], rf[2], cst.s4,
-                                   cst.s5, cst.s6, cst.s7);
+                    thr = fadm_thr(bands, 3, ps, w, i, j, j0, rf[0], rf[1], rf[2], cst.s6,
+                                   cst.s7, mc[1]);
+#pragma unroll
                 for (int b = 0; b < 3; b++) {
                     float x = bands[(6 + b) * ps + q] * rf[b];
                     x = fabs(x) - thr;

@@ -23,6 +23,8 @@
 
 #define AN_TW 32 /* tile of float_misc.cl */
 #define AN_TH 16
+#define FANSNR_RS_ROWS 8  /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
+#define FANSNR_RS_WG 256  /* common.cl ROW_SUMS_WG: its work-items */
 
 static const QgpuFeatureOutput float_ansnr_outputs[] = {
     {.name = "float_ansnr"},
@@ -111,8 +113,8 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
             return err;
     }
     {
-        /* ROW_SUMS_ROWS (32) rows per work-group of ROW_SUMS_WG (256), common.cl */
-        size_t local = 256, global = (size_t)(s->h + 31) / 32 * 256;
+        size_t local = FANSNR_RS_WG;
+        size_t global = (size_t)(s->h + FANSNR_RS_ROWS - 1) / FANSNR_RS_ROWS * FANSNR_RS_WG;
         const QgpuArg args[] = {
             qgpu_arg_mem("sig", s->sig[slot->lane]),
             qgpu_arg_mem("noise", s->noise[slot->lane]),

@@ -3,10 +3,11 @@
  * float_vif.c, vif.c, vif_tools.c), luma only, fp32 kernels
  * (float_vif.cl).
  *
- * Launches per frame: 1 conversion + 4 statistic (one per scale) + 3
- * decimation + 1 row-sum = 9. The results hold one (num, den) float pair per
- * row of every scale; collect() adds them top to bottom in float (libvmaf's
- * accum_num/accum_den are floats) and finishes in double:
+ * Launches per frame: 4 statistic (one per scale) + 3 decimation + 1
+ * row-sum = 8 (scale 0 is read from the uploaded luma). The results hold
+ * one (num, den) float pair per row of every scale; collect() adds them
+ * top to bottom in float (libvmaf's accum_num/accum_den are floats) and
+ * finishes in double:
  *   vif_scaleN = num[N] / den[N]
  *   vif = sum(num) / sum(den) (1 when the sum of den is 0)   (debug)
  */
@@ -18,10 +19,11 @@
 
 #include "feature.h"
 
-#define FVIF_T 16
+#define FVIF_TW 32       /* as in float_vif.cl: statistic tile 32 x 16, work-group 32 x 8 */
+#define FVIF_TH 16
 #define FVIF_DW 16       /* as in float_vif.cl: decimation work-group 16 x 8 */
 #define FVIF_DH 8
-#define FVIF_RS_ROWS 32  /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
+#define FVIF_RS_ROWS 8   /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
 #define FVIF_RS_WG 256   /* common.cl ROW_SUMS_WG: its work-items */
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
 
@@ -63,10 +65,10 @@ typedef struct FloatVifState {
     double min_val[4]; /* [1..3] used */
     bool skip_scale0;
     /* state */
-    cl_kernel k_convert, k_stat, k_dec, k_rowsum;
-    cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale: ref, dis (float) */
+    cl_kernel k_rowsum;
+    cl_kernel k_stat[4], k_dec[4]; /* per scale, of its filter width; no k_dec[0] */
+    cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale 1..3: ref, dis (float) */
     cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
-    cl_mem poly;       /* log2 polynomial */
     float sigma_max_inv;
     cl_mem filt[4];
     int fw[4];
@@ -130,11 +132,6 @@ static int fvif_filter(float *out, int scale, float kernelscale)
     return size;
 }
 
-/* vif_tools.c, log2_poly_s (VIF_OPT_FAST_LOG2) */
-static const float fvif_log2_poly[9] = {-0.012671635276421, 0.064841182402670, -0.157048836463065,
-                                        0.257167726303123,  -0.353800560300520, 0.480131410397451,
-                                        -0.721314327952201, 1.442694803896991,  0};
-
 static int register_names(QgpuFeature *f, FloatVifState *s)
 {
     for (int i = 0; i < OUT_COUNT; i++)
@@ -182,10 +179,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                                         : "");
     if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
         return err;
-    if ((err = qgpu_kernel_create(ctx, prog, "fvif_convert", &s->k_convert)) ||
-        (err = qgpu_kernel_create(ctx, prog, "fvif_stat", &s->k_stat)) ||
-        (err = qgpu_kernel_create(ctx, prog, "fvif_dec", &s->k_dec)) ||
-        (err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))
+    if ((err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))
         return err;
 
     s->rows_total = 0;
@@ -196,7 +190,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->toff[i] = terms;
         terms += (size_t)2 * s->w[i] * s->h[i];
         s->rows_total += s->h[i];
-        for (int k = 0; k < 2 * qgpu_lanes(ctx); k++)
+        for (int k = 0; i && k < 2 * qgpu_lanes(ctx); k++)
             if ((err = qgpu_buffer_create(ctx, (size_t)s->w[i] * s->h[i] * sizeof(float),
                                           &s->img[k / 2][i][k % 2])))
                 return err;
@@ -205,13 +199,19 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if ((err = qgpu_buffer_upload(ctx, sizeof(coef), coef, &s->filt[i],
                                       "float_vif: filter")))
             return err;
+        /* one kernel per filter width (float_vif.cl): fvif_stat17 ...
+         * fvif_stat3, fvif_dec9 ... fvif_dec3 */
+        char name[32];
+        snprintf(name, sizeof(name), "fvif_stat%d", s->fw[i]);
+        if ((err = qgpu_kernel_create(ctx, prog, name, &s->k_stat[i])))
+            return err;
+        snprintf(name, sizeof(name), "fvif_dec%d", s->fw[i]);
+        if (i && (err = qgpu_kernel_create(ctx, prog, name, &s->k_dec[i])))
+            return err;
     }
     for (int i = 0; i < qgpu_lanes(ctx); i++)
         if ((err = qgpu_buffer_create(ctx, terms * sizeof(float), &s->terms[i])))
             return err;
-    if ((err = qgpu_buffer_upload(ctx, sizeof(fvif_log2_poly), fvif_log2_poly, &s->poly,
-                                  "float_vif: log2 polynomial")))
-        return err;
     /* vif_statistic_s: powf(vif_sigma_nsq, 2.0f) / (255.0 * 255.0), as float */
     s->sigma_max_inv = (float)(powf((float)s->sigma_nsq, 2.0f) / (255.0 * 255.0));
     return qgpu_results_reserve(ctx, (size_t)s->rows_total * 2 * sizeof(float), &s->offset);
@@ -228,64 +228,61 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
     cl_mem terms = s->terms[slot->lane];
     int err;
 
-    /* conversion: luma of both pictures to float */
-    {
-        cl_int n = s->w[0] * s->h[0];
-        size_t global = qgpu_round_up((size_t)n, 256), local = 256;
-        const QgpuArg args[] = {
-            qgpu_arg_mem("ref", slot->ref),
-            qgpu_arg_mem("dis", slot->dist),
-            qgpu_arg_int("n", n),
-            qgpu_arg_float("scale", 1.0f / (float)(1 << (f->fmt->bitdepth - 8))),
-            qgpu_arg_mem("out_ref", img[0][0]),
-            qgpu_arg_mem("out_dis", img[0][1]),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_convert, "float_vif: convert", args,
-                               QGPU_ARRAY_SIZE(args), 1, &global, &local)))
-            return err;
-    }
+    /* scale 0 is read from the uploaded luma (fvif_stat17, fvif_dec9), the
+     * others from the float pictures the decimations write */
+    const cl_float unit = 1.0f / (float)(1 << (f->fmt->bitdepth - 8));
     for (int i = 0; i < 4; i++) {
         int w = s->w[i], h = s->h[i];
         if (i) {
             size_t local[2] = {FVIF_DW, FVIF_DH};
             size_t global[2] = {qgpu_round_up((size_t)w, FVIF_DW),
                                 qgpu_round_up((size_t)h, FVIF_DH)};
-            const QgpuArg args[] = {
-                qgpu_arg_mem("src_ref", img[i - 1][0]),
-                qgpu_arg_mem("src_dis", img[i - 1][1]),
-                qgpu_arg_int("sw", s->w[i - 1]),
-                qgpu_arg_int("sh", s->h[i - 1]),
-                qgpu_arg_mem("filt", s->filt[i]),
-                qgpu_arg_int("fw", s->fw[i]),
-                qgpu_arg_mem("dst_ref", img[i][0]),
-                qgpu_arg_mem("dst_dis", img[i][1]),
-                qgpu_arg_int("dw", w),
-                qgpu_arg_int("dh", h),
-            };
-            if ((err = qgpu_launch(f->ctx, slot, s->k_dec, what_dec[i], args,
-                                   QGPU_ARRAY_SIZE(args), 2, global, local)))
+            QgpuArg args[10];
+            int n = 0;
+            if (i == 1) {
+                args[n++] = qgpu_arg_mem("ref", slot->ref);
+                args[n++] = qgpu_arg_mem("dis", slot->dist);
+                args[n++] = qgpu_arg_float("unit", unit);
+            } else {
+                args[n++] = qgpu_arg_mem("src_ref", img[i - 1][0]);
+                args[n++] = qgpu_arg_mem("src_dis", img[i - 1][1]);
+            }
+            args[n++] = qgpu_arg_int("sw", s->w[i - 1]);
+            args[n++] = qgpu_arg_int("sh", s->h[i - 1]);
+            args[n++] = qgpu_arg_mem("filt", s->filt[i]);
+            args[n++] = qgpu_arg_mem("dst_ref", img[i][0]);
+            args[n++] = qgpu_arg_mem("dst_dis", img[i][1]);
+            args[n++] = qgpu_arg_int("dw", w);
+            args[n++] = qgpu_arg_int("dh", h);
+            if ((err = qgpu_launch(f->ctx, slot, s->k_dec[i], what_dec[i], args, n, 2, global,
+                                   local)))
                 return err;
         }
-        size_t local[2] = {FVIF_T, FVIF_T};
-        size_t global[2] = {qgpu_round_up((size_t)w, FVIF_T), qgpu_round_up((size_t)h, FVIF_T)};
+        size_t local[2] = {FVIF_TW, FVIF_TH / 2};
+        size_t global[2] = {qgpu_round_up((size_t)w, FVIF_TW),
+                            qgpu_round_up((size_t)h, FVIF_TH) / 2};
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
-        const QgpuArg args[] = {
-            qgpu_arg_mem("src_ref", img[i][0]),
-            qgpu_arg_mem("src_dis", img[i][1]),
-            qgpu_arg_int("w", w),
-            qgpu_arg_int("h", h),
-            qgpu_arg_mem("filt", s->filt[i]),
-            qgpu_arg_int("fw", s->fw[i]),
-            qgpu_arg_float("egl", (cl_float)s->egl),
-            qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq),
-            qgpu_arg_float("sigma_max_inv", s->sigma_max_inv),
-            qgpu_arg_mem("poly", s->poly),
-            qgpu_arg_mem("terms", terms),
-            qgpu_arg_int("toff", (cl_int)s->toff[i]),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_stat, what_stat[i], args,
-                               QGPU_ARRAY_SIZE(args), 2, global, local)))
+        QgpuArg args[11];
+        int n = 0;
+        if (i == 0) {
+            args[n++] = qgpu_arg_mem("ref", slot->ref);
+            args[n++] = qgpu_arg_mem("dis", slot->dist);
+            args[n++] = qgpu_arg_float("unit", unit);
+        } else {
+            args[n++] = qgpu_arg_mem("src_ref", img[i][0]);
+            args[n++] = qgpu_arg_mem("src_dis", img[i][1]);
+        }
+        args[n++] = qgpu_arg_int("w", w);
+        args[n++] = qgpu_arg_int("h", h);
+        args[n++] = qgpu_arg_mem("filt", s->filt[i]);
+        args[n++] = qgpu_arg_float("egl", (cl_float)s->egl);
+        args[n++] = qgpu_arg_float("sigma_nsq", (cl_float)s->sigma_nsq);
+        args[n++] = qgpu_arg_float("sigma_max_inv", s->sigma_max_inv);
+        args[n++] = qgpu_arg_mem("terms", terms);
+        args[n++] = qgpu_arg_int("toff", (cl_int)s->toff[i]);
+        if ((err = qgpu_launch(f->ctx, slot, s->k_stat[i], what_stat[i], args, n, 2, global,
+                               local)))
             return err;
     }
     {
@@ -361,17 +358,16 @@ static int float_vif_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_vif_uninit(QgpuFeature *f)
 {
     FloatVifState *s = f->priv;
-    qgpu_kernel_release(&s->k_convert);
-    qgpu_kernel_release(&s->k_stat);
-    qgpu_kernel_release(&s->k_dec);
     qgpu_kernel_release(&s->k_rowsum);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+        qgpu_kernel_release(&s->k_stat[i]);
+        qgpu_kernel_release(&s->k_dec[i]);
         qgpu_buffer_release(&s->filt[i]);
+    }
     for (int k = 0; k < QGPU_MAX_LANES * 8; k++)
         qgpu_buffer_release(&s->img[k / 8][k / 2 % 4][k % 2]);
     for (int i = 0; i < QGPU_MAX_LANES; i++)
         qgpu_buffer_release(&s->terms[i]);
-    qgpu_buffer_release(&s->poly);
 }
 
 const QgpuFeatureClass qgpu_feature_float_vif = {

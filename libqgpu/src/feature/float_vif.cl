@@ -5,17 +5,20 @@
  * Build options: -DFVIF_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
  * Per frame (float_vif.c enqueues them):
- *   fvif_convert  raw luma -> float in 8-bit units minus 128 (ref and dis)
- *   fvif_stat     one per scale: the five separable filters (mu1, mu2,
+ *   fvif_stat17..3  one per scale: the five separable filters (mu1, mu2,
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the
  *                 per-pixel VIF statistic; num/den terms stored column-major
- *   fvif_dec      scales 1..3: blur the previous scale with this scale's
+ *   fvif_dec9..3  scales 1..3: blur the previous scale with this scale's
  *                 filter and keep the even rows/columns (from a __local
  *                 tile)
- *   fvif_rowsum   every scale's rows, 32 per work-group: each row's num/den
+ *   fvif_rowsum   every scale's rows, 8 per work-group: each row's num/den
  *                 terms added left to right in float by one work-item (from
  *                 __local tiles the whole group loads), as vif_statistic_s
  *                 does; the host adds the row sums top to bottom in float.
+ * Scale 0 (fvif_stat17, fvif_dec9) is read from the uploaded luma, each
+ * sample made a float in 8-bit units minus 128 as it is staged
+ * (libvmaf's picture_copy); the other scales from the decimations' float
+ * pictures.
  *
  * What has to match libvmaf: every filter output is a float sum of float
  * products taken in tap order (vertical pass first, then horizontal on the
@@ -35,15 +38,30 @@ typedef uchar sample_t;
 typedef ushort sample_t;
 #endif
 
-#define FVIF_T 16       /* output tile (work-group 16 x 16) */
+/* The statistic's output tile: FVIF_TW x FVIF_TH, work-group FVIF_TW x
+ * FVIF_TH / 2 (each work-item two pixels of a column). A wide tile keeps
+ * the vertical pass's halo columns (2 r of every TW + 2 r) few. */
+#define FVIF_TW 32
+#define FVIF_TH 16
 #define FVIF_RMAX 8     /* largest filter radius (17 taps) */
-#define FVIF_L (FVIF_T + 2 * FVIF_RMAX)
+#define FVIF_LH (FVIF_TH + 2 * FVIF_RMAX) /* staged rows */
+#define FVIF_LW 56      /* staged row stride (>= 32 + 16): 2 x 56 = 16 mod
+                           32, so the two rows a warp of the vertical pass
+                           reads where its items wrap fall in other banks */
+
+/* vif_tools.c's log2_poly_s, as libvmaf's float array holds them (its
+ * double literals rounded to float), written exactly in hex: a literal
+ * table, so that the unrolled Horner steps take them as immediates (a
+ * table passed as an argument cost a constant-cache load per step). */
+__constant float FVIF_LOG2_POLY[9] = {
+    -0x1.9f3962p-7f, 0x1.0996e8p-4f, -0x1.41a2d2p-3f, 0x1.0756fap-2f, -0x1.6a4ab2p-2f,
+    0x1.eba792p-2f,  -0x1.71501cp-1f, 0x1.715472p+0f, 0x0p+0f,
+};
 
 /* vif_tools.c's log2f_approx() (vif_options.h defines VIF_OPT_FAST_LOG2, so
  * libvmaf never calls libm's log2f here): exponent plus a degree-8 Horner
- * polynomial of the mantissa, evaluated in float (coefficients: log2_poly_s,
- * rounded to float on the host and passed in). */
-static inline float fvif_log2(float x, __constant float *poly)
+ * polynomial of the mantissa, evaluated in float. */
+static inline float fvif_log2(float x)
 {
     if (x == 0.0f)
         return -INFINITY;
@@ -53,49 +71,97 @@ static inline float fvif_log2(float x, __constant float *poly)
     float remain = as_float((u & 0x007FFFFFu) | 0x3F800000u);
     float log_base = (float)((int)((u & 0x7F800000u) >> 23) - 127);
     float t = remain - 1.0f, var = 0.0f;
+#pragma unroll
     for (int i = 0; i < 9; i++)
-        var = var * t + poly[i];
+        var = var * t + FVIF_LOG2_POLY[i];
     return log_base + var;
 }
 
-__kernel void fvif_convert(__global const sample_t *ref, __global const sample_t *dis,
-                           int n, float scale, __global float *out_ref, __global float *out_dis)
+/* A sample of the scale a kernel reads: scale 0 from the uploaded
+ * samples (raw = 1: libvmaf's picture_copy, sample / 2^(bpc-8) - 128,
+ * exact in float), the others from the float pictures of the decimation.
+ * raw is a compile-time constant in every kernel: one branch folds away. */
+static inline float fvif_in(__global const float *pic, __global const sample_t *samples,
+                            const int raw, float unit, int i)
 {
-    int i = get_global_id(0);
-    if (i >= n)
-        return;
-    /* picture_copy: sample / 2^(bpc-8) + offset(-128), exact in float */
-    out_ref[i] = (float)ref[i] * scale - 128.0f;
-    out_dis[i] = (float)dis[i] * scale - 128.0f;
+    return raw ? (float)samples[i] * unit - 128.0f : pic[i];
+}
+
+/* The filters' widths are compile-time constants: one kernel per width
+ * (FVIF_STAT_KERNEL, FVIF_DEC_KERNEL below), so that every tap loop is
+ * unrolled and the taps sit in registers (a width passed as an argument
+ * left the loops rolled, one __constant load per tap). The tap loops run
+ * to FVIF_FW_MAX with a test of the width inside: a constant trip count
+ * is unrolled even where a compiler does so before inlining, and the tests
+ * fold away once the width is known. Scale s uses the width
+ * vif_get_filter(s, 1.0) gives: 17, 9, 5, 3. */
+#define FVIF_FW_MAX 17
+
+/* the taps of a filter of fw taps into registers */
+static inline __attribute__((always_inline)) void
+fvif_taps(__constant float *filt, const int fw, float *f)
+{
+#pragma unroll
+    for (int k = 0; k < FVIF_FW_MAX; k++)
+        if (k < fw)
+            f[k] = filt[k];
 }
 
 /* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). A work-group
  * makes a FVIF_DW x FVIF_DH tile of the output from the (2 FVIF_DW - 2 +
  * fw) x (2 FVIF_DH - 2 + fw) source window it reads, staged in __local
- * memory (mirrored at the picture's borders as each tap would be). */
+ * memory (mirrored at the picture's borders as each tap would be). The
+ * vertical sums of the output rows are taken once per source column
+ * (vertical pass), then each output adds fw of them (horizontal pass):
+ * the same products and sums, in the same order, as a 2-D loop taking
+ * each column's vertical sum inside the horizontal one. Scales 1-3 only:
+ * their filters have at most 9 taps. */
 #define FVIF_DW 16
 #define FVIF_DH 8
-#define FVIF_DIN_W (2 * FVIF_DW + 2 * FVIF_RMAX)
-#define FVIF_DIN_H (2 * FVIF_DH + 2 * FVIF_RMAX)
+#define FVIF_DRMAX 4
+#define FVIF_DIN_W (2 * FVIF_DW + 2 * FVIF_DRMAX)
+#define FVIF_DIN_H (2 * FVIF_DH + 2 * FVIF_DRMAX)
+#define FVIF_DV_W (FVIF_DIN_W + 1) /* odd: the strided reads of the
+                                      horizontal pass hit different banks */
 
-__kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))
-void fvif_dec(__global const float *src_ref, __global const float *src_dis, int sw,
-              int sh, __constant float *filt, int fw, __global float *dst_ref,
-              __global float *dst_dis, int dw, int dh)
+static inline __attribute__((always_inline)) void
+fvif_dec_tile(__global const float *src_ref, __global const float *src_dis,
+              __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
+              float unit, int sw, int sh, __constant float *filt, const int fw,
+              __global float *dst_ref, __global float *dst_dis, int dw, int dh,
+              __local float (*lr)[FVIF_DIN_W], __local float (*ld)[FVIF_DIN_W],
+              __local float (*vr)[FVIF_DV_W], __local float (*vd)[FVIF_DV_W])
 {
-    __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];
-    int lx = get_local_id(0), ly = get_local_id(1);
+    const int r = fw / 2;
+    const int span_w = 2 * FVIF_DW - 2 + fw, span_h = 2 * FVIF_DH - 2 + fw;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_DW + lx;
     int j0 = get_group_id(0) * FVIF_DW, i0 = get_group_id(1) * FVIF_DH;
-    int r = fw / 2;
-    int span_w = 2 * FVIF_DW - 2 + fw, span_h = 2 * FVIF_DH - 2 + fw;
+    float f[FVIF_FW_MAX];
 
+    fvif_taps(filt, fw, f);
     for (int yy = ly; yy < span_h; yy += FVIF_DH) {
         int row = mirror_skip_edge(2 * i0 - r + yy, sh);
         for (int xx = lx; xx < span_w; xx += FVIF_DW) {
             int c = mirror_skip_edge(2 * j0 - r + xx, sw);
-            lr[yy][xx] = src_ref[row * sw + c];
-            ld[yy][xx] = src_dis[row * sw + c];
+            lr[yy][xx] = fvif_in(src_ref, raw_ref, raw, unit, row * sw + c);
+            ld[yy][xx] = fvif_in(src_dis, raw_dis, raw, unit, row * sw + c);
         }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* vertical: output row y's sum down source column c */
+    for (int i = lid; i < FVIF_DH * span_w; i += FVIF_DW * FVIF_DH) {
+        int y = i / span_w, c = i - y * span_w;
+        float tr = 0.0f, td = 0.0f;
+#pragma unroll
+        for (int ky = 0; ky < FVIF_FW_MAX; ky++) {
+            if (ky < fw) {
+                tr += f[ky] * lr[2 * y + ky][c];
+                td += f[ky] * ld[2 * y + ky][c];
+            }
+        }
+        vr[y][c] = tr;
+        vd[y][c] = td;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -103,33 +169,62 @@ void fvif_dec(__global const float *src_ref, __global const float *src_dis, int 
     if (j >= dw || i >= dh)
         return;
     float acc_r = 0.0f, acc_d = 0.0f;
-    for (int kx = 0; kx < fw; kx++) {
-        float tr = 0.0f, td = 0.0f;
-        for (int ky = 0; ky < fw; ky++) {
-            tr += filt[ky] * lr[2 * ly + ky][2 * lx + kx];
-            td += filt[ky] * ld[2 * ly + ky][2 * lx + kx];
+#pragma unroll
+    for (int kx = 0; kx < FVIF_FW_MAX; kx++) {
+        if (kx < fw) {
+            acc_r += f[kx] * vr[ly][2 * lx + kx];
+            acc_d += f[kx] * vd[ly][2 * lx + kx];
         }
-        acc_r += filt[kx] * tr;
-        acc_d += filt[kx] * td;
     }
     dst_ref[i * dw + j] = acc_r;
     dst_dis[i * dw + j] = acc_d;
 }
 
+#define FVIF_DEC_KERNEL(FW)                                                                    \
+    __kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))                       \
+    void fvif_dec##FW(__global const float *src_ref, __global const float *src_dis, int sw,    \
+                      int sh, __constant float *filt, __global float *dst_ref,                 \
+                      __global float *dst_dis, int dw, int dh)                                 \
+    {                                                                                          \
+        __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];                  \
+        __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W];                          \
+        fvif_dec_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, sw, sh, filt, FW, dst_ref,        \
+                      dst_dis, dw, dh, lr, ld, vr, vd);                                        \
+    }
+FVIF_DEC_KERNEL(5)
+FVIF_DEC_KERNEL(3)
+
+/* scale 1 from scale 0, which is read from the uploaded samples */
+__kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))
+void fvif_dec9(__global const sample_t *ref, __global const sample_t *dis, float unit, int sw,
+               int sh, __constant float *filt, __global float *dst_ref, __global float *dst_dis,
+               int dw, int dh)
+{
+    __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];
+    __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W];
+    fvif_dec_tile(NULL, NULL, ref, dis, 1, unit, sw, sh, filt, 9, dst_ref, dst_dis, dw, dh, lr,
+                  ld, vr, vd);
+}
+
+/* The vertical sums' rows (a warp of the horizontal pass reads one row,
+ * consecutive columns) */
+#define FVIF_VS (FVIF_TW + 2 * FVIF_RMAX)
+
 /* One pixel's num/den terms from the vertical sums v of its tile. */
-static void fvif_pixel(__local float (*v)[FVIF_T][FVIF_L], int lx, int ly,
-                       __constant float *filt, int fw, float egl, float sigma_nsq,
-                       float sigma_max_inv, __constant float *poly, float *num_out,
-                       float *den_out)
+static inline __attribute__((always_inline)) void
+fvif_pixel(__local float (*v)[FVIF_TH][FVIF_VS], int lx, int ly, const float *f, const int fw,
+           float egl, float sigma_nsq, float sigma_max_inv, float *num_out, float *den_out)
 {
     float mu1 = 0.0f, mu2 = 0.0f, xx_f = 0.0f, yy_f = 0.0f, xy_f = 0.0f;
-    for (int k = 0; k < fw; k++) {
-        float f = filt[k];
-        mu1 += f * v[0][ly][lx + k];
-        mu2 += f * v[1][ly][lx + k];
-        xx_f += f * v[2][ly][lx + k];
-        yy_f += f * v[3][ly][lx + k];
-        xy_f += f * v[4][ly][lx + k];
+#pragma unroll
+    for (int k = 0; k < FVIF_FW_MAX; k++) {
+        if (k < fw) {
+            mu1 += f[k] * v[0][ly][lx + k];
+            mu2 += f[k] * v[1][ly][lx + k];
+            xx_f += f[k] * v[2][ly][lx + k];
+            yy_f += f[k] * v[3][ly][lx + k];
+            xy_f += f[k] * v[4][ly][lx + k];
+        }
     }
 
     /* vif_statistic_s, 'matching_matlab' mode */
@@ -158,8 +253,8 @@ static void fvif_pixel(__local float (*v)[FVIF_T][FVIF_L], int lx, int ly,
     g = g < egl ? g : egl;
     /* libvmaf evaluates both arguments in double (vif_sigma_nsq is a double)
      * and rounds them to float once; float here moves a term by <= 1 ulp */
-    float num = fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq), poly);
-    float den = fvif_log2(1.0f + sigma1_sq / sigma_nsq, poly);
+    float num = fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq));
+    float den = fvif_log2(1.0f + sigma1_sq / sigma_nsq);
     if (sigma12 < 0.0f)
         num = 0.0f;
     if (sigma1_sq < sigma_nsq) {
@@ -170,71 +265,133 @@ static void fvif_pixel(__local float (*v)[FVIF_T][FVIF_L], int lx, int ly,
     *den_out = den;
 }
 
-__kernel __attribute__((reqd_work_group_size(FVIF_T, FVIF_T, 1)))
-void fvif_stat(__global const float *src_ref, __global const float *src_dis, int w, int h,
-               __constant float *filt, int fw, float egl, float sigma_nsq,
-               float sigma_max_inv, __constant float *poly,
-               __global float *terms, int toff)
+/* The statistic of one FVIF_TW x FVIF_TH tile at one scale (filter of fw
+ * taps): the tile and its halo staged, the vertical pass (each work-item
+ * two neighbouring rows of one column: the rows' windows share fw - 1
+ * samples, loaded once), the horizontal pass and the statistic per pixel
+ * (each work-item the pixels of rows ly and ly + FVIF_TH / 2), the terms
+ * stored column-major. */
+static inline __attribute__((always_inline)) void
+fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
+               __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
+               float unit, int w, int h, __constant float *filt, const int fw, float egl,
+               float sigma_nsq, float sigma_max_inv, __global float *terms,
+               __local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW],
+               __local float (*v)[FVIF_TH][FVIF_VS], __local float (*tn)[FVIF_TH + 1],
+               __local float (*td)[FVIF_TH + 1])
 {
-    /* this scale's terms: num at [x*h + y], den at [w*h + x*h + y] */
-    terms += toff;
-    __local float sr[FVIF_L][FVIF_L];
-    __local float sd[FVIF_L][FVIF_L];
-    __local float v[5][FVIF_T][FVIF_L];
-    /* the tile's terms, column by column (padded: the 16 work-items of a
-     * row writing their column hit different banks) */
-    __local float tn[FVIF_T][FVIF_T + 1], td[FVIF_T][FVIF_T + 1];
-    int lx = get_local_id(0), ly = get_local_id(1);
-    int x0 = get_group_id(0) * FVIF_T, y0 = get_group_id(1) * FVIF_T;
-    int r = fw / 2, span = FVIF_T + 2 * r;
+    const int r = fw / 2, span_w = FVIF_TW + 2 * r, span_h = FVIF_TH + 2 * r;
+    const int wg = FVIF_TW * FVIF_TH / 2;
+    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_TW + lx;
+    int x0 = get_group_id(0) * FVIF_TW, y0 = get_group_id(1) * FVIF_TH;
+    float f[FVIF_FW_MAX];
 
-    for (int yy = ly; yy < span; yy += FVIF_T) {
+    fvif_taps(filt, fw, f);
+    for (int yy = ly; yy < span_h; yy += FVIF_TH / 2) {
         int gy = mirror_skip_edge(y0 - r + yy, h);
-        for (int xx = lx; xx < span; xx += FVIF_T) {
+        for (int xx = lx; xx < span_w; xx += FVIF_TW) {
             int gx = mirror_skip_edge(x0 - r + xx, w);
-            sr[yy][xx] = src_ref[gy * w + gx];
-            sd[yy][xx] = src_dis[gy * w + gx];
+            sr[yy][xx] = fvif_in(src_ref, raw_ref, raw, unit, gy * w + gx);
+            sd[yy][xx] = fvif_in(src_dis, raw_dis, raw, unit, gy * w + gx);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* vertical pass: rows of the output tile, every column of the span */
-    for (int xx = lx; xx < span; xx += FVIF_T) {
-        float a1 = 0.0f, a2 = 0.0f, axx = 0.0f, ayy = 0.0f, axy = 0.0f;
-        for (int k = 0; k < fw; k++) {
-            float f = filt[k], p = sr[ly + k][xx], q = sd[ly + k][xx];
-            a1 += f * p;
-            a2 += f * q;
-            axx += f * (p * p);
-            ayy += f * (q * q);
-            axy += f * (p * q);
+    /* vertical pass: rows 2 p and 2 p + 1 of the output tile, column c of
+     * the span; each output adds its taps in order, as one at a time */
+    for (int i = lid; i < (FVIF_TH / 2) * span_w; i += wg) {
+        int p = i / span_w, c = i - p * span_w;
+        float a1[2] = {0.0f, 0.0f}, a2[2] = {0.0f, 0.0f}, axx[2] = {0.0f, 0.0f};
+        float ayy[2] = {0.0f, 0.0f}, axy[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int k = 0; k <= FVIF_FW_MAX; k++) {
+            if (k > fw)
+                break;
+            float a = sr[2 * p + k][c], b = sd[2 * p + k][c];
+            float aa = a * a, bb = b * b, ab = a * b;
+            if (k < fw) { /* tap k of row 2 p */
+                a1[0] += f[k] * a;
+                a2[0] += f[k] * b;
+                axx[0] += f[k] * aa;
+                ayy[0] += f[k] * bb;
+                axy[0] += f[k] * ab;
+            }
+            if (k > 0) { /* tap k - 1 of row 2 p + 1 */
+                a1[1] += f[k - 1] * a;
+                a2[1] += f[k - 1] * b;
+                axx[1] += f[k - 1] * aa;
+                ayy[1] += f[k - 1] * bb;
+                axy[1] += f[k - 1] * ab;
+            }
         }
-        v[0][ly][xx] = a1;
-        v[1][ly][xx] = a2;
-        v[2][ly][xx] = axx;
-        v[3][ly][xx] = ayy;
-        v[4][ly][xx] = axy;
+#pragma unroll
+        for (int q = 0; q < 2; q++) {
+            v[0][2 * p + q][c] = a1[q];
+            v[1][2 * p + q][c] = a2[q];
+            v[2][2 * p + q][c] = axx[q];
+            v[3][2 * p + q][c] = ayy[q];
+            v[4][2 * p + q][c] = axy[q];
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int x = x0 + lx, y = y0 + ly;
-    float num = 0.0f, den = 0.0f;
-    if (x < w && y < h) {
-        fvif_pixel(v, lx, ly, filt, fw, egl, sigma_nsq, sigma_max_inv, poly, &num, &den);
-        tn[lx][ly] = num;
-        td[lx][ly] = den;
+    int x = x0 + lx;
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        int row = ly + t * (FVIF_TH / 2), y = y0 + row;
+        if (x < w && y < h) {
+            float num, den;
+            fvif_pixel(v, lx, row, f, fw, egl, sigma_nsq, sigma_max_inv, &num, &den);
+            tn[lx][row] = num;
+            td[lx][row] = den;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* the terms are stored column-major: work-item (c, r) of the group
-     * (c = lid / 16) stores column x0 + c's row y0 + r, so that 16
-     * consecutive work-items store 16 consecutive floats */
-    int lid = ly * FVIF_T + lx, c = lid / FVIF_T, rr = lid % FVIF_T;
-    if (x0 + c < w && y0 + rr < h) {
-        int at = (x0 + c) * h + y0 + rr;
-        terms[at] = tn[c][rr];
-        terms[w * h + at] = td[c][rr];
+    /* the terms are stored column-major: item k = c FVIF_TH + rr of the
+     * tile (two per work-item) is column x0 + c's row y0 + rr, so that
+     * FVIF_TH consecutive work-items store consecutive floats */
+#pragma unroll
+    for (int t = 0; t < 2; t++) {
+        int k = lid + t * wg, c = k / FVIF_TH, rr = k % FVIF_TH;
+        if (x0 + c < w && y0 + rr < h) {
+            int at = (x0 + c) * h + y0 + rr;
+            terms[at] = tn[c][rr];
+            terms[w * h + at] = td[c][rr];
+        }
     }
+}
+
+/* this scale's terms: num at [toff + x*h + y], den at [toff + w*h + x*h + y] */
+#define FVIF_STAT_KERNEL(FW)                                                                   \
+    __kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))                   \
+    void fvif_stat##FW(__global const float *src_ref, __global const float *src_dis, int w,    \
+                       int h, __constant float *filt, float egl, float sigma_nsq,              \
+                       float sigma_max_inv, __global float *terms, int toff)                   \
+    {                                                                                          \
+        __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];                              \
+        __local float v[5][FVIF_TH][FVIF_VS];                                                  \
+        /* the tile's terms, column by column (padded: the work-items of a                     \
+         * row writing their column hit different banks) */                                    \
+        __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];                      \
+        fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, FW, egl, sigma_nsq,  \
+                       sigma_max_inv, terms + toff, sr, sd, v, tn, td);                        \
+    }
+FVIF_STAT_KERNEL(9)
+FVIF_STAT_KERNEL(5)
+FVIF_STAT_KERNEL(3)
+
+/* scale 0, from the uploaded samples */
+__kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))
+void fvif_stat17(__global const sample_t *ref, __global const sample_t *dis, float unit, int w,
+                 int h, __constant float *filt, float egl, float sigma_nsq, float sigma_max_inv,
+                 __global float *terms, int toff)
+{
+    __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];
+    __local float v[5][FVIF_TH][FVIF_VS];
+    __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];
+    fvif_stat_tile(NULL, NULL, ref, dis, 1, unit, w, h, filt, 17, egl, sigma_nsq, sigma_max_inv,
+                   terms + toff, sr, sd, v, tn, td);
 }
 
 /* Row sums of every scale. A work-group takes ROW_SUMS_ROWS rows of one

@@ -168,9 +168,11 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
     cl_int part0 = (cl_int)(p->results_off / sizeof(float));
     int err;
 
-    /* scale 0 straight from the samples */
+    /* scale 0 straight from the samples; ssim_tiles_raw takes two tile
+     * rows of a column per work-group */
     {
-        size_t g[2] = { (size_t)p->groups[0] * MS_TILE, MS_TILE };
+        int tiles_y = p->groups[0] / p->tiles_x[0];
+        size_t g[2] = { (size_t)p->tiles_x[0] * ((tiles_y + 1) / 2) * MS_TILE, MS_TILE };
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", slot->ref),
             qgpu_arg_mem("dis", slot->dist),

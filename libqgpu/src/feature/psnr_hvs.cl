@@ -291,6 +291,30 @@ static inline long ulps_at(int et, uint mt, int e)
     return (long)q + (r > hu);
 }
 
+/* ulps_at() for the ulps kernel's HVS_WIN binades e = top - j of a term,
+ * in 32-bit arithmetic without branches. The binades where it gives -1
+ * are found once per term, as a mask (bit j): dsh = lim - j <= 0 (lim =
+ * top - et), and the one tie: the low dsh bits of mt are 100..0 where
+ * dsh - 1 is mt's count of trailing zeros; ebad holds the binades with
+ * e < 1. The count at binade j: with d = dsh clamped to [1, 31] and hu =
+ * 2^(d-1), (mt + hu) >> d is q + (r > hu) wherever r != hu, and 0 for
+ * dsh > 25 (mt < 2^24). Integers: the same counts and flags as ulps_at()
+ * (checked on the host for every mantissa, dsh from -3 to 45 and tops
+ * from 1 to 254). */
+static inline uint ulps_bad_mask(int lim, uint mt, uint ebad)
+{
+    const uint all = (1u << HVS_WIN) - 1u;
+    uint bad = ebad | (lim <= 0 ? all : lim < HVS_WIN ? (all << lim) & all : 0u);
+    int jt = lim - 1 - (31 - (int)clz(mt & (0u - mt)));
+    return bad | (jt >= 0 && jt < HVS_WIN ? 1u << jt : 0u);
+}
+
+static inline uint ulps_count(int lim, uint mt, int j)
+{
+    int d = clamp(lim - j, 1, 31);
+    return (mt + (1u << (d - 1))) >> d;
+}
+
 /* A term's exponent field and mantissa as ulps_at() takes them. */
 static inline void term_parts(uint tb, int *et, uint *mt)
 {
@@ -385,6 +409,9 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     for (int j = 0; j < HVS_WIN; j++)
         u[j] = 0;
     int bad = 0, any = 0;   /* bad: bit j for binade top - j */
+    uint ebad = 0;          /* the binades e = top - j < 1 */
+    for (int j = 0; j < HVS_WIN; j++)
+        ebad |= (uint)(top - j < 1) << j;
     for (int k = 0; k < TERM_STEP; k++) {
         ulong i = lo + (ulong)(k * WALK_WG + lid);
         uint tb = i < hi ? as_uint(t[i]) : 0u;
@@ -394,13 +421,11 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
         uint mt;
         term_parts(tb, &et, &mt);
         any = 1;
+        uint tbad = ulps_bad_mask(top - et, mt, ebad);
+        bad |= tbad;
 #pragma unroll
-        for (int j = 0; j < HVS_WIN; j++) {
-            int e = top - j;
-            long q = e >= 1 ? ulps_at(et, mt, e) : -1;
-            bad |= (q < 0) << j;
-            u[j] += q < 0 ? 0u : (uint)q;
-        }
+        for (int j = 0; j < HVS_WIN; j++)
+            u[j] += (tbad >> j) & 1u ? 0u : ulps_count(top - et, mt, j);
     }
 #pragma unroll
     for (int j = 0; j < HVS_WIN; j++)

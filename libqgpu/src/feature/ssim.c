@@ -166,8 +166,11 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_mem("partials", slot->results),
             qgpu_arg_int("part_off", part_off),
         };
+        /* ssim_tiles_raw: a work-group per two tile rows of a column */
+        int tiles_y = p->groups / p->tiles_x;
+        size_t graw[2] = { (size_t)p->tiles_x * ((tiles_y + 1) / 2) * SSIM_TILE, SSIM_TILE };
         return qgpu_launch(f->ctx, slot, p->k_ssim, "float_ssim", args, QGPU_ARRAY_SIZE(args),
-                           2, gssim, local);
+                           2, graw, local);
     }
 
     size_t gdec[2] = { qgpu_round_up(p->sw, SSIM_TILE), qgpu_round_up(p->sh, SSIM_TILE) };

@@ -102,16 +102,19 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
  * memory for both pictures. */
 #define DIN (2 * T + 7)
 
-static inline void lpf_tile(__local const float *la, __local const float *lb, int sw, int sh,
-                     __global float *dref, __global float *ddis, int dst_off)
+static inline __attribute__((always_inline)) void
+lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __global float *dref,
+         __global float *ddis, int dst_off)
 {
     int tx = get_local_id(0), ty = get_local_id(1);
     int x = get_group_id(0) * T + tx, y = get_group_id(1) * T + ty;
     if (x >= sw || y >= sh)
         return;
     acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
+#pragma unroll
     for (int v = 0; v < 9; v++) {
         int base = (2 * ty + v) * DIN + 2 * tx;
+#pragma unroll
         for (int u = 0; u < 9; u++) {
             float kk = LPF9[v * 9 + u];
             float pa = la[base + u] * kk;
@@ -160,26 +163,34 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
 }
 
-/* ---- SSIM of one T x T tile of the valid region ----
- * lx, ly: the NIN x NIN input window (staged by the caller). One pass
- * makes the five moment planes (mu_x, mu_y, E[x^2], E[y^2], E[xy]):
- * horizontal 11-tap sums of the five into hb (NIN rows x T columns each),
- * then the vertical sums per output pixel, then l, c, s. Writes the
- * work-group's sums of l*c*s, l, c, s to out[0..3]. */
-static inline void ssim_tile(__local const float *lx, __local const float *ly, __local float *hb,
-                      __local float *red, int ow, int oh, int ox0, int oy0,
-                      __global float *out)
+/* ---- SSIM of nt T x T tiles of the valid region, stacked vertically ----
+ * lx, ly: the NIN-wide input window of the tiles, nt T + 2 R rows (staged
+ * by the caller). One pass makes the five moment planes (mu_x, mu_y,
+ * E[x^2], E[y^2], E[xy]): horizontal 11-tap sums of the five into hb
+ * (nt T + 2 R rows x T columns each), then the vertical sums per output
+ * pixel, then l, c, s. Tiles stacked in one work-group share their halo
+ * rows: each row's horizontal sums are taken once. Each tile's work-group
+ * sums of l*c*s, l, c, s (the same tree for every tile) go to out[t][0..3]
+ * (tile t = 0 at oy0, t = 1 below it, when it lies in the region). */
+#define HROWS(nt) ((nt) * T + 2 * R)
+
+static inline __attribute__((always_inline)) void
+ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
+           __local float *red, int ow, int oh, int ox0, int oy0, __global float *out0,
+           __global float *out1, const int nt)
 {
     const float C1 = (0.01f * 255.0f) * (0.01f * 255.0f);
     const float C2 = (0.03f * 255.0f) * (0.03f * 255.0f);
     const float C3 = C2 / 2.0f;
+    const int hp = HROWS(nt) * T; /* one plane of hb */
     int tx = get_local_id(0), ty = get_local_id(1);
     int lid = ty * T + tx;
 
-    for (int i = lid; i < NIN * T; i += WG) {
+    for (int i = lid; i < hp; i += WG) {
         int r = i / T, c = i - r * T;
         acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
         acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+#pragma unroll
         for (int u = 0; u < 11; u++) {
             float g = G11[u];
             float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
@@ -191,89 +202,97 @@ static inline void ssim_tile(__local const float *lx, __local const float *ly, _
             acc_add(&s3, p3);
             acc_add(&s4, p4);
         }
-        hb[0 * NIN * T + i] = acc_val(s0);
-        hb[1 * NIN * T + i] = acc_val(s1);
-        hb[2 * NIN * T + i] = acc_val(s2);
-        hb[3 * NIN * T + i] = acc_val(s3);
-        hb[4 * NIN * T + i] = acc_val(s4);
+        hb[0 * hp + i] = acc_val(s0);
+        hb[1 * hp + i] = acc_val(s1);
+        hb[2 * hp + i] = acc_val(s2);
+        hb[3 * hp + i] = acc_val(s3);
+        hb[4 * hp + i] = acc_val(s4);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
-    if (ox0 + tx < ow && oy0 + ty < oh) {
-        acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
-        acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
-        for (int v = 0; v < 11; v++) {
-            float g = G11[v];
-            int i = (ty + v) * T + tx;
-            float p0 = hb[0 * NIN * T + i] * g;
-            float p1 = hb[1 * NIN * T + i] * g;
-            float p2 = hb[2 * NIN * T + i] * g;
-            float p3 = hb[3 * NIN * T + i] * g;
-            float p4 = hb[4 * NIN * T + i] * g;
-            acc_add(&s0, p0);
-            acc_add(&s1, p1);
-            acc_add(&s2, p2);
-            acc_add(&s3, p3);
-            acc_add(&s4, p4);
+#pragma unroll
+    for (int t = 0; t < nt; t++) {
+        float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
+        if (ox0 + tx < ow && oy0 + t * T + ty < oh) {
+            acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
+            acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+#pragma unroll
+            for (int v = 0; v < 11; v++) {
+                float g = G11[v];
+                int i = (t * T + ty + v) * T + tx;
+                float p0 = hb[0 * hp + i] * g;
+                float p1 = hb[1 * hp + i] * g;
+                float p2 = hb[2 * hp + i] * g;
+                float p3 = hb[3 * hp + i] * g;
+                float p4 = hb[4 * hp + i] * g;
+                acc_add(&s0, p0);
+                acc_add(&s1, p1);
+                acc_add(&s2, p2);
+                acc_add(&s3, p3);
+                acc_add(&s4, p4);
+            }
+            float m1 = acc_val(s0), m2 = acc_val(s1);
+            float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
+            float v1 = acc_val(s2) - m11;
+            float v2 = acc_val(s3) - m22;
+            float v12 = acc_val(s4) - m12;
+            if (v1 < 0.0f)
+                v1 = 0.0f;
+            if (v2 < 0.0f)
+                v2 = 0.0f;
+            float v1v2 = v1 * v2;
+            float sd = sqrt(v1v2);
+            float lden = (m11 + m22) + C1;
+            float cden = (v1 + v2) + C2;
+            /* libvmaf: a flat, identical neighbourhood keeps s = 1 even when
+             * rounding left the covariance slightly negative */
+            float cov = (v12 < 0.0f && sd <= 0.0f) ? 0.0f : v12;
+            float snum = cov + C3;
+            float sden = sd + C3;
+            float lnum = (2.0f * m1) * m2 + C1;
+            float cnum = 2.0f * sd + C2;
+            vl = lnum / lden;
+            vc = cnum / cden;
+            vs = snum / sden;
+            vlcs = (vl * vc) * vs;
         }
-        float m1 = acc_val(s0), m2 = acc_val(s1);
-        float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
-        float v1 = acc_val(s2) - m11;
-        float v2 = acc_val(s3) - m22;
-        float v12 = acc_val(s4) - m12;
-        if (v1 < 0.0f)
-            v1 = 0.0f;
-        if (v2 < 0.0f)
-            v2 = 0.0f;
-        float v1v2 = v1 * v2;
-        float sd = sqrt(v1v2);
-        float lden = (m11 + m22) + C1;
-        float cden = (v1 + v2) + C2;
-        /* libvmaf: a flat, identical neighbourhood keeps s = 1 even when
-         * rounding left the covariance slightly negative */
-        float cov = (v12 < 0.0f && sd <= 0.0f) ? 0.0f : v12;
-        float snum = cov + C3;
-        float sden = sd + C3;
-        float lnum = (2.0f * m1) * m2 + C1;
-        float cnum = 2.0f * sd + C2;
-        vl = lnum / lden;
-        vc = cnum / cden;
-        vs = snum / sden;
-        vlcs = (vl * vc) * vs;
+        red[(4 * t + 0) * WG + lid] = vlcs;
+        red[(4 * t + 1) * WG + lid] = vl;
+        red[(4 * t + 2) * WG + lid] = vc;
+        red[(4 * t + 3) * WG + lid] = vs;
     }
-    red[0 * WG + lid] = vlcs;
-    red[1 * WG + lid] = vl;
-    red[2 * WG + lid] = vc;
-    red[3 * WG + lid] = vs;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int n = WG / 2; n > 0; n >>= 1) {
         if (lid < n) {
-            red[0 * WG + lid] += red[0 * WG + lid + n];
-            red[1 * WG + lid] += red[1 * WG + lid + n];
-            red[2 * WG + lid] += red[2 * WG + lid + n];
-            red[3 * WG + lid] += red[3 * WG + lid + n];
+#pragma unroll
+            for (int k = 0; k < 4 * nt; k++)
+                red[k * WG + lid] += red[k * WG + lid + n];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid < 4)
-        out[lid] = red[lid * WG];
+        out0[lid] = red[lid * WG];
+    if (nt > 1 && lid < 4 && oy0 + T < oh)
+        out1[lid] = red[(4 + lid) * WG];
 }
 
-/* SSIM straight from the uploaded samples (no decimation).
- * One work-group per tile; group g = tile (g % tiles_x, g / tiles_x). */
+/* SSIM straight from the uploaded samples (no decimation), two tiles
+ * stacked per work-group: group g takes tile column g % tiles_x and tile
+ * rows 2 (g / tiles_x) and the one below; tile (x, y) writes
+ * partials[part_off + 4 (y tiles_x + x) ..]. */
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
 void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, int src_off,
                     int w, int h, float unit, int tiles_x,
                     __global float *partials, int part_off)
 {
-    __local float lx[NIN * NIN], ly[NIN * NIN];
-    __local float hb[5 * NIN * T];
-    __local float red[4 * WG];
+    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
+    __local float hb[5 * HROWS(2) * T];
+    __local float red[2 * 4 * WG];
     int g = get_group_id(0);
-    int ox0 = (g % tiles_x) * T, oy0 = (g / tiles_x) * T;
+    int tile = (g / tiles_x) * 2 * tiles_x + g % tiles_x;
+    int ox0 = (g % tiles_x) * T, oy0 = (g / tiles_x) * 2 * T;
     int lid = get_local_id(1) * T + get_local_id(0);
-    for (int i = lid; i < NIN * NIN; i += WG) {
+    for (int i = lid; i < NIN * HROWS(2); i += WG) {
         int r = i / NIN, c = i - r * NIN;
         int x = ox0 + c, y = oy0 + r;
         float a = 0.0f, b = 0.0f;
@@ -285,7 +304,8 @@ void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, 
         ly[i] = b;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    ssim_tile(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4);
+    __global float *out = partials + part_off + tile * 4;
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
 
 /* SSIM of float pictures, several at once (MS-SSIM's scales 1..4, or
@@ -297,8 +317,8 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
                       __global const int *table, int count,
                       __global float *partials, int part_off)
 {
-    __local float lx[NIN * NIN], ly[NIN * NIN];
-    __local float hb[5 * NIN * T];
+    __local float lx[NIN * HROWS(1)], ly[NIN * HROWS(1)];
+    __local float hb[5 * HROWS(1) * T];
     __local float red[4 * WG];
     int g = get_group_id(0);
     int s = 0;
@@ -320,5 +340,6 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
         ly[i] = b;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    ssim_tile(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4);
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
+               1);
 }
