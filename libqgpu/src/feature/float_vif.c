@@ -217,6 +217,22 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return qgpu_results_reserve(ctx, (size_t)s->rows_total * 2 * sizeof(float), &s->offset);
 }
 
+/* A kernel's first arguments, its source pictures: the uploaded luma
+ * (pic NULL: scale 0, made float in 8-bit units by `unit` as it is read),
+ * else a float picture pair. How many were set. */
+static int source_args(QgpuArg *args, const QgpuSlot *slot, const cl_mem pic[2], cl_float unit)
+{
+    if (!pic) {
+        args[0] = qgpu_arg_mem("ref", slot->ref);
+        args[1] = qgpu_arg_mem("dis", slot->dist);
+        args[2] = qgpu_arg_float("unit", unit);
+        return 3;
+    }
+    args[0] = qgpu_arg_mem("src_ref", pic[0]);
+    args[1] = qgpu_arg_mem("src_dis", pic[1]);
+    return 2;
+}
+
 static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     static const char *const what_stat[4] = {"float_vif: scale 0", "float_vif: scale 1",
@@ -238,15 +254,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
             size_t global[2] = {qgpu_round_up((size_t)w, FVIF_DW),
                                 qgpu_round_up((size_t)h, FVIF_DH)};
             QgpuArg args[10];
-            int n = 0;
-            if (i == 1) {
-                args[n++] = qgpu_arg_mem("ref", slot->ref);
-                args[n++] = qgpu_arg_mem("dis", slot->dist);
-                args[n++] = qgpu_arg_float("unit", unit);
-            } else {
-                args[n++] = qgpu_arg_mem("src_ref", img[i - 1][0]);
-                args[n++] = qgpu_arg_mem("src_dis", img[i - 1][1]);
-            }
+            int n = source_args(args, slot, i == 1 ? NULL : img[i - 1], unit);
             args[n++] = qgpu_arg_int("sw", s->w[i - 1]);
             args[n++] = qgpu_arg_int("sh", s->h[i - 1]);
             args[n++] = qgpu_arg_mem("filt", s->filt[i]);
@@ -264,15 +272,7 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
         QgpuArg args[11];
-        int n = 0;
-        if (i == 0) {
-            args[n++] = qgpu_arg_mem("ref", slot->ref);
-            args[n++] = qgpu_arg_mem("dis", slot->dist);
-            args[n++] = qgpu_arg_float("unit", unit);
-        } else {
-            args[n++] = qgpu_arg_mem("src_ref", img[i][0]);
-            args[n++] = qgpu_arg_mem("src_dis", img[i][1]);
-        }
+        int n = source_args(args, slot, i == 0 ? NULL : img[i], unit);
         args[n++] = qgpu_arg_int("w", w);
         args[n++] = qgpu_arg_int("h", h);
         args[n++] = qgpu_arg_mem("filt", s->filt[i]);
