@@ -1263,6 +1263,48 @@ static void checksum_line(char *line, size_t len)
  * the decoder drops without a word, as one decoder does) gives the frames
  * one decoder gives and the same scores; a
  * stream is decoded by one decoder, saying why; usage errors. */
+/* CPU sessions as beside NVDEC (QGPU_SESSIONS_CLEAN_ONLY=1: their
+ * stretches used only when decoded whole without an error, none taken
+ * after the input's first error), on 240 frames (15 stretches): one
+ * decoder's frames; with bytes of the file overwritten (decoding errors),
+ * the run goes through and warns that sessions may conceal a damaged
+ * stretch otherwise than one decoder. */
+static void test_clean_stretches(void)
+{
+    char path[1100], one[256], many[256];
+    FILE *f;
+    int rc;
+    snprintf(path, sizeof(path), "%s/gop240.mp4", dir);
+    if (!CHECK(write_bframes_as(path, "mp4", 64, 48, 240, 0.0) == 0, "write gop240.mp4"))
+        return;
+    rc = run_tool("-r gop240.mp4 -d gop240.mp4 --hwdec none --decode-only --hash-frames");
+    checksum_line(one, sizeof(one));
+    CHECK(rc == 0 && *one, "gop240.mp4 by one decoder (rc %d): %s", rc, out_err);
+    rc = tool_run(tool, dir, "QGPU_SESSIONS_CLEAN_ONLY=1", 0,
+                  "-r gop240.mp4 -d gop240.mp4 --hwdec none --cpu-sessions 2 --decode-only "
+                  "--hash-frames", out_err, sizeof(out_err));
+    checksum_line(many, sizeof(many));
+    CHECK(rc == 0 && !strcmp(one, many) &&
+              strstr(out_err, "decoders: reference cpu x3, distorted cpu x3"),
+          "--cpu-sessions 2, clean stretches only: the frames of one decoder (rc %d; '%s' / "
+          "'%s'): %s", rc, one, many, out_err);
+    /* 200 bytes in the middle of the file overwritten */
+    if ((f = fopen(path, "r+b")) && !fseek(f, 0, SEEK_END)) {
+        long size = ftell(f);
+        fseek(f, size / 2, SEEK_SET);
+        for (int i = 0; i < 200; i++)
+            fputc((i * 37 + 11) & 0xff, f);
+    }
+    if (f)
+        fclose(f);
+    rc = tool_run(tool, dir, "QGPU_SESSIONS_CLEAN_ONLY=1", 0,
+                  "-r gop240.mp4 -d gop240.mp4 --hwdec none --cpu-sessions 2 -n --feature psnr "
+                  "--json -o clean_damaged.json", out_err, sizeof(out_err));
+    CHECK(rc == 0 && strstr(out_err, "skipped") &&
+              strstr(out_err, "decoded by several decoders each (sessions)"),
+          "decoding errors with sessions: the warning (rc %d): %s", rc, out_err);
+}
+
 static void test_decode_sessions(void)
 {
     char path[1100], one[256], three[256], value[64];
@@ -1327,6 +1369,7 @@ static void test_decode_sessions(void)
           "decode_sessions_reference '%s'): %s", rc3, value, out_err);
     free(log1);
     free(log3);
+    test_clean_stretches();
     CHECK(run_tool("-r gop.mp4 -d gop.mp4 --cpu-sessions 17") == 2 &&
               strstr(out_err, "--cpu-sessions 17: expected auto or 0 to 16"),
           "--cpu-sessions 17: a usage error: %s", out_err);

@@ -622,17 +622,21 @@ static void report_errors(Decoder *ref, Decoder *dis, const PairStats *st, Run *
     r->skipped_frames = corrupt + dropped;
     if (!r->decode_errors)
         return;
-    if (!r->skipped_frames) {
+    if (!r->skipped_frames)
         fprintf(msg, "qgpu: warning: skipped %u decoding error%s (reference %u, distorted "
                 "%u)\n", r->decode_errors, r->decode_errors == 1 ? "" : "s", er, ed);
-        return;
-    }
-    fprintf(msg, "qgpu: warning: skipped %u decoding error%s (reference %u, distorted %u) "
-            "and %u frame%s: %u decoded with errors, %u without a partner (reference %u, "
-            "distorted %u; pairs kept aligned by presentation time)\n", r->decode_errors,
-            r->decode_errors == 1 ? "" : "s", er, ed, r->skipped_frames,
-            r->skipped_frames == 1 ? "" : "s", corrupt, dropped, st->dropped[0],
-            st->dropped[1]);
+    else
+        fprintf(msg, "qgpu: warning: skipped %u decoding error%s (reference %u, distorted %u) "
+                "and %u frame%s: %u decoded with errors, %u without a partner (reference %u, "
+                "distorted %u; pairs kept aligned by presentation time)\n", r->decode_errors,
+                r->decode_errors == 1 ? "" : "s", er, ed, r->skipped_frames,
+                r->skipped_frames == 1 ? "" : "s", corrupt, dropped, st->dropped[0],
+                st->dropped[1]);
+    if (r->sessions[0] > 1 || r->sessions[1] > 1)
+        fprintf(msg, "qgpu: warning: the inputs were decoded by several decoders each "
+                "(sessions), which start at key frames: a damaged stretch may be concealed "
+                "otherwise than by one decoder that ran through it; --decode-sessions 1 "
+                "--cpu-sessions 0 gives one decoder's frames\n");
 }
 
 /* The --log-stream file, opened once the first pair was accepted (so a

@@ -34,6 +34,10 @@ typedef struct Stretch {
     int64_t start, end;
     unsigned first;  /* index of its first frame in presentation order */
     unsigned frames; /* frames its packets announce */
+    /* under the lock: */
+    int taker;       /* TAKER_NONE, TAKER_OWN or a session's index */
+    int decoded;     /* its taker queued its end (or an error) */
+    int dirty;       /* with decoding errors, or the error */
 } Stretch;
 
 typedef struct Entry {
@@ -47,7 +51,12 @@ typedef struct Entry {
 typedef struct Session {
     Sessions *s;
     int index;
-    int on_cpu;      /* a CPU decoder beside the input's hardware one */
+    int on_cpu;      /* a CPU decoder */
+    int clean_only;  /* a CPU decoder beside a hardware one: its stretches are
+                        used only when decoded whole without an error (else
+                        the own decoder decodes them again), so that the
+                        frames are those one decoder gives, also in damaged
+                        files where the two decoders conceal differently */
     int last;        /* the last stretch it took (-1 none): it takes them in order */
     unsigned frames; /* decoded (its rate, with t_decode) */
     pthread_t thread;
@@ -71,7 +80,6 @@ struct Sessions {
     int hw_slot;
     Stretch *stretch;
     int nb_stretches;
-    int *taker;      /* per stretch: TAKER_NONE, TAKER_OWN or a session's index */
     unsigned total;  /* frames of the whole input */
     Session *session;
     pthread_mutex_t lock;
@@ -87,6 +95,7 @@ struct Sessions {
     /* its rate (frames, seconds decoding) and QGPU_TIMING */
     unsigned own_frames;
     int own_stretches, own_seeks;
+    int redecoded;   /* CPU sessions' stretches decoded again by the own decoder */
     double t_own, t_own_seek;
     double t_read;   /* QGPU_TIMING: the reader's seconds waiting for sessions' frames */
 };
@@ -304,12 +313,18 @@ static int wait_for_room(Session *w)
     return stop;
 }
 
-static void push(Session *w, const Entry *e, const char *message)
+/* e into w's queue; the end of stretch st (or an error while decoding it)
+ * marks st decoded, and dirty when it had decoding errors. */
+static void push(Session *w, const Entry *e, Stretch *st, const char *message)
 {
     Sessions *s = w->s;
     pthread_mutex_lock(&s->lock);
     w->queue[(w->head + w->count) % s->ahead] = *e;
     w->count++;
+    if (e->ret != 1 && st) {
+        st->decoded = 1;
+        st->dirty = e->ret < 0 || e->errors || e->corrupt;
+    }
     if (message)
         snprintf(w->message, sizeof(w->message), "%s", message);
     pthread_cond_broadcast(&s->changed);
@@ -335,7 +350,7 @@ static int check_stretch(const Stretch *st, unsigned got, int64_t first_ts, unsi
 
 /* One stretch into w's queue: 0 at its end, 1 when stopping, < 0 an
  * error (message in msg). */
-static int decode_stretch(Session *w, Decoder *dec, const Stretch *st, char *msg, size_t len)
+static int decode_stretch(Session *w, Decoder *dec, Stretch *st, char *msg, size_t len)
 {
     unsigned errors0 = decoder_error_count(dec), corrupt0 = decoder_corrupt_count(dec);
     unsigned got = 0;
@@ -359,13 +374,13 @@ static int decode_stretch(Session *w, Decoder *dec, const Stretch *st, char *msg
             got++;
             w->frames++;
             e.pts = decoder_last_pts(dec);
-            push(w, &e, NULL);
+            push(w, &e, st, NULL);
             continue;
         }
         ret = check_stretch(st, got, decoder_window_first(dec), e.errors, msg, len);
         if (ret < 0)
             return ret;
-        push(w, &e, NULL);
+        push(w, &e, st, NULL);
         return 0;
     }
     return ret;
@@ -393,15 +408,23 @@ static int take_stretch(Session *w)
     Sessions *s = w->s;
     int k;
     pthread_mutex_lock(&s->lock);
+    /* beside a hardware decoder: none after the input's first decoding
+     * error (a damaged file: its stretches go to the own decoder, which
+     * decodes on without seeking where it can) */
+    if (w->clean_only && s->errors_done + s->errors_now + s->corrupt_done + s->corrupt_now) {
+        pthread_mutex_unlock(&s->lock);
+        return -1;
+    }
     k = s->current + (w->on_cpu ? cpu_lead(s, w) : 1);
     if (k <= w->last)
         k = w->last + 1;
-    while (k < s->nb_stretches && s->taker[k] != TAKER_NONE)
+    while (k < s->nb_stretches && (s->stretch[k].taker != TAKER_NONE ||
+                                   (w->clean_only && s->stretch[k].frames + 1 > (unsigned)s->ahead)))
         k++;
     if (k >= s->nb_stretches || s->stop)
         k = -1;
     else
-        s->taker[k] = w->index;
+        s->stretch[k].taker = w->index;
     pthread_mutex_unlock(&s->lock);
     if (k >= 0)
         w->last = k;
@@ -453,12 +476,15 @@ static void *session_thread(void *opaque)
     w->t_open = now() - t0;
     pthread_mutex_lock(&s->lock);
     w->dec = dec;
-    if (ret < 0 && !s->failed) {
+    if (ret < 0 && w->clean_only) /* not needed: the own decoder decodes on */
+        snprintf(w->message, sizeof(w->message), "%s", msg);
+    else if (ret < 0 && !s->failed) {
         s->failed = ret;
         snprintf(s->failure, sizeof(s->failure), "%s", msg);
         pthread_cond_broadcast(&s->changed);
     }
     pthread_mutex_unlock(&s->lock);
+    k = -1;
     while (ret >= 0 && (k = take_stretch(w)) >= 0) {
         ret = decode_stretch(w, dec, &s->stretch[k], msg, sizeof(msg));
         if (ret == 1)
@@ -468,7 +494,7 @@ static void *session_thread(void *opaque)
         Entry e = {ret, NULL, 0.0, 0, 0};
         if (!*msg)
             snprintf(msg, sizeof(msg), "a decoding session failed");
-        push(w, &e, msg);
+        push(w, &e, k >= 0 ? &s->stretch[k] : NULL, msg);
     }
     return NULL;
 }
@@ -491,6 +517,12 @@ static void stop_and_join(Sessions *s)
     }
 }
 
+static int env_is_one(const char *name)
+{
+    const char *env = getenv(name);
+    return env && !strcmp(env, "1");
+}
+
 /* Threads of each CPU session's decoder: $QGPU_CPU_SESSION_THREADS, else
  * the cores besides the spare ones shared by both inputs' n_cpu sessions,
  * at least 2. */
@@ -510,16 +542,16 @@ int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, i
 {
     int64_t *pts = NULL, *keys = NULL;
     unsigned nb_pts = 0, nb_keys = 0;
+    DecoderInfo info;
     Sessions *s;
-    int ret;
+    int ret, clean_only;
     *out = NULL;
     ret = scan_packets(path, stream, &pts, &nb_pts, &keys, &nb_keys, note, note_len, err,
                        err_len);
     if (ret)
         return ret;
     s = calloc(1, sizeof(*s));
-    if (!s || plan_stretches(s, pts, nb_pts, keys, nb_keys) ||
-        !(s->taker = malloc((size_t)s->nb_stretches * sizeof(*s->taker)))) {
+    if (!s || plan_stretches(s, pts, nb_pts, keys, nb_keys)) {
         free(pts);
         free(keys);
         if (s)
@@ -531,7 +563,7 @@ int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, i
     free(pts);
     free(keys);
     for (int k = 0; k < s->nb_stretches; k++)
-        s->taker[k] = TAKER_NONE;
+        s->stretch[k].taker = TAKER_NONE;
     s->own = own;
     s->hw_slot = hw_slot;
     /* the own decoder takes the first stretch at least */
@@ -543,11 +575,14 @@ int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, i
                  SESSIONS_MIN_FRAMES);
     if (s->n < 1 || !check_seeks(s, path, stream, note, note_len) ||
         fit_memory(s, frame_bytes, note, note_len)) {
-        free(s->taker);
         free(s->stretch);
         free(s);
         return 1;
     }
+    /* CPU decoders beside a hardware one ($QGPU_SESSIONS_CLEAN_ONLY=1: also
+     * beside the CPU's, for the tests) */
+    decoder_get_info(own, &info);
+    clean_only = strcmp(info.decoder, "cpu") || env_is_one("QGPU_SESSIONS_CLEAN_ONLY");
     s->session = calloc((size_t)s->n, sizeof(*s->session));
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
@@ -556,6 +591,7 @@ int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, i
         w->s = s;
         w->index = i;
         w->on_cpu = i < s->n_cpu;
+        w->clean_only = w->on_cpu && clean_only;
         w->last = -1;
         w->queue = calloc((size_t)s->ahead, sizeof(*w->queue));
         if (!w->queue)
@@ -630,6 +666,23 @@ static int own_next(Sessions *s, void **owner, double *pts, char *err, size_t er
     return ret;
 }
 
+/* Drops the entries of the stretch at the head of w's queue (its frames,
+ * and its end or error). Under the lock. */
+static void drop_stretch(Session *w)
+{
+    Sessions *s = w->s;
+    int end = 0;
+    while (w->count > 0 && !end) {
+        Entry *e = &w->queue[w->head];
+        if (e->ret == 1)
+            decoder_release(e->owner);
+        end = e->ret != 1;
+        w->head = (w->head + 1) % s->ahead;
+        w->count--;
+    }
+    pthread_cond_broadcast(&s->changed);
+}
+
 /* The next frame in order (sessions_read without the timing). */
 static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char *err,
                          size_t err_len)
@@ -637,6 +690,7 @@ static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char 
     pthread_mutex_lock(&s->lock);
     for (;;) {
         Session *w;
+        Stretch *st;
         Entry e;
         int ret;
         if (s->failed) {
@@ -648,14 +702,26 @@ static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char 
             pthread_mutex_unlock(&s->lock);
             return 0;
         }
-        if (s->taker[s->current] == TAKER_NONE) {
-            s->taker[s->current] = TAKER_OWN;
+        st = &s->stretch[s->current];
+        if (st->taker >= 0 && s->session[st->taker].clean_only) {
+            /* used only when decoded whole without an error */
+            w = &s->session[st->taker];
+            while (!st->decoded && !s->stop)
+                pthread_cond_wait(&s->changed, &s->lock);
+            if (st->dirty) {
+                drop_stretch(w);
+                st->taker = TAKER_NONE;
+                s->redecoded++;
+            }
+        }
+        if (st->taker == TAKER_NONE) {
+            st->taker = TAKER_OWN;
             pthread_mutex_unlock(&s->lock);
             if ((ret = own_begin(s, s->current, err, err_len)) < 0)
                 return ret;
             pthread_mutex_lock(&s->lock);
         }
-        if (s->taker[s->current] == TAKER_OWN) {
+        if (st->taker == TAKER_OWN) {
             pthread_mutex_unlock(&s->lock);
             ret = own_next(s, owner, pts, err, err_len);
             if (ret != 0) {
@@ -665,7 +731,7 @@ static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char 
             pthread_mutex_lock(&s->lock);
             continue;
         }
-        w = &s->session[s->taker[s->current]];
+        w = &s->session[st->taker];
         while (w->count == 0 && !s->stop && !s->failed)
             pthread_cond_wait(&s->changed, &s->lock);
         if (w->count == 0) {
@@ -713,18 +779,19 @@ void sessions_timing(const Sessions *s, const char *label, FILE *out)
     fprintf(out, "qgpu: timing: %s: %d decoding sessions besides its own decoder (%d on the "
             "CPU), %d stretches, up to %d frames queued each; the reader waited %.3f s for "
             "them\n", label, s->n, s->n_cpu, s->nb_stretches, s->ahead, s->t_read);
-    fprintf(out, "qgpu: timing: %s own decoder: %d stretches, %u frames, decoding %.3f s, "
-            "%d seeks %.3f s\n", label, s->own_stretches, s->own_frames, s->t_own, s->own_seeks,
+    fprintf(out, "qgpu: timing: %s own decoder: %d stretches (%d of them again after a CPU "
+            "session's decoding errors), %u frames, decoding %.3f s, %d seeks %.3f s\n", label,
+            s->own_stretches, s->redecoded, s->own_frames, s->t_own, s->own_seeks,
             s->t_own_seek);
     for (int i = 0; i < s->n; i++) {
         const Session *w = &s->session[i];
         int taken = 0;
         for (int k = 0; k < s->nb_stretches; k++)
-            taken += s->taker[k] == i;
+            taken += s->stretch[k].taker == i;
         fprintf(out, "qgpu: timing: %s session %d (%s): %d stretches, %u frames, opening "
-                "%.3f s, seeking %.3f s, decoding %.3f s, waiting for room %.3f s\n", label, i,
-                w->on_cpu ? "cpu" : "like its own", taken, w->frames, w->t_open, w->t_seek,
-                w->t_decode, w->t_wait);
+                "%.3f s, seeking %.3f s, decoding %.3f s, waiting for room %.3f s%s%s\n", label,
+                i, w->on_cpu ? "cpu" : "like its own", taken, w->frames, w->t_open, w->t_seek,
+                w->t_decode, w->t_wait, *w->message ? "; " : "", w->message);
     }
 }
 
@@ -821,7 +888,6 @@ void sessions_free(Sessions **ps)
     }
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
-    free(s->taker);
     free(s->stretch);
     free(s);
     *ps = NULL;
