@@ -273,7 +273,9 @@ static int fit_memory(Sessions *s, size_t frame_bytes, char *note, size_t note_l
     for (int i = 0; i < s->nb_stretches; i++)
         if (s->stretch[i].frames > longest)
             longest = s->stretch[i].frames;
-    s->ahead = longest < SESSIONS_MAX_AHEAD ? (int)longest : SESSIONS_MAX_AHEAD;
+    /* a stretch and its end: a CPU session beside a hardware decoder queues
+     * it whole before it is used */
+    s->ahead = longest + 1 < SESSIONS_MAX_AHEAD ? (int)longest + 1 : SESSIONS_MAX_AHEAD;
     if (s->ahead < 8)
         s->ahead = 8;
     if (s->n * (s->ahead + SESSIONS_FRAMES_OUT) * bytes > budget) {
