@@ -22,16 +22,8 @@
 #   may need it: pass RELIABILITY_ASAN_OPTIONS=...:protect_shadow_gap=0.
 # - halt_on_error / -fno-sanitize-recover=undefined: the first report fails
 #   the test binary, run-tests.sh reports it.
-# - use_tls=0: on the dev host (Debian 12, GCC 12's libasan, glibc 2.36)
-#   LeakSanitizer's tracer crashed at exit reading the main thread's
-#   thread-local storage in about half of test_api's runs ("Tracer caught
-#   signal 11 ... LeakSanitizer has encountered a fatal error", all checks
-#   passed; the same with the previous commit's binary), 8 of 8 clean with
-#   use_tls=0. It only stops LeakSanitizer from counting pointers held in
-#   thread-local storage as reachable (ours hold none): a leak is still
-#   reported, it can only add reports.
 RELIABILITY_ASAN_OPTIONS ?= detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=0
-RELIABILITY_LSAN_OPTIONS ?= print_suppressions=0:use_tls=0
+RELIABILITY_LSAN_OPTIONS ?= print_suppressions=0
 RELIABILITY_UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 ASAN_BUILD := $(BUILD)/asan
