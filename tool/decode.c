@@ -259,7 +259,8 @@ static int decoder_alloc(Decoder **out, char *err, size_t err_len)
     d->warn = default_warn;
     d->start_time = NAN;
     d->timestamps = 1;
-    if (!d->packet || !d->frame || !d->pending || !d->held || !d->converted || !d->shifted || !d->ranged) {
+    if (!d->packet || !d->frame || !d->pending || !d->held || !d->converted || !d->shifted ||
+        !d->ranged) {
         decoder_close(&d);
         snprintf(err, err_len, "out of memory");
         return AVERROR(ENOMEM);
@@ -553,7 +554,7 @@ void decoder_get_info(const Decoder *d, DecoderInfo *info)
         info->threads = d->codec->thread_count > 0 ? d->codec->thread_count : 1;
     }
     info->sessions = d->sessions ? sessions_count(d->sessions) : 1;
-    info->read_ahead = d->sessions && hwdec_holds_frames(d->hw, SESSIONS_READ_AHEAD + 16)
+    info->read_ahead = d->sessions && hwdec_holds_frames(d->hw, SESSIONS_FRAMES_OUT)
                            ? SESSIONS_READ_AHEAD
                            : 0;
 }
@@ -662,8 +663,8 @@ int decoder_open_session(const Decoder *proto, int on_cpu, int threads, int ring
         (!beside_nvdec && (d->src_fmt != proto->src_fmt ||
                            strcmp(hwdec_name(d->hw), hwdec_name(proto->hw))))) {
         snprintf(err, err_len, "%s: a second decoder of the file did not decode it as the "
-                 "first did (%s, %s); use one decoder: --decode-sessions 1 --cpu-sessions 0", d->name,
-                 hwdec_name(d->hw), av_get_pix_fmt_name(d->src_fmt));
+                 "first did (%s, %s); use one decoder: --decode-sessions 1 --cpu-sessions 0",
+                 d->name, hwdec_name(d->hw), av_get_pix_fmt_name(d->src_fmt));
         decoder_close(&d);
         return AVERROR_INVALIDDATA;
     }
@@ -1118,12 +1119,14 @@ static int decode_next(Decoder *d, char *err, size_t err_len)
             ret = avcodec_receive_frame(d->codec, d->frame);
         }
         if (ret == 0 && d->windowed) {
-            /* a session's stretch: the frames of the others are theirs, also
-             * the damaged ones (leading pictures of an open GOP) */
+            /* a stretch of sessions (sessions.h): the frames of the others
+             * are theirs, also the damaged ones (leading pictures of an
+             * open GOP) */
             int64_t ts = d->frame->pts;
             if (ts == AV_NOPTS_VALUE) {
                 set_error(err, err_len, "a frame without a time stamp while decoding in "
-                          "sessions (use one decoder: --decode-sessions 1 --cpu-sessions 0)", d->name, 0);
+                          "sessions (use one decoder: --decode-sessions 1 --cpu-sessions 0)",
+                          d->name, 0);
                 return AVERROR_INVALIDDATA;
             }
             if (ts < d->win_start) {

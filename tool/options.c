@@ -114,6 +114,27 @@ static int parse_count(const char *name, const char *s, unsigned min, unsigned *
     return parse_number(name, s, min, 10, out);
 }
 
+/* A count from min to max (a message when it is not), or with takes_auto
+ * also "auto", given as auto_value: 0, or -1. */
+static int parse_bounded(const char *name, const char *s, unsigned min, unsigned max,
+                         int takes_auto, int auto_value, int *out)
+{
+    unsigned n;
+    if (takes_auto && !strcmp(s, "auto")) {
+        *out = auto_value;
+        return 0;
+    }
+    if (parse_count(name, s, min, &n))
+        return -1;
+    if (n > max) {
+        fprintf(stderr, "qgpu: %s %s: expected %s%u to %u\n", name, s,
+                takes_auto ? "auto or " : "", min, max);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
 /* Is s a whole decimal number (what -h takes as a height)? */
 static int is_number(const char *s)
 {
@@ -536,50 +557,20 @@ int options_parse(int argc, char **argv, Options *o)
                 return EXIT_USAGE;
             }
             break;
-        case OPT_SESSIONS: {
-            unsigned n;
-            if (!strcmp(optarg, "auto")) {
-                o->decode_sessions = 0;
-                break;
-            }
-            if (parse_count("--decode-sessions", optarg, 1, &n))
+        case OPT_SESSIONS:
+            if (parse_bounded("--decode-sessions", optarg, 1, 16, 1, 0, &o->decode_sessions))
                 return EXIT_USAGE;
-            if (n > 16) {
-                fprintf(stderr, "qgpu: --decode-sessions %s: expected auto or 1 to 16\n",
-                        optarg);
-                return EXIT_USAGE;
-            }
-            o->decode_sessions = (int)n;
             break;
-        }
-        case OPT_CPU_SESSIONS: {
-            unsigned n;
-            if (!strcmp(optarg, "auto")) {
-                o->cpu_sessions = -1;
-                break;
-            }
-            if (parse_count("--cpu-sessions", optarg, 0, &n))
+        case OPT_CPU_SESSIONS:
+            if (parse_bounded("--cpu-sessions", optarg, 0, 16, 1, -1, &o->cpu_sessions))
                 return EXIT_USAGE;
-            if (n > 16) {
-                fprintf(stderr, "qgpu: --cpu-sessions %s: expected auto or 0 to 16\n", optarg);
-                return EXIT_USAGE;
-            }
-            o->cpu_sessions = (int)n;
             break;
-        }
         case OPT_DECODE_ONLY: o->decode_only = 1; break;
         case OPT_HASH_FRAMES: o->hash_frames = 1; break;
-        case OPT_DEPTH: {
-            unsigned depth;
-            if (parse_count("--pipeline-depth", optarg, 1, &depth))
+        case OPT_DEPTH:
+            if (parse_bounded("--pipeline-depth", optarg, 1, 16, 0, 0, &o->depth))
                 return EXIT_USAGE;
-            if (depth > 16) {
-                fprintf(stderr, "qgpu: --pipeline-depth %s: expected 1 to 16\n", optarg);
-                return EXIT_USAGE;
-            }
-            o->depth = (int)depth;
             break;
-        }
         case OPT_LIST_DEVICES: {
             int n = qgpu_list_devices(print_device, NULL);
             if (n < 0) {

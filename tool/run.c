@@ -303,7 +303,7 @@ static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder
             if (o->decode_sessions > 1 || o->cpu_sessions > 0 ||
                 (o->cpu_sessions < 0 &&
                  auto_cpu_sessions_may(s, i ? o->distorted : o->reference)))
-                decoder_set_ring_slots(i ? *dis : *ref, SESSIONS_READ_AHEAD + 16);
+                decoder_set_ring_slots(i ? *dis : *ref, SESSIONS_FRAMES_OUT);
         ret = decoder_start(*ref, err, sizeof(err));
         if (ret == 0)
             ret = decoder_start(*dis, err, sizeof(err));

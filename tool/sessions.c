@@ -18,11 +18,6 @@
 #include "hwdec.h"
 #include "sessions.h"
 
-/* Frames out of a session besides its queue (the reading thread's
- * queue, the pairing, the pipeline): its zero-copy ring has this many
- * slots more. */
-#define SESSIONS_FRAMES_OUT (SESSIONS_READ_AHEAD + 16)
-
 /* Who decodes a stretch: nobody yet, the input's own decoder, else the
  * index of a session. */
 #define TAKER_NONE (-1)
@@ -345,8 +340,8 @@ static int check_stretch(const Stretch *st, unsigned got, int64_t first_ts, unsi
         return 0;
     snprintf(msg, len, "decoding in sessions: frames %u to %u (%u of them) did not decode "
              "from their key frame as in one decoder (%u frames, %u decoding errors; the key "
-             "frame damaged?); use one decoder: --decode-sessions 1 --cpu-sessions 0", st->first, st->first + st->frames - 1,
-             st->frames, got, errors);
+             "frame damaged?); use one decoder: --decode-sessions 1 --cpu-sessions 0",
+             st->first, st->first + st->frames - 1, st->frames, got, errors);
     return AVERROR_INVALIDDATA;
 }
 
@@ -420,8 +415,9 @@ static int take_stretch(Session *w)
     k = s->current + (w->on_cpu ? cpu_lead(s, w) : 1);
     if (k <= w->last)
         k = w->last + 1;
-    while (k < s->nb_stretches && (s->stretch[k].taker != TAKER_NONE ||
-                                   (w->clean_only && s->stretch[k].frames + 1 > (unsigned)s->ahead)))
+    while (k < s->nb_stretches &&
+           (s->stretch[k].taker != TAKER_NONE ||
+            (w->clean_only && s->stretch[k].frames + 1 > (unsigned)s->ahead)))
         k++;
     if (k >= s->nb_stretches || s->stop)
         k = -1;

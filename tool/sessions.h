@@ -55,9 +55,13 @@
 #define SESSIONS_MAX_AHEAD 96
 /* Frames the reading thread queues ahead of the scoring with sessions
  * (prefetch.c): a session's stretch goes on at once, and the input's own
- * decoder back to decoding. Its zero-copy ring has this many slots and 16
- * more (decoder_set_ring_slots). */
+ * decoder back to decoding. */
 #define SESSIONS_READ_AHEAD 48
+/* A decoder's frames out at once with sessions besides what it queues
+ * itself: the reading thread's queue, the pairing, the pipeline. The own
+ * decoder's zero-copy ring has this many slots (decoder_set_ring_slots),
+ * a session's this many more than its queue. */
+#define SESSIONS_FRAMES_OUT (SESSIONS_READ_AHEAD + 16)
 
 typedef struct Sessions Sessions;
 
