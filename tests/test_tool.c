@@ -1472,17 +1472,33 @@ static void test_probe_runs(void)
           "a short pair is not measured (rc %d): %s", rc, out_err);
 }
 
+/* The count of QGPU_TIMING's "qgpu: timing: N pairs from pinned frames"
+ * line in err, or -1 without one. */
+static int pinned_pairs(const char *err)
+{
+    static const char tail[] = " pairs from pinned frames";
+    const char *end = strstr(err, tail), *start;
+    if (!end)
+        return -1;
+    start = end;
+    while (start > err && start[-1] >= '0' && start[-1] <= '9')
+        start--;
+    return start < end && start - err >= 14 && !strncmp(start - 14, "qgpu: timing: ", 14)
+               ? atoi(start)
+               : -1;
+}
+
 /* The CPU decoders' frames decoded into the library's pinned blocks
  * (QGPU_PINNED_FRAMES=1; on by default only for long pairs) give the
  * staging path's scores, and most pairs come from them; with a budget of
- * 0 MB (QGPU_PINNED_FRAMES_MAX_MB) none does; a short pair by default does
- * not use them. */
+ * 0 MB (QGPU_PINNED_FRAMES_MAX_MB) none does; by default 450 pairs do
+ * not use them, 500 do. */
 static void test_pinned_frames(void)
 {
     static const int sizes[][2] = {{64, 48}, {98, 66}};
     char path[1100], args[1400], value[64], *staging, *pinned;
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-        int w = sizes[i][0], h = sizes[i][1], rc, n = -1;
+        int w = sizes[i][0], h = sizes[i][1], rc, n;
         snprintf(path, sizeof(path), "%s/pinned%zu.nut", dir, i);
         if (!CHECK(write_bframes(path, w, h, 40, 0.0) == 0, "write %s", path))
             return;
@@ -1496,10 +1512,7 @@ static void test_pinned_frames(void)
         rc = tool_run(tool, dir, "QGPU_PINNED_FRAMES=1 QGPU_TIMING=1", 0, args, out_err,
                       sizeof(out_err));
         pinned = log_frames("pinned_blocks.json", value, sizeof(value), NULL);
-        for (const char *t = strstr(out_err, "qgpu: timing: "); t && n < 0;
-             t = strstr(t + 1, "qgpu: timing: "))
-            if (sscanf(t, "qgpu: timing: %d pairs from pinned frames", &n) != 1)
-                n = -1;
+        n = pinned_pairs(out_err);
         CHECK(rc == 0 && staging && pinned && !strcmp(staging, pinned),
               "%dx%d: pinned frames score as the staging path (rc %d): %s", w, h, rc, out_err);
         CHECK(n >= 20, "%dx%d: %d of 40 pairs from pinned frames: %s", w, h, n, out_err);
@@ -1519,6 +1532,21 @@ static void test_pinned_frames(void)
         CHECK(rc == 0 && strstr(out_err, "qgpu: timing: 0 pairs from pinned frames"),
               "%dx%d: 40 pairs, fewer than the default's minimum: no pinned frames (rc %d): %s",
               w, h, rc, out_err);
+    }
+    /* the default's minimum (run.c, PINNED_FRAMES_MIN_PAIRS): of a file of
+     * 520 frames, 450 pairs (--frame_cnt) take the staging copy, 500 the
+     * pinned frames */
+    snprintf(path, sizeof(path), "%s/pinned_long.nut", dir);
+    if (!CHECK(write_bframes(path, 64, 48, 520, 0.0) == 0, "write %s", path))
+        return;
+    for (int pairs = 450; pairs <= 500; pairs += 50) {
+        int rc, n;
+        snprintf(args, sizeof(args), "-r pinned_long.nut -d pinned_long.nut -n --feature psnr "
+                 "--frame_cnt %d", pairs);
+        rc = tool_run(tool, dir, "QGPU_TIMING=1", 0, args, out_err, sizeof(out_err));
+        n = pinned_pairs(out_err);
+        CHECK(rc == 0 && (pairs < 500 ? n == 0 : n >= 400),
+              "%d pairs by default: %d from pinned frames (rc %d): %s", pairs, n, rc, out_err);
     }
 }
 

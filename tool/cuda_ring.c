@@ -27,6 +27,7 @@ typedef struct CUstream_st *CUstream;
 struct CudaRing {
     QgpuCudaRing *ring;  /* NULL when it could not be made (note says why) */
     AVBufferRef *device; /* FFmpeg's CUDA device: its context outlives the ring */
+    int slots;           /* it was made with */
     double copy_seconds; /* in cuda_ring_take, on the decoding thread */
     char note[512];
 };
@@ -70,14 +71,14 @@ static CudaRing *ring_create(const AVFrame *frame, const QgpuCudaPicture *pic, i
     CudaRing *r = calloc(1, sizeof(*r));
     if (!r)
         return NULL;
+    r->slots = slots > 0 ? slots : RING_SLOTS;
     if (!usable)
         snprintf(r->note, sizeof(r->note), "frames are %s, not NV12/P010/P016",
                  av_get_pix_fmt_name(fc->sw_format));
     else if (!(r->device = av_buffer_ref(fc->device_ref)))
         snprintf(r->note, sizeof(r->note), "out of memory");
     else
-        qgpu_cuda_ring_create(&r->ring, pic, slots > 0 ? slots : RING_SLOTS, r->note,
-                              sizeof(r->note));
+        qgpu_cuda_ring_create(&r->ring, pic, r->slots, r->note, sizeof(r->note));
     return r;
 }
 
@@ -220,10 +221,11 @@ int cuda_ring_park(CudaRing *r)
     return 1;
 }
 
-int cuda_ring_fits(const CudaRing *r, const AVFrame *frame)
+int cuda_ring_fits(const CudaRing *r, const AVFrame *frame, int slots)
 {
     QgpuCudaPicture pic;
-    if (!r || !r->ring || !frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA ||
+    if (!r || !r->ring || r->slots < (slots > 0 ? slots : RING_SLOTS) ||
+        !frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA ||
         describe(frame, 0, &pic) < 0)
         return 0;
     return qgpu_cuda_ring_fits(r->ring, &pic);

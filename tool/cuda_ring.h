@@ -72,8 +72,9 @@ double cuda_ring_copy_seconds(const CudaRing *ring);
 int cuda_ring_park(CudaRing *ring);
 
 /* Whether a parked ring fits frame (AV_PIX_FMT_CUDA): the same CUDA context
- * and stream, software format and size. */
-int cuda_ring_fits(const CudaRing *ring, const AVFrame *frame);
+ * and stream, software format and size, and at least `slots` slots (0:
+ * the default). */
+int cuda_ring_fits(const CudaRing *ring, const AVFrame *frame, int slots);
 
 /* Drops the ring; the library's memory goes with the last frame out. */
 void cuda_ring_free(CudaRing **ring);

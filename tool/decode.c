@@ -601,6 +601,11 @@ void decoder_set_ring_slots(Decoder *d, int slots)
     hwdec_set_ring_slots(d->hw, slots);
 }
 
+int decoder_ring_slots(const Decoder *d)
+{
+    return hwdec_ring_slots(d->hw);
+}
+
 int decoder_can_add_cpu_sessions(const Decoder *d)
 {
     if (!hwdec_active(d->hw))

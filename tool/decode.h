@@ -102,6 +102,7 @@ int decoder_can_add_cpu_sessions(const Decoder *dec);
  * which makes it; default 16): with sessions the reading thread queues
  * more of them (sessions.h). */
 void decoder_set_ring_slots(Decoder *dec, int slots);
+int decoder_ring_slots(const Decoder *dec);
 
 /* QGPU_TIMING's lines about the sessions (nothing without them). */
 void decoder_print_timing(const Decoder *dec, const char *label, FILE *out);

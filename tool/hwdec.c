@@ -307,10 +307,11 @@ int hwdec_download(Hwdec *hw, AVFrame *frame, int bitdepth)
     if (!hw || frame->format != hw->hw_format)
         return 0;
     if (hw->zero_copy) {
-        if (!hw->ring && !hw->ring_slots) {
-            /* the ring the slot's previous job left, when it fits */
+        if (!hw->ring) {
+            /* the ring the slot's previous job (or --hwdec auto's measuring
+             * decoder) left, when it fits */
             pthread_mutex_lock(&devices_lock);
-            if (cuda_ring_fits(spares[hw->index], frame)) {
+            if (cuda_ring_fits(spares[hw->index], frame, hw->ring_slots)) {
                 hw->ring = spares[hw->index];
                 spares[hw->index] = NULL;
             }
@@ -346,6 +347,11 @@ int hwdec_pipeline_depth(int ref_mode, int dist_mode)
 int hwdec_slot(const Hwdec *hw)
 {
     return hw ? hw->index / 2 : 0;
+}
+
+int hwdec_ring_slots(const Hwdec *hw)
+{
+    return hw ? hw->ring_slots : 0;
 }
 
 void hwdec_set_ring_slots(Hwdec *hw, int slots)

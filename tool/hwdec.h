@@ -65,10 +65,11 @@ int hwdec_on_device(const Hwdec *hw, const AVFrame *frame);
 /* The batch slot whose devices hw uses (hwdec_use_slot), 0 without one. */
 int hwdec_slot(const Hwdec *hw);
 
-/* Slots of the zero-copy ring, before its first frame (0: the default, and
- * a parked ring of the slot may be reused): a decoding session holds a
- * stretch of frames ahead (sessions.h). */
+/* Slots of the zero-copy ring, before its first frame (0: the default; a
+ * parked ring of the slot with as many slots or more is reused): a
+ * decoding session holds a stretch of frames ahead (sessions.h). */
 void hwdec_set_ring_slots(Hwdec *hw, int slots);
+int hwdec_ring_slots(const Hwdec *hw);
 /* Whether the decoder's frames can be held n at a time on the GPU: its
  * frames go through the host (no zero-copy ring: any number), or its ring
  * was asked for n slots or more (hwdec_set_ring_slots). */

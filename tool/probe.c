@@ -290,11 +290,15 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
         const char *path[2] = {o->reference, o->distorted};
         for (int i = 0; i < 2; i++) {
             /* its zero-copy ring (no frame out, nothing imported) goes to
-             * the fresh decoder of the same device (hwdec_park) */
+             * the fresh decoder of the same device (hwdec_park), asked for
+             * as many slots (sessions': run.c) */
+            int slots = decoder_ring_slots(hw[i]);
             decoder_park(hw[i]);
             closer_close(&hw[i]);
-            if (!ret && !(ret = decoder_open_hw(&hw[i], path[i], HWDEC_AUTO, err, err_len)))
+            if (!ret && !(ret = decoder_open_hw(&hw[i], path[i], HWDEC_AUTO, err, err_len))) {
+                decoder_set_ring_slots(hw[i], slots);
                 ret = decoder_start(hw[i], err, err_len);
+            }
         }
     }
     for (int i = 0; i < 2; i++)

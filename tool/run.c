@@ -499,12 +499,14 @@ static unsigned expected_pairs(const Options *o, Decoder *ref, Decoder *dis, int
 
 /* Whether the CPU decoders decode into pinned blocks. Their set-up (~3 MB
  * of pinned memory per 1080p block, 48 blocks: ~0.07-0.1 s on the H200)
- * is paid back from ~400 (low-bitrate H.264: 1301-1317 fps against
- * 1077-1205) to ~1,100 pairs (HEVC: 919-929 against 849-883), measured at
- * 600 pairs (doc/performance.md, the session's final check): on from
- * PINNED_FRAMES_MIN_PAIRS known pairs, or an unknown count (a stream);
- * QGPU_PINNED_FRAMES=1 always, =0 never. */
-#define PINNED_FRAMES_MIN_PAIRS 1000
+ * is paid back by the staging copies it saves (~0.45 ms a 1080p pair on
+ * the scoring thread): at 600 pairs, pinned frames scored faster in 6 of
+ * 6 rounds (low-bitrate H.264 1038-1082 fps against 881-957, HEVC
+ * 628-719 against 620-654) and at 1,200 in 2 of 3 (doc/performance.md,
+ * "pinned frames from 500 pairs"): on from PINNED_FRAMES_MIN_PAIRS known
+ * pairs, or an unknown count (a stream); QGPU_PINNED_FRAMES=1 always, =0
+ * never. */
+#define PINNED_FRAMES_MIN_PAIRS 500
 static int use_pinned_frames(const Options *o, Decoder *ref, Decoder *dis)
 {
     const char *env = getenv("QGPU_PINNED_FRAMES");

@@ -52,7 +52,11 @@
 #include "decode.h"
 
 #define SESSIONS_MIN_FRAMES 16
-#define SESSIONS_MAX_AHEAD 96
+/* A stretch and its end fit a session's queue up to x264's and x265's
+ * default key frame interval (250): H.264 and HEVC encodes of films are
+ * cut at ~250 frames, and a session that can hold only part of a stretch
+ * stops decoding until the reader comes to it. */
+#define SESSIONS_MAX_AHEAD 320
 /* Frames the reading thread queues ahead of the scoring with sessions
  * (prefetch.c): a session's stretch goes on at once, and the input's own
  * decoder back to decoding. */
