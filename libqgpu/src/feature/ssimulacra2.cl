@@ -308,12 +308,11 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
 #error "ssimulacra2.cl is built with -DSS2_N=<radius>"
 #endif
 #define HB_ROWS 32   /* rows per work-group */
-#define HB_T 32      /* output columns per chunk */
+#define HB_T 32      /* output columns per tile */
 #define HB_IN (HB_T + 2 * SS2_N)   /* window columns of a chunk */
-#define HB_WG (HB_ROWS * 5)
-/* chunks start at column 1 - N + HB_T k: 16-byte aligned when N - 1 and
- * HB_T are multiples of 4 */
-#define HB_VEC ((SS2_N - 1) % 4 == 0 && HB_T % 4 == 0)
+#if HB_T != HB_ROWS
+#error "ss2_hblur's stores give work-item r output column r: HB_T must equal HB_ROWS"
+#endif
 
 /* A chunk's window loads go into registers one chunk ahead: they are
  * issued before the current chunk's recursion and wait for memory while it
@@ -322,31 +321,42 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
  * chunk's loads together without the chunk of lead did not help: measured
  * in doc/performance.md.) The values are the same; only when they are
  * loaded changes. */
-#define HB_SPI ((HB_ROWS * HB_IN + HB_WG - 1) / HB_WG) /* window samples per work-item */
+#define HB_RPI ((HB_ROWS + 4) / 5)             /* rows per work-item (of 5) */
+#define HB_CPI ((HB_IN + HB_ROWS - 1) / HB_ROWS) /* window columns per work-item */
 
 typedef struct HbFetch {
-    float v1[HB_SPI], v2[HB_SPI];
+    float v1[HB_RPI][HB_CPI], v2[HB_RPI][HB_CPI];
 } HbFetch;
 
-/* work-item lid: samples lid, lid + HB_WG, .. of the window (row i / HB_IN,
- * column i % HB_IN: divisions by a constant, folded), the window starting
- * at column ws: every work-item loads its share (8 or 9 of the 1,344
- * samples), consecutive work-items consecutive columns of a row. A window
- * inside the row (every chunk but the first and the last) is read without
- * column checks. */
+/* work-item (r, q): columns r, r + HB_ROWS, .. of rows q, q + 5, .. of the
+ * window starting at column ws (no run-time divisions: that index
+ * arithmetic, not the recursion, was once most of the pass's time). A
+ * window inside the row (every chunk but the first and the last) is read
+ * through row pointers stepped by 5 rows, without column checks. */
 static inline void hb_fetch(HbFetch *f, __global const float *in1, __global const float *in2,
-                            int lid, int y0, int ws, int w, int h)
+                            int r, int q, int y0, int ws, int w, int h)
 {
-    const bool whole = ws >= 0 && ws + HB_IN <= w;
-    for (int k = 0; k < HB_SPI; k++) {
-        const int i = lid + k * HB_WG;
-        const int rr = i / HB_IN, j = i - rr * HB_IN;
-        const int y = y0 + rr, x = ws + j;
-        const bool inside = i < HB_ROWS * HB_IN && y < h && (whole || (x >= 0 && x < w));
-        const int idx = inside ? y * w + x : 0; /* < 2^31: see vb_fetch */
-        f->v1[k] = inside ? in1[idx] : 0.0f;
-        f->v2[k] = inside ? in2[idx] : 0.0f;
+    if (ws >= 0 && ws + HB_IN <= w) {
+        const int i0 = (y0 + q) * w + ws + r; /* < 2^31: see vb_fetch */
+        __global const float *a = in1 + i0, *b = in2 + i0;
+        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w)
+            for (int m = 0; m < HB_CPI; m++) {
+                const int rr = q + 5 * k, j = r + HB_ROWS * m;
+                const bool inside = rr < HB_ROWS && j < HB_IN && y0 + rr < h;
+                f->v1[k][m] = inside ? a[HB_ROWS * m] : 0.0f;
+                f->v2[k][m] = inside ? b[HB_ROWS * m] : 0.0f;
+            }
+        return;
     }
+    for (int k = 0; k < HB_RPI; k++)
+        for (int m = 0; m < HB_CPI; m++) {
+            const int rr = q + 5 * k, j = r + HB_ROWS * m;
+            const int y = y0 + rr, x = ws + j;
+            const bool inside = rr < HB_ROWS && j < HB_IN && x >= 0 && x < w && y < h;
+            const int i = inside ? y * w + x : 0;
+            f->v1[k][m] = inside ? in1[i] : 0.0f;
+            f->v2[k][m] = inside ? in2[i] : 0.0f;
+        }
 }
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
@@ -355,11 +365,10 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's window
  * is stored as the five quantities, transposed (tq[q][column][row]), so
  * each quantity is computed once per sample and the recursion's accesses
- * are consecutive across work-items. The recursion keeps its HB_T outputs
- * in registers and stores them along its row four at a time (one 16-byte
- * store where the scale's rows are 16-byte aligned and the chunk lies
- * inside the row): no output tile, no barrier before the stores and no
- * second pass over the tile to store it. The next chunk's window is loaded
+ * are consecutive across work-items; the recursion writes its output for
+ * step t over tq[q][t][r], which no later step reads (step t' reads t' and
+ * t' + 2N), and work-item (r, q) then stores column base + r of plane q,
+ * row after row (coalesced across r). The next chunk's window is loaded
  * into registers while the recursion runs over this one. Output: plane
  * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
  * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
@@ -370,60 +379,50 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __global float *hbuf)
 {
     __local float tq[5][HB_IN][HB_ROWS + 1];
-    const int r = get_local_id(0), q = get_local_id(1), lid = q * HB_ROWS + r;
+    const int r = get_local_id(0), q = get_local_id(1);
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
     const int y0 = (get_group_id(0) - gm[G_HG0]) * HB_ROWS, c = get_group_id(2);
+    const int rows = min(HB_ROWS, h - y0);
     const size_t plane = (size_t)w * h;
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *in2 = xyb2 + gm[G_OFF] + c * plane;
-    /* this work-item's output row (rows past h are computed on zeros and
-     * not stored) */
-    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)(y0 + r) * w;
-    const bool row_in = y0 + r < h;
-    /* 16-byte stores: every row of the scale starts 16-byte aligned */
-    const bool aligned = HB_VEC && (w & 3) == 0 && (gm[G_HOFF] & 3) == 0;
+    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)y0 * w;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
     HbFetch f;
 
     /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1 */
-    hb_fetch(&f, in1, in2, lid, y0, -2 * N, w, h);
+    hb_fetch(&f, in1, in2, r, q, y0, -2 * N, w, h);
     for (int base = -N + 1; base < w; base += HB_T) {
-        barrier(CLK_LOCAL_MEM_FENCE); /* the last chunk's recursion has read the tile */
-        for (int k = 0; k < HB_SPI; k++) {
-            const int i = lid + k * HB_WG;
-            const int rr = i / HB_IN, j = i - rr * HB_IN;
-            if (i < HB_ROWS * HB_IN) {
-                const float a = f.v1[k], b = f.v2[k];
-                tq[0][j][rr] = a;
-                tq[1][j][rr] = b;
-                tq[2][j][rr] = MUL(a, a);
-                tq[3][j][rr] = MUL(b, b);
-                tq[4][j][rr] = MUL(a, b);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < HB_RPI; k++)
+            for (int m = 0; m < HB_CPI; m++) {
+                const int rr = q + 5 * k, j = r + HB_ROWS * m;
+                if (rr < HB_ROWS && j < HB_IN) {
+                    const float a = f.v1[k][m], b = f.v2[k][m];
+                    tq[0][j][rr] = a;
+                    tq[1][j][rr] = b;
+                    tq[2][j][rr] = MUL(a, a);
+                    tq[3][j][rr] = MUL(b, b);
+                    tq[4][j][rr] = MUL(a, b);
+                }
             }
-        }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
-            hb_fetch(&f, in1, in2, lid, y0, base + HB_T - N - 1, w, h);
-        float o[HB_T];
-#pragma unroll
-        for (int t = 0; t < HB_T; t++)
-            o[t] = iir_step(&st, tq[q][t][r] + tq[q][t + 2 * N][r], n2, d1);
-        if (!row_in)
-            continue;
-        if (aligned && base >= 0 && base + HB_T <= w) {
-            __global float4 *o4 = (__global float4 *)(out + base);
-#pragma unroll
-            for (int t = 0; t < HB_T; t += 4)
-                o4[t / 4] = (float4)(o[t], o[t + 1], o[t + 2], o[t + 3]);
-        } else {
-#pragma unroll
-            for (int t = 0; t < HB_T; t++)
-                if (base + t >= 0 && base + t < w)
-                    out[base + t] = o[t];
+            hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
+        for (int t = 0; t < HB_T; t++) {
+            const float sum = tq[q][t][r] + tq[q][t + 2 * N][r];
+            tq[q][t][r] = iir_step(&st, sum, n2, d1);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int x = base + r;
+        if (x >= 0 && x < w) {
+            __global float *o = out + x;
+            for (int rr = 0; rr < rows; rr++, o += w)
+                *o = tq[q][r][rr];
         }
     }
 }
