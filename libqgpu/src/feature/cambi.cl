@@ -87,9 +87,10 @@ static inline int cambi_mode3(int a, int b, int c)
 
 /* One launch for the working picture's first three steps (three launches
  * before, the working picture stored and read back between them): each
- * 16 x 16 group converts the (16 + 7)^2 samples its outputs need into
- * __local memory (libvmaf's conversion to 10 bits, nearest decimation
- * through the index maps, 2x2 anti-dithering), then writes
+ * 16 x 16 group converts the (16 + 8)^2 input samples its outputs need
+ * into __local memory (libvmaf's conversion to 10 bits, nearest decimation
+ * through the index maps), anti-dithers (16 + 7)^2 of them there (2x2
+ * averages), then writes
  *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold;
  *   - with filter0 (scale 0 is the working size: no high-res speed-up),
  *     scale 0, the 3x3 separable mode of the working picture (first and
@@ -105,6 +106,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
                      int w, int h, int anti_dither, int threshold, int filter0, int dst_off,
                      __global ushort *img, __global uchar *mask)
 {
+    __local ushort raw[(MP + 1) * (MP + 1)];
     __local ushort pic[MP * MP];
     __local uchar zero[MR * MR];
     __local uchar rows7[MR * MT];
@@ -113,26 +115,32 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
     const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * MT + lx;
     const int x0 = get_group_id(0) * MT - 3, y0 = get_group_id(1) * MT - 3;
 
-    for (int i = lid; i < MP * MP; i += MT * MT) {
-        const int x = x0 + i % MP, y = y0 + i / MP;
+    /* the converted samples, one more right and below for the
+     * anti-dithering (each converted once, not up to four times) */
+    for (int i = lid; i < (MP + 1) * (MP + 1); i += MT * MT) {
+        const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
         int p = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h) {
+        if (x >= 0 && x < w && y >= 0 && y < h)
             p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y);
-            if (anti_dither) {
-                /* libvmaf averages in place, forward; every average reads
-                 * only not-yet-written right/lower neighbours, i.e.
-                 * original values */
-                const int r = x + 1 < w, d = y + 1 < h;
-                if (r && d)
-                    p = (p + cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x + 1, y) +
-                         cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y + 1) +
-                         cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x + 1, y + 1)) >> 2;
-                else if (d)
-                    p = (p + cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y + 1)) >> 1;
-                else if (r)
-                    p = (p + cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x + 1, y)) >> 1;
-            }
+        raw[i] = (ushort)p;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < MP * MP; i += MT * MT) {
+        const int tx = i % MP, ty = i / MP, x = x0 + tx, y = y0 + ty;
+#define RAW(dx, dy) ((int)raw[(ty + (dy)) * (MP + 1) + tx + (dx)])
+        int p = RAW(0, 0);
+        if (anti_dither) {
+            /* libvmaf averages in place, forward; every average reads only
+             * not-yet-written right/lower neighbours, i.e. original values */
+            const int r = x + 1 < w, d = y + 1 < h;
+            if (r && d)
+                p = (p + RAW(1, 0) + RAW(0, 1) + RAW(1, 1)) >> 2;
+            else if (d)
+                p = (p + RAW(0, 1)) >> 1;
+            else if (r)
+                p = (p + RAW(1, 0)) >> 1;
         }
+#undef RAW
         pic[i] = (ushort)p;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -244,20 +252,42 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
+/* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2].
+ * Each row's samples are counted first in 8-bit fields of 32-bit words
+ * (a row of at most 255 samples cannot carry a field into the next),
+ * added into acc once per row: the 64-bit selects and additions per
+ * sample were most of the count's instructions. Integers: the counts
+ * are the same. */
+static inline ulong cambi_widen8(uint c)
+{
+    return (ulong)(c & 0xFFu) | ((ulong)((c >> 8) & 0xFFu) << 16) |
+           ((ulong)((c >> 16) & 0xFFu) << 32) | ((ulong)(c >> 24) << 48);
+}
+
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
     for (int dy = first; dy < n; dy += step) {
         __local const ushort *row = tile + dy * rw;
-        for (int dx = 0; dx < n; dx++) {
-            uint b = (uint)((int)row[dx] - v + ND);
-            if (b <= 2 * ND) {
-                ulong inc = 1UL << ((b & 3) * 16);
-                uint sel = b >> 2;
+        for (int dx0 = 0; dx0 < n; dx0 += 255) {
+            const int dx1 = min(n, dx0 + 255);
+            uint rc[NW];
 #pragma unroll
-                for (int k = 0; k < NW; k++)
-                    acc[k] += sel == (uint)k ? inc : 0UL;
+            for (int k = 0; k < NW; k++)
+                rc[k] = 0;
+            for (int dx = dx0; dx < dx1; dx++) {
+                uint b = (uint)((int)row[dx] - v + ND);
+                if (b <= 2 * ND) {
+                    uint inc = 1u << ((b & 3) * 8);
+                    uint sel = b >> 2;
+#pragma unroll
+                    for (int k = 0; k < NW; k++)
+                        rc[k] += sel == (uint)k ? inc : 0u;
+                }
             }
+#pragma unroll
+            for (int k = 0; k < NW; k++)
+                acc[k] += cambi_widen8(rc[k]);
         }
     }
 }
