@@ -3,16 +3,18 @@
  * window histograms ("c-values") and the top-k pooling.
  *
  * Per picture (distorted, and the reference with full_ref):
- *   cambi_prep      input luma -> 10-bit at the working size (nearest
- *                   decimation through index maps) + 2x2 anti-dithering
- *   cambi_mask      zero-derivative 7x7 count -> spatial mask (full size)
- *   per scale s (5):
- *     cambi_filter  2x decimation of the previous scale + 3x3 mode filter
- *     cambi_cvalues (GPUs; cambi_cvalues8 at the coarse scales) or
- *                   cambi_cvalues_slide (CPUs, when its tile
- *                   fits): window counts of the
- *                   2*ND+1 bins around each pixel's value, c-value, and the
- *                   first radix-select histogram (bits 30..16 of the float)
+ *   cambi_prep_mask input luma -> 10-bit at the working size (nearest
+ *                   decimation through index maps) + 2x2 anti-dithering,
+ *                   zero-derivative 7x7 count -> spatial mask (full size),
+ *                   and scale 0's mode filter when scale 0 is the working size
+ *   cambi_filter    per other scale: 2x decimation of the previous scale +
+ *                   3x3 mode filter
+ *   cambi_cvalues   (GPUs: one launch over the scales with 16x16 tiles,
+ *   cambi_cvalues8   one over those with 8x8) or cambi_cvalues_slide (CPUs,
+ *                   when its tile fits; scale by scale): window counts of
+ *                   the 2*ND+1 bins around each pixel's value, c-value, and
+ *                   the first radix-select histogram (bits 30..16 of the
+ *                   float)
  *   cambi_select    (pass 1) finds the 16-bit prefix of the K-th largest
  *   cambi_hist2     histogram of the low 16 bits inside that prefix
  *   cambi_select    (pass 2) exact K-th largest value T and how many
