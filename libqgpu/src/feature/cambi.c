@@ -26,6 +26,8 @@
 
 #define CAMBI_SCALES 5
 #define CAMBI_TILE 16       /* MT in cambi.cl; cambi_cvalues' tile side */
+#define CAMBI_CG 8          /* CG in cambi.cl: geometry fields per scale: */
+enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_SHIFT, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
 #define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
 /* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
@@ -59,7 +61,10 @@ typedef struct CambiPic {
     int img_off[CAMBI_SCALES];   /* scale images in `imgs`, after img0 */
     int cval_off[CAMBI_SCALES + 1];
     unsigned kth[CAMBI_SCALES];  /* top-k rank per scale */
+    int groups[2];               /* groups of the 16 x 16 launch, of the 8 x 8 one */
+    int n16;                     /* scales 0 .. n16 - 1 have 16 x 16 tiles */
     cl_mem maps;              /* mx[w], my[h] */
+    cl_mem geom;              /* the c-value launches' geometry (CG_* per scale) */
     size_t res_off;           /* bytes in the slot results */
 } CambiPic;
 
@@ -104,7 +109,7 @@ typedef struct CambiState {
     int npics;                /* 1, or 2 with full_ref */
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
-    cl_kernel k_prep, k_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
+    cl_kernel k_prep_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
         cl_mem imgs, mask, cval, hist1, hist2, state;
@@ -319,6 +324,34 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
     free(maps);
     if (err)
         return err;
+
+    /* the c-value launches: 16 x 16 tiles, or 8 x 8 at a scale whose 16 x
+     * 16 tiles are fewer than CAMBI_SMALL_GROUPS (the coarse scales: a
+     * suffix, sizes only shrink); each launch's groups scale after scale */
+    cl_int geom[CAMBI_SCALES * CAMBI_CG] = {0};
+    p->groups[0] = p->groups[1] = 0;
+    p->n16 = 0;
+    for (int i = 0; i < CAMBI_SCALES; i++) {
+        const int tiles16 = ((p->sw[i] + CAMBI_TILE - 1) / CAMBI_TILE) *
+                            ((p->sh[i] + CAMBI_TILE - 1) / CAMBI_TILE);
+        const int small = tiles16 < CAMBI_SMALL_GROUPS || p->n16 < i;
+        const int ct = small ? CAMBI_TILE_SMALL : CAMBI_TILE;
+        const int tx = (p->sw[i] + ct - 1) / ct, ty = (p->sh[i] + ct - 1) / ct;
+        cl_int *g = geom + i * CAMBI_CG;
+        if (!small)
+            p->n16 = i + 1;
+        g[CG_W] = p->sw[i];
+        g[CG_H] = p->sh[i];
+        g[CG_IMG] = p->img_off[i];
+        g[CG_CVAL] = p->cval_off[i];
+        g[CG_SHIFT] = i + s->hrs;
+        g[CG_G0] = p->groups[small];
+        g[CG_TX] = tx;
+        p->groups[small] += tx * ty;
+    }
+    err = qgpu_buffer_upload(f->ctx, sizeof(geom), geom, &p->geom, "cambi: c-value geometry");
+    if (err)
+        return err;
     /* per picture: 5 x (threshold bits, copies) then 5 x slices x groups sums */
     return qgpu_results_reserve(f->ctx,
                                 sizeof(cl_uint) * 2 * CAMBI_SCALES +
@@ -450,9 +483,7 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     cl_program program;
     err = qgpu_program_get(f->ctx, "cambi", opts, &program);
     if (!err)
-        err = qgpu_kernel_create(f->ctx, program, "cambi_prep", &s->k_prep);
-    if (!err)
-        err = qgpu_kernel_create(f->ctx, program, "cambi_mask", &s->k_mask);
+        err = qgpu_kernel_create(f->ctx, program, "cambi_prep_mask", &s->k_prep_mask);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_filter", &s->k_filter);
     if (!err)
@@ -533,7 +564,9 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     size_t local2[2] = {CAMBI_TILE, CAMBI_TILE};
     size_t global2[2] = {qgpu_round_up(p->w, CAMBI_TILE), qgpu_round_up(p->h, CAMBI_TILE)};
 
-    /* 1. 10-bit working picture */
+    /* 1. the working picture (10 bits, enc/src size, anti-dithered), its
+     * spatial mask and, when scale 0 is the working size, scale 0 */
+    const int filter0 = !s->hrs;
     {
         const QgpuArg prep_args[] = {
             qgpu_arg_mem("in_base", which == 0 ? slot->dist : slot->ref),
@@ -545,33 +578,20 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("w", p->w),
             qgpu_arg_int("h", p->h),
             qgpu_arg_int("anti_dither", s->anti_dither),
-            qgpu_arg_mem("out", b->imgs),
+            qgpu_arg_int("threshold", p->mask_threshold),
+            qgpu_arg_int("filter0", filter0),
+            qgpu_arg_int("dst_off", p->img_off[0]),
+            qgpu_arg_mem("img", b->imgs),
+            qgpu_arg_mem("mask", b->mask),
         };
-        err = qgpu_launch(f->ctx, slot, s->k_prep, "cambi: cambi_prep", prep_args,
+        err = qgpu_launch(f->ctx, slot, s->k_prep_mask, "cambi: cambi_prep_mask", prep_args,
                           QGPU_ARRAY_SIZE(prep_args), 2, global2, local2);
         if (err)
             return err;
     }
 
-    /* 2. spatial mask at full size */
-    {
-        const QgpuArg mask_args[] = {
-            qgpu_arg_mem("img_base", b->imgs),
-            qgpu_arg_int("img_off", 0),
-            qgpu_arg_int("w", p->w),
-            qgpu_arg_int("h", p->h),
-            qgpu_arg_int("threshold", p->mask_threshold),
-            qgpu_arg_mem("mask", b->mask),
-        };
-        err = qgpu_launch(f->ctx, slot, s->k_mask, "cambi: cambi_mask", mask_args,
-                          QGPU_ARRAY_SIZE(mask_args), 2, global2, local2);
-        if (err)
-            return err;
-    }
-
-    /* 3. scales */
-    int pad = p->window >> 1;
-    for (int i = 0; i < CAMBI_SCALES; i++) {
+    /* 2. the other scales: 2x decimation of the previous one + mode filter */
+    for (int i = filter0 ? 1 : 0; i < CAMBI_SCALES; i++) {
         global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
         global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
         const QgpuArg filter_args[] = {
@@ -588,12 +608,40 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
                           QGPU_ARRAY_SIZE(filter_args), 2, global2, local2);
         if (err)
             return err;
+    }
 
-        /* direct counts by 16 x 16 tiles, or 8 x 8 where those are few */
-        const size_t tiles16 = qgpu_round_up(p->sw[i], CAMBI_TILE) / CAMBI_TILE *
-                               (qgpu_round_up(p->sh[i], CAMBI_TILE) / CAMBI_TILE);
-        const size_t ct = tiles16 < CAMBI_SMALL_GROUPS ? CAMBI_TILE_SMALL : CAMBI_TILE;
+    /* 3. c-values: the direct counts in two launches over the scales (16 x
+     * 16 tiles, then 8 x 8), or the sliding histograms scale by scale */
+    int pad = p->window >> 1;
+    for (int part = 0; part < 2; part++) {
+        const int s0 = part == 0 ? 0 : p->n16, ns = part == 0 ? p->n16 : CAMBI_SCALES - p->n16;
+        if (s->slide || ns == 0)
+            continue;
+        const size_t ct = part == 0 ? CAMBI_TILE : CAMBI_TILE_SMALL;
         const size_t crw = ct + 2 * (size_t)pad;
+        const QgpuArg cv_args[] = {
+            qgpu_arg_mem("img_base", b->imgs),
+            qgpu_arg_mem("mask", b->mask),
+            qgpu_arg_int("mask_w", p->w),
+            qgpu_arg_int("pad", pad),
+            qgpu_arg_mem("params", s->params),
+            qgpu_arg_int("vlt", s->vlt),
+            qgpu_arg_mem("geom", p->geom),
+            qgpu_arg_int("s0", s0),
+            qgpu_arg_int("ns", ns),
+            qgpu_arg_local("tile", crw * crw * sizeof(cl_ushort)),
+            qgpu_arg_mem("cval_base", b->cval),
+            qgpu_arg_mem("hist_base", b->hist1),
+        };
+        size_t lc[2] = {ct, CAMBI_CV_WG / ct};
+        size_t gc[2] = {ct * (size_t)p->groups[part], CAMBI_CV_WG / ct};
+        err = qgpu_launch(f->ctx, slot, part == 0 ? s->k_cvalues : s->k_cvalues8,
+                          part == 0 ? "cambi: cambi_cvalues" : "cambi: cambi_cvalues8", cv_args,
+                          QGPU_ARRAY_SIZE(cv_args), 2, gc, lc);
+        if (err)
+            return err;
+    }
+    for (int i = 0; i < CAMBI_SCALES && s->slide; i++) {
         n = 0;
         args[n++] = qgpu_arg_mem("img_base", b->imgs);
         args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
@@ -605,33 +653,18 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         args[n++] = qgpu_arg_int("pad", pad);
         args[n++] = qgpu_arg_mem("params", s->params);
         args[n++] = qgpu_arg_int("vlt", s->vlt);
-        if (s->slide) {
-            size_t tile = (CAMBI_SX + 2 * (size_t)pad) * (CAMBI_SY + 2 * (size_t)pad);
-            args[n++] = qgpu_arg_local("tile", tile * sizeof(cl_ushort));
-            args[n++] = qgpu_arg_local("hist", (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort));
-        } else {
-            args[n++] = qgpu_arg_local("tile", crw * crw * sizeof(cl_ushort));
-        }
+        size_t tile = (CAMBI_SX + 2 * (size_t)pad) * (CAMBI_SY + 2 * (size_t)pad);
+        args[n++] = qgpu_arg_local("tile", tile * sizeof(cl_ushort));
+        args[n++] = qgpu_arg_local("hist", (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort));
         args[n++] = qgpu_arg_mem("cval_base", b->cval);
         args[n++] = qgpu_arg_int("cval_off", p->cval_off[i]);
         args[n++] = qgpu_arg_mem("hist_base", b->hist1);
         args[n++] = qgpu_arg_int("hist_off", i * CAMBI_HIST1_BINS);
-        if (s->slide) {
-            size_t lc[2] = {CAMBI_SX, 1};
-            size_t gc[2] = {qgpu_round_up(p->sw[i], CAMBI_SX),
-                            (size_t)(p->sh[i] + CAMBI_SY - 1) / CAMBI_SY};
-            err = qgpu_launch(f->ctx, slot, s->k_slide, "cambi: cambi_cvalues_slide", args, n, 2,
-                              gc, lc);
-        } else if (ct == CAMBI_TILE) {
-            err = qgpu_launch(f->ctx, slot, s->k_cvalues, "cambi: cambi_cvalues", args, n, 2,
-                              global2, local2);
-        } else {
-            size_t lc[2] = {ct, CAMBI_CV_WG / ct};
-            size_t gc[2] = {qgpu_round_up(p->sw[i], ct),
-                            qgpu_round_up(p->sh[i], ct) / ct * (CAMBI_CV_WG / ct)};
-            err = qgpu_launch(f->ctx, slot, s->k_cvalues8, "cambi: cambi_cvalues8", args, n, 2,
-                              gc, lc);
-        }
+        size_t lc[2] = {CAMBI_SX, 1};
+        size_t gc[2] = {qgpu_round_up(p->sw[i], CAMBI_SX),
+                        (size_t)(p->sh[i] + CAMBI_SY - 1) / CAMBI_SY};
+        err = qgpu_launch(f->ctx, slot, s->k_slide, "cambi: cambi_cvalues_slide", args, n, 2, gc,
+                          lc);
         if (err)
             return err;
     }
@@ -748,8 +781,7 @@ static int cambi_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void cambi_uninit(QgpuFeature *f)
 {
     CambiState *s = f->priv;
-    qgpu_kernel_release(&s->k_prep);
-    qgpu_kernel_release(&s->k_mask);
+    qgpu_kernel_release(&s->k_prep_mask);
     qgpu_kernel_release(&s->k_filter);
     qgpu_kernel_release(&s->k_cvalues);
     qgpu_kernel_release(&s->k_cvalues8);
@@ -768,8 +800,10 @@ static void cambi_uninit(QgpuFeature *f)
     }
     qgpu_buffer_release(&s->params);
     qgpu_buffer_release(&s->kvals);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         qgpu_buffer_release(&s->pic[i].maps);
+        qgpu_buffer_release(&s->pic[i].geom);
+    }
 }
 
 const QgpuFeatureClass qgpu_feature_cambi = {

@@ -3,16 +3,18 @@
  * window histograms ("c-values") and the top-k pooling.
  *
  * Per picture (distorted, and the reference with full_ref):
- *   cambi_prep      input luma -> 10-bit at the working size (nearest
- *                   decimation through index maps) + 2x2 anti-dithering
- *   cambi_mask      zero-derivative 7x7 count -> spatial mask (full size)
- *   per scale s (5):
- *     cambi_filter  2x decimation of the previous scale + 3x3 mode filter
- *     cambi_cvalues (GPUs; cambi_cvalues8 at the coarse scales) or
- *                   cambi_cvalues_slide (CPUs, when its tile
- *                   fits): window counts of the
- *                   2*ND+1 bins around each pixel's value, c-value, and the
- *                   first radix-select histogram (bits 30..16 of the float)
+ *   cambi_prep_mask input luma -> 10-bit at the working size (nearest
+ *                   decimation through index maps) + 2x2 anti-dithering,
+ *                   zero-derivative 7x7 count -> spatial mask (full size),
+ *                   and scale 0's mode filter when scale 0 is the working size
+ *   cambi_filter    per other scale: 2x decimation of the previous scale +
+ *                   3x3 mode filter
+ *   cambi_cvalues   (GPUs: one launch over the scales with 16x16 tiles,
+ *   cambi_cvalues8   one over those with 8x8) or cambi_cvalues_slide (CPUs,
+ *                   when its tile fits; scale by scale): window counts of
+ *                   the 2*ND+1 bins around each pixel's value, c-value, and
+ *                   the first radix-select histogram (bits 30..16 of the
+ *                   float)
  *   cambi_select    (pass 1) finds the 16-bit prefix of the K-th largest
  *   cambi_hist2     histogram of the low 16 bits inside that prefix
  *   cambi_select    (pass 2) exact K-th largest value T and how many
@@ -70,79 +72,11 @@ static inline int cambi_conv(__global const uchar *in, int bps, int bitdepth, in
     return cambi_to10(cambi_in_sample(in, bps, my[y] * in_pitch + mx[x]), bitdepth);
 }
 
-__kernel void cambi_prep(__global const uchar *in_base, int in_off, int bps, int bitdepth,
-                         int in_pitch,
-                         __global const int *maps, /* mx[w] then my[h] */
-                         int w, int h, int anti_dither,
-                         __global ushort *out)
-{
-    int x = get_global_id(0), y = get_global_id(1);
-    if (x >= w || y >= h)
-        return;
-    __global const uchar *in = in_base + in_off;
-    __global const int *mx = maps, *my = maps + w;
-    int p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y);
-    if (anti_dither) {
-        /* libvmaf averages in place, forward; every average reads only
-         * not-yet-written right/lower neighbours, i.e. original values */
-        int r = x + 1 < w, d = y + 1 < h;
-        if (r && d)
-            p = (p + cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x + 1, y) +
-                 cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y + 1) +
-                 cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x + 1, y + 1)) >> 2;
-        else if (d)
-            p = (p + cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y + 1)) >> 1;
-        else if (r)
-            p = (p + cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x + 1, y)) >> 1;
-    }
-    out[y * w + x] = (ushort)p;
-}
+/* ---- 2. spatial mask (and, at full size, scale 0's mode filter) ---- */
 
-/* ---- 2. spatial mask ---- */
-
-#define MT 16                    /* mask tile */
-#define MR (MT + 6)              /* tile + 3 each side */
-
-__kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
-void cambi_mask(__global const ushort *img_base, int img_off, int w, int h, int threshold,
-                __global uchar *mask)
-{
-    __global const ushort *img = img_base + img_off;
-    __local uchar zero[MR * MR];
-    __local uchar rows7[MR * MT];
-    int lx = get_local_id(0), ly = get_local_id(1);
-    int x0 = get_group_id(0) * MT - 3, y0 = get_group_id(1) * MT - 3;
-    for (int i = ly * MT + lx; i < MR * MR; i += MT * MT) {
-        int x = x0 + i % MR, y = y0 + i / MR;
-        uchar z = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h) {
-            int p = img[y * w + x];
-            int hz = x == w - 1 || p == img[y * w + x + 1];
-            int vz = y == h - 1 || p == img[(y + 1) * w + x];
-            z = (uchar)(hz && vz);
-        }
-        zero[i] = z;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* 7-wide horizontal sums of the MR tile rows, then 7-tall sums */
-    for (int i = ly * MT + lx; i < MR * MT; i += MT * MT) {
-        int r = i / MT, c = i % MT;
-        int n = 0;
-        for (int dx = 0; dx < 7; dx++)
-            n += zero[r * MR + c + dx];
-        rows7[i] = (uchar)n;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int x = get_global_id(0), y = get_global_id(1);
-    if (x >= w || y >= h)
-        return;
-    int n = 0;
-    for (int dy = 0; dy < 7; dy++)
-        n += rows7[(ly + dy) * MT + lx];
-    mask[y * w + x] = (uchar)(n > threshold);
-}
-
-/* ---- 3. decimation + mode filter ---- */
+#define MT 16                    /* tile of outputs */
+#define MR (MT + 6)              /* zero flags: tile + 3 each side */
+#define MP (MT + 7)              /* working samples: the flags' + 1 right and below */
 
 static inline int cambi_mode3(int a, int b, int c)
 {
@@ -152,6 +86,118 @@ static inline int cambi_mode3(int a, int b, int c)
         return b;
     return min(min(a, b), c);
 }
+
+/* One launch for the working picture's first three steps (three launches
+ * before, the working picture stored and read back between them): each
+ * 16 x 16 group converts the (16 + 8)^2 input samples its outputs need
+ * into __local memory (libvmaf's conversion to 10 bits, nearest decimation
+ * through the index maps), anti-dithers (16 + 7)^2 of them there (2x2
+ * averages), then writes
+ *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold;
+ *   - with filter0 (scale 0 is the working size: no high-res speed-up),
+ *     scale 0, the 3x3 separable mode of the working picture (first and
+ *     last rows unfiltered, first and last columns vertical only), at
+ *     dst_off; otherwise the working picture itself at 0, which
+ *     cambi_filter decimates into scale 0.
+ * The samples outside the picture are never read as values (the flags and
+ * the filter test the picture's edges first). Integers throughout. */
+__kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
+void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
+                     int in_pitch,
+                     __global const int *maps, /* mx[w] then my[h] */
+                     int w, int h, int anti_dither, int threshold, int filter0, int dst_off,
+                     __global ushort *img, __global uchar *mask)
+{
+    __local ushort raw[(MP + 1) * (MP + 1)];
+    __local ushort pic[MP * MP];
+    __local uchar zero[MR * MR];
+    __local uchar rows7[MR * MT];
+    __global const uchar *in = in_base + in_off;
+    __global const int *mx = maps, *my = maps + w;
+    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * MT + lx;
+    const int x0 = get_group_id(0) * MT - 3, y0 = get_group_id(1) * MT - 3;
+
+    /* the converted samples, one more right and below for the
+     * anti-dithering (each converted once, not up to four times) */
+    for (int i = lid; i < (MP + 1) * (MP + 1); i += MT * MT) {
+        const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
+        int p = 0;
+        if (x >= 0 && x < w && y >= 0 && y < h)
+            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y);
+        raw[i] = (ushort)p;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int i = lid; i < MP * MP; i += MT * MT) {
+        const int tx = i % MP, ty = i / MP, x = x0 + tx, y = y0 + ty;
+#define RAW(dx, dy) ((int)raw[(ty + (dy)) * (MP + 1) + tx + (dx)])
+        int p = RAW(0, 0);
+        if (anti_dither) {
+            /* libvmaf averages in place, forward; every average reads only
+             * not-yet-written right/lower neighbours, i.e. original values */
+            const int r = x + 1 < w, d = y + 1 < h;
+            if (r && d)
+                p = (p + RAW(1, 0) + RAW(0, 1) + RAW(1, 1)) >> 2;
+            else if (d)
+                p = (p + RAW(0, 1)) >> 1;
+            else if (r)
+                p = (p + RAW(1, 0)) >> 1;
+        }
+#undef RAW
+        pic[i] = (ushort)p;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#define P(tx, ty) ((int)pic[(ty) * MP + (tx)])
+    for (int i = lid; i < MR * MR; i += MT * MT) {
+        const int tx = i % MR, ty = i / MR, x = x0 + tx, y = y0 + ty;
+        uchar z = 0;
+        if (x >= 0 && x < w && y >= 0 && y < h) {
+            const int p = P(tx, ty);
+            const int hz = x == w - 1 || p == P(tx + 1, ty);
+            const int vz = y == h - 1 || p == P(tx, ty + 1);
+            z = (uchar)(hz && vz);
+        }
+        zero[i] = z;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* 7-wide horizontal sums of the MR flag rows, then 7-tall sums */
+    for (int i = lid; i < MR * MT; i += MT * MT) {
+        const int r = i / MT, c = i % MT;
+        int n = 0;
+        for (int dx = 0; dx < 7; dx++)
+            n += zero[r * MR + c + dx];
+        rows7[i] = (uchar)n;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+    int n = 0;
+    for (int dy = 0; dy < 7; dy++)
+        n += rows7[(ly + dy) * MT + lx];
+    mask[y * w + x] = (uchar)(n > threshold);
+
+    /* the output's sample is P(lx + 3, ly + 3) */
+    const int cx = lx + 3, cy = ly + 3;
+    if (!filter0) {
+        img[y * w + x] = (ushort)P(cx, cy);
+        return;
+    }
+    int v;
+    if (y == 0 || y == h - 1) {
+        v = P(cx, cy);
+    } else if (x == 0 || x == w - 1) {
+        v = cambi_mode3(P(cx, cy - 1), P(cx, cy), P(cx, cy + 1));
+    } else {
+        const int a = cambi_mode3(P(cx - 1, cy - 1), P(cx, cy - 1), P(cx + 1, cy - 1));
+        const int b = cambi_mode3(P(cx - 1, cy), P(cx, cy), P(cx + 1, cy));
+        const int c = cambi_mode3(P(cx - 1, cy + 1), P(cx, cy + 1), P(cx + 1, cy + 1));
+        v = cambi_mode3(a, b, c);
+    }
+#undef P
+    img[dst_off + y * w + x] = (ushort)v;
+}
+
+/* ---- 3. decimation + mode filter ---- */
 
 /* D(x, y) = src[(y * f) * src_w + x * f]; out = 3x3 separable mode of D
  * (horizontal first; first/last column and first/last row unfiltered). */
@@ -208,20 +254,42 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
+/* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2].
+ * Each row's samples are counted first in 8-bit fields of 32-bit words
+ * (a row of at most 255 samples cannot carry a field into the next),
+ * added into acc once per row: the 64-bit selects and additions per
+ * sample were most of the count's instructions. Integers: the counts
+ * are the same. */
+static inline ulong cambi_widen8(uint c)
+{
+    return (ulong)(c & 0xFFu) | ((ulong)((c >> 8) & 0xFFu) << 16) |
+           ((ulong)((c >> 16) & 0xFFu) << 32) | ((ulong)(c >> 24) << 48);
+}
+
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
     for (int dy = first; dy < n; dy += step) {
         __local const ushort *row = tile + dy * rw;
-        for (int dx = 0; dx < n; dx++) {
-            uint b = (uint)((int)row[dx] - v + ND);
-            if (b <= 2 * ND) {
-                ulong inc = 1UL << ((b & 3) * 16);
-                uint sel = b >> 2;
+        for (int dx0 = 0; dx0 < n; dx0 += 255) {
+            const int dx1 = min(n, dx0 + 255);
+            uint rc[NW];
 #pragma unroll
-                for (int k = 0; k < NW; k++)
-                    acc[k] += sel == (uint)k ? inc : 0UL;
+            for (int k = 0; k < NW; k++)
+                rc[k] = 0;
+            for (int dx = dx0; dx < dx1; dx++) {
+                uint b = (uint)((int)row[dx] - v + ND);
+                if (b <= 2 * ND) {
+                    uint inc = 1u << ((b & 3) * 8);
+                    uint sel = b >> 2;
+#pragma unroll
+                    for (int k = 0; k < NW; k++)
+                        rc[k] += sel == (uint)k ? inc : 0u;
+                }
             }
+#pragma unroll
+            for (int k = 0; k < NW; k++)
+                acc[k] += cambi_widen8(rc[k]);
         }
     }
 }
@@ -229,7 +297,8 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
 /* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
  * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
  * CV_TEAM_MAX is 1), both __local. */
-static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, int w, int h,
+static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
+                                      __global const ushort *img, int w, int h,
                                       __global const uchar *mask, int mask_w, int mask_shift,
                                       int pad, __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
@@ -239,7 +308,7 @@ static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, 
     const int rows = CV_WG / ct; /* work-item rows of the group */
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
     int rw = ct + 2 * pad, n = 2 * pad + 1;
-    int gx0 = get_group_id(0) * ct, gy0 = get_group_id(1) * ct;
+    int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
     if (lid == 0)
         *nneed = 0;
@@ -342,14 +411,47 @@ static inline void cambi_cvalues_tile(const int ct, __global const ushort *img, 
         atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
 }
 
-/* 16 x 16 pixels per group */
+/* The c-value launches cover several scales each (one launch for the
+ * scales with 16 x 16 tiles, one for those with 8 x 8: five launches
+ * before). geom[s * CG + field], per picture, for scale s: */
+#define CG 8
+#define CG_W 0       /* size of the scale */
+#define CG_H 1
+#define CG_IMG 2     /* first sample of the scale in the pictures' buffer */
+#define CG_CVAL 3    /* first c-value of the scale */
+#define CG_SHIFT 4   /* mask_shift: the scale's pixel (x, y) is the mask's (x, y) << shift */
+#define CG_G0 5      /* first group of the scale in its launch */
+#define CG_TX 6      /* tiles per row of the scale in its launch */
+
+/* The launch's group g: scale (the last of s0 .. s0 + ns - 1 whose first
+ * group is <= g) and tile. */
+static inline void cambi_cvalues_group(const int ct, __global const ushort *img_base,
+                                       __global const uchar *mask, int mask_w, int pad,
+                                       __constant int *params, int vlt, __constant int *geom,
+                                       int s0, int ns, __local ushort *tile, __local int *need,
+                                       __local int *nneed, __local ulong *part,
+                                       __global float *cval_base, __global uint *hist_base)
+{
+    const int g = get_group_id(0);
+    int s = s0;
+    for (int i = s0 + 1; i < s0 + ns; i++)
+        if (g >= geom[i * CG + CG_G0])
+            s = i;
+    __constant int *gm = geom + s * CG;
+    const int t = g - gm[CG_G0], tx = gm[CG_TX];
+    const int ty = t / tx;
+    cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], mask,
+                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, part,
+                       cval_base + gm[CG_CVAL], hist_base + s * 32768);
+}
+
+/* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
+ * dimension 0 */
 __kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
-void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
-                   __global const uchar *mask, int mask_w, int mask_shift,
-                   int pad, __constant int *params, int vlt,
-                   __local ushort *tile,
-                   __global float *cval_base, int cval_off,
-                   __global uint *hist_base, int hist_off)
+void cambi_cvalues(__global const ushort *img_base, __global const uchar *mask, int mask_w,
+                   int pad, __constant int *params, int vlt, __constant int *geom, int s0,
+                   int ns, __local ushort *tile, __global float *cval_base,
+                   __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed;
@@ -358,19 +460,16 @@ void cambi_cvalues(__global const ushort *img_base, int img_off, int w, int h,
 #else
     __local ulong *part = 0;
 #endif
-    cambi_cvalues_tile(16, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
-                       vlt, tile, need, &nneed, part, cval_base + cval_off,
-                       hist_base + hist_off);
+    cambi_cvalues_group(16, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
+                        &nneed, part, cval_base, hist_base);
 }
 
 /* 8 x 8 pixels per group: the coarse scales */
 __kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
-void cambi_cvalues8(__global const ushort *img_base, int img_off, int w, int h,
-                    __global const uchar *mask, int mask_w, int mask_shift,
-                    int pad, __constant int *params, int vlt,
-                    __local ushort *tile,
-                    __global float *cval_base, int cval_off,
-                    __global uint *hist_base, int hist_off)
+void cambi_cvalues8(__global const ushort *img_base, __global const uchar *mask, int mask_w,
+                    int pad, __constant int *params, int vlt, __constant int *geom, int s0,
+                    int ns, __local ushort *tile, __global float *cval_base,
+                    __global uint *hist_base)
 {
     __local int need[CV_WG];
     __local int nneed;
@@ -379,9 +478,8 @@ void cambi_cvalues8(__global const ushort *img_base, int img_off, int w, int h,
 #else
     __local ulong *part = 0;
 #endif
-    cambi_cvalues_tile(8, img_base + img_off, w, h, mask, mask_w, mask_shift, pad, params,
-                       vlt, tile, need, &nneed, part, cval_base + cval_off,
-                       hist_base + hist_off);
+    cambi_cvalues_group(8, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
+                        &nneed, part, cval_base, hist_base);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
