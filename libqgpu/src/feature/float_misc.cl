@@ -173,7 +173,7 @@ __kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
 void fansnr_rows(__global const float *sig, __global const float *noise, int w, int h,
                  __global float *results, uint results_index)
 {
-    __local float ta[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1], tb[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1];
+    __local float4 ta[ROW_SUMS_ROWS][ROW_SUMS_T4], tb[ROW_SUMS_ROWS][ROW_SUMS_T4];
     const int lid = get_local_id(0), y0 = get_group_id(0) * ROW_SUMS_ROWS;
     float s, n;
 
