@@ -99,21 +99,8 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
 
 /* ---- MS-SSIM's 2x decimation with the 9x9 low-pass ----
  * A T x T output tile reads a (2T + 7)^2 input window, staged in local
- * memory for both pictures, each window row split into its even and its
- * odd columns (DEC_ROW floats each): work-item tx reads columns 2 tx + u,
- * so a row kept as it is would be read at a stride of 2 (two work-items
- * on every bank); split, a warp's reads of one tap are consecutive, and a
- * row stride of 24 puts the warp's second row of work-items (two window
- * rows further down) on the other 16 banks. */
+ * memory for both pictures. */
 #define DIN (2 * T + 7)
-#define DEC_ROW 24                 /* >= (DIN + 1) / 2; 2 DEC_ROW = 16 mod 32 */
-#define DEC_PLANE (DIN * DEC_ROW)  /* the odd columns follow the even ones */
-
-/* where window sample (r, c) is staged */
-static inline int dec_index(int r, int c)
-{
-    return (c & 1) * DEC_PLANE + r * DEC_ROW + (c >> 1);
-}
 
 static inline __attribute__((always_inline)) void
 lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __global float *dref,
@@ -126,14 +113,12 @@ lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __glo
     acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
 #pragma unroll
     for (int v = 0; v < 9; v++) {
-        int base = (2 * ty + v) * DEC_ROW + tx;
+        int base = (2 * ty + v) * DIN + 2 * tx;
 #pragma unroll
         for (int u = 0; u < 9; u++) {
             float kk = LPF9[v * 9 + u];
-            /* window column 2 tx + u */
-            int at = base + (u & 1) * DEC_PLANE + (u >> 1);
-            float pa = la[at] * kk;
-            float pb = lb[at] * kk;
+            float pa = la[base + u] * kk;
+            float pb = lb[base + u] * kk;
             acc_add(&a, pa);
             acc_add(&b, pb);
         }
@@ -147,14 +132,14 @@ void ms_lpf_decimate_raw(__global const sample_t *ref, __global const sample_t *
                          int src_off, int w, int h, float unit,
                          __global float *dref, __global float *ddis, int dst_off, int sw, int sh)
 {
-    __local float la[2 * DEC_PLANE], lb[2 * DEC_PLANE];
+    __local float la[DIN * DIN], lb[DIN * DIN];
     int lid = get_local_id(1) * T + get_local_id(0);
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
     for (int i = lid; i < DIN * DIN; i += WG) {
         int r = i / DIN, c = i - r * DIN;
         int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
-        la[dec_index(r, c)] = (float)ref[idx] * unit;
-        lb[dec_index(r, c)] = (float)dis[idx] * unit;
+        la[i] = (float)ref[idx] * unit;
+        lb[i] = (float)dis[idx] * unit;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
@@ -165,14 +150,14 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
                            int src_off, int w, int h,
                            __global float *dref, __global float *ddis, int dst_off, int sw, int sh)
 {
-    __local float la[2 * DEC_PLANE], lb[2 * DEC_PLANE];
+    __local float la[DIN * DIN], lb[DIN * DIN];
     int lid = get_local_id(1) * T + get_local_id(0);
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
     for (int i = lid; i < DIN * DIN; i += WG) {
         int r = i / DIN, c = i - r * DIN;
         int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
-        la[dec_index(r, c)] = sref[idx];
-        lb[dec_index(r, c)] = sdis[idx];
+        la[i] = sref[idx];
+        lb[i] = sdis[idx];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
