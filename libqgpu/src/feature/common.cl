@@ -116,6 +116,30 @@ static inline void row_sums_add(__local const float4 *ra, __local const float4 *
     *sb = b;
 }
 
+/* the same for one row: columns [0, n) of r added to *s, left to right */
+static inline void row_sum_add(__local const float4 *r, int n, float *s)
+{
+    float a = *s;
+    int c4 = 0;
+    for (; c4 + ROW_SUMS_AHEAD <= n / 4; c4 += ROW_SUMS_AHEAD) {
+        float4 x[ROW_SUMS_AHEAD];
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS_AHEAD; k++)
+            x[k] = r[c4 + k];
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS_AHEAD; k++) {
+            a += x[k].x;
+            a += x[k].y;
+            a += x[k].z;
+            a += x[k].w;
+        }
+    }
+    __local const float *f = (__local const float *)r;
+    for (int c = 4 * c4; c < n; c++)
+        a += f[c];
+    *s = a;
+}
+
 static inline void row_sums_pair(__global const float *a, __global const float *b, int w, int h,
                                  int y0, __local float4 (*ta)[ROW_SUMS_T4],
                                  __local float4 (*tb)[ROW_SUMS_T4], float *sum_a,
