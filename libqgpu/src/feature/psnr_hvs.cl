@@ -464,34 +464,20 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
  * binade is outside the table, the chunk has a term that cannot be added
  * in bulk, or, for a zero sum, any non-zero term). In a term round
  * (inside the first bad chunk), work-item i takes TERM_STEP terms and counts
- * their ulps directly. The leading pieces that can be added in bulk (no
- * bad piece, mantissa below 2^24 at the end) are found from the counts'
- * prefix sums; work-item 0 adds them. A chunk round that stops goes on with
+ * their ulps directly. An inclusive scan of the counts tells how many
+ * leading pieces can be added in bulk (no bad piece, mantissa below 2^24 at
+ * the end); work-item 0 adds them. A chunk round that stops goes on with
  * term rounds from the chunk it stopped at; a term round that stops adds
  * the TERM_STEP terms where it stopped one by one and goes on after them;
  * at the chunk's end the walk is back to chunk rounds.
- *
- * The prefix sums in two levels, so that a round waits at 4 barriers (a
- * scan over the 256 counts waited at 17): the first WALK_SEG work-items
- * each take WALK_SEG consecutive counts and their running sums in
- * registers; after a barrier each adds the totals of the segments before
- * its own and looks for its segment's first stop; the earliest stop of the
- * group is their minimum. Integers: the same stop and the same count as a
- * full scan.
  */
-#define WALK_SEG 16 /* WALK_SEG segments of WALK_SEG counts: WALK_SEG^2 = WALK_WG */
-
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_walk(__global const float *terms, int start1, int start2, int total,
                    int cstart1, int cstart2, __global const int *etop,
                    __global const long *ulps, __global const int *flags,
                    __global float *results, uint results_index)
 {
-    __local long cnt[WALK_WG];
-    __local int badl[WALK_WG];
-    __local long seg_total[WALK_SEG];
-    __local long seg_before_stop[WALK_SEG + 1]; /* [WALK_SEG]: the whole round's count */
-    __local float tv[WALK_WG * TERM_STEP];      /* a term round's terms */
+    __local long pre[WALK_WG];
     __local int first_bad;
     __local float run;
     __local ulong next, chunk_end;
@@ -539,62 +525,35 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
             }
         } else {
             ulong lo = pos + (ulong)lid * TERM_STEP;
-            float tk[TERM_STEP];
-            for (int k = 0; k < TERM_STEP; k++)
-                tk[k] = lo + k < cend ? t[lo + k] : 0.0f;
             for (int k = 0; k < TERM_STEP; k++) {
-                uint tb = as_uint(tk[k]);
-                if (tb != 0) {
-                    long q = e ? ulps_of(tb, e) : -1;
-                    bad |= q < 0;
-                    u += q < 0 ? 0 : q;
+                ulong i = lo + k;
+                if (i < cend) {
+                    uint tb = as_uint(t[i]);
+                    if (tb != 0) {
+                        long q = e ? ulps_of(tb, e) : -1;
+                        bad |= q < 0;
+                        u += q < 0 ? 0 : q;
+                    }
                 }
-                tv[lid * TERM_STEP + k] = tk[k];
             }
         }
         if (lid == 0)
             first_bad = WALK_WG;
-        cnt[lid] = u;
-        badl[lid] = bad;
+        pre[lid] = u;
         barrier(CLK_LOCAL_MEM_FENCE);
-
-        /* segment lid: running sums of its counts */
-        long rs[WALK_SEG];
-        if (lid < WALK_SEG) {
-            long acc = 0;
-            for (int k = 0; k < WALK_SEG; k++) {
-                acc += cnt[lid * WALK_SEG + k];
-                rs[k] = acc;
-            }
-            seg_total[lid] = acc;
+        for (int off = 1; off < WALK_WG; off <<= 1) {
+            long v = lid >= off ? pre[lid - off] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            pre[lid] += v;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < WALK_SEG) {
-            long before = 0;
-            for (int k = 0; k < WALK_SEG; k++)
-                before += k < lid ? seg_total[k] : 0;
-            int stop = WALK_WG;
-            long prev = before;
-            for (int k = 0; k < WALK_SEG; k++) {
-                if (badl[lid * WALK_SEG + k] || m + before + rs[k] >= 0x1000000) {
-                    stop = lid * WALK_SEG + k;
-                    break;
-                }
-                prev = before + rs[k];
-            }
-            seg_before_stop[lid] = prev;
-            if (lid == WALK_SEG - 1)
-                seg_before_stop[WALK_SEG] = before + rs[WALK_SEG - 1];
-            if (stop < WALK_WG)
-                atomic_min(&first_bad, stop);
-        }
+        if (bad || m + pre[lid] >= 0x1000000)
+            atomic_min(&first_bad, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0) {
             int k = first_bad;
-            if (k > 0 && e != 0) {
-                long pk = seg_before_stop[k < WALK_WG ? k / WALK_SEG : WALK_SEG];
-                s = as_float((sb & 0xff800000u) | ((uint)(m + pk) & 0x7fffffu));
-            }
+            if (k > 0 && e != 0)
+                s = as_float((sb & 0xff800000u) | ((uint)(m + pre[k - 1]) & 0x7fffffu));
             ulong nxt;
             if (!tm) {
                 if (k < WALK_WG) {
@@ -609,7 +568,7 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
                 if (k < WALK_WG) {
                     ulong lo = pos + (ulong)k * TERM_STEP, hi = min(lo + TERM_STEP, cend);
                     for (ulong i = lo; i < hi; i++)
-                        s = s + tv[k * TERM_STEP + (i - lo)];
+                        s = s + t[i];
                     nxt = hi;
                 }
                 term_mode = nxt < cend;
