@@ -66,6 +66,18 @@ static inline void acc_add(acc_t *a, float p)
     a->lo += e;
 }
 
+/* An accumulator holding its first product: what acc_add() of p to
+ * { 0, 0 } leaves, without its six operations. That leaves { p, 0 } for
+ * every p but -0, where it leaves { +0, +0 }; { -0, +0 } instead behaves the
+ * same in every later acc_add() (a non-zero or +0 product gives both the
+ * same accumulator, another -0 keeps both as they are) and in acc_val()
+ * (-0 + +0 = +0): the same value whatever the products. */
+static inline acc_t acc_start(float p)
+{
+    acc_t a = { p, 0.0f };
+    return a;
+}
+
 static inline float acc_val(acc_t a)
 {
     return a.hi + a.lo;
@@ -119,8 +131,13 @@ lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __glo
             float kk = LPF9[v * 9 + u];
             float pa = la[base + u] * kk;
             float pb = lb[base + u] * kk;
-            acc_add(&a, pa);
-            acc_add(&b, pb);
+            if (v == 0 && u == 0) {
+                a = acc_start(pa);
+                b = acc_start(pb);
+            } else {
+                acc_add(&a, pa);
+                acc_add(&b, pb);
+            }
         }
     }
     dref[dst_off + y * sw + x] = acc_val(a);
@@ -196,11 +213,19 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
             float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
             float aa = a * a, bb = b * b, ab = a * b;
             float p0 = a * g, p1 = b * g, p2 = aa * g, p3 = bb * g, p4 = ab * g;
-            acc_add(&s0, p0);
-            acc_add(&s1, p1);
-            acc_add(&s2, p2);
-            acc_add(&s3, p3);
-            acc_add(&s4, p4);
+            if (u == 0) {
+                s0 = acc_start(p0);
+                s1 = acc_start(p1);
+                s2 = acc_start(p2);
+                s3 = acc_start(p3);
+                s4 = acc_start(p4);
+            } else {
+                acc_add(&s0, p0);
+                acc_add(&s1, p1);
+                acc_add(&s2, p2);
+                acc_add(&s3, p3);
+                acc_add(&s4, p4);
+            }
         }
         hb[0 * hp + i] = acc_val(s0);
         hb[1 * hp + i] = acc_val(s1);
@@ -225,11 +250,19 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
                 float p2 = hb[2 * hp + i] * g;
                 float p3 = hb[3 * hp + i] * g;
                 float p4 = hb[4 * hp + i] * g;
-                acc_add(&s0, p0);
-                acc_add(&s1, p1);
-                acc_add(&s2, p2);
-                acc_add(&s3, p3);
-                acc_add(&s4, p4);
+                if (v == 0) {
+                    s0 = acc_start(p0);
+                    s1 = acc_start(p1);
+                    s2 = acc_start(p2);
+                    s3 = acc_start(p3);
+                    s4 = acc_start(p4);
+                } else {
+                    acc_add(&s0, p0);
+                    acc_add(&s1, p1);
+                    acc_add(&s2, p2);
+                    acc_add(&s3, p3);
+                    acc_add(&s4, p4);
+                }
             }
             float m1 = acc_val(s0), m2 = acc_val(s1);
             float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
