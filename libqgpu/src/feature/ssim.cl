@@ -376,3 +376,43 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
     ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
                1);
 }
+
+/* MS-SSIM's scales 1..4 (float pictures) in one launch, two tiles stacked
+ * per work-group as ssim_tiles_raw takes them. table[6 * s ..] = offset
+ * (floats), w, h, tiles_x, first group, first tile of picture s; groups
+ * are numbered across the pictures, in order (group g of a picture takes
+ * tile column g % tiles_x and tile rows 2 (g / tiles_x) and the one
+ * below); tile t of a picture (t = y tiles_x + x) writes partials[part_off
+ * + 4 (first tile + t) ..], as ssim_tiles_float does with one tile a group. */
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void ssim_tiles_float2(__global const float *ref, __global const float *dis,
+                       __global const int *table, int count,
+                       __global float *partials, int part_off)
+{
+    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
+    __local float hb[5 * HROWS(2) * T];
+    __local float red[2 * 4 * WG];
+    int g = get_group_id(0);
+    int s = 0;
+    while (s + 1 < count && g >= table[6 * (s + 1) + 4])
+        s++;
+    int off = table[6 * s], w = table[6 * s + 1], h = table[6 * s + 2];
+    int tiles_x = table[6 * s + 3], lg = g - table[6 * s + 4];
+    int tile = table[6 * s + 5] + (lg / tiles_x) * 2 * tiles_x + lg % tiles_x;
+    int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * 2 * T;
+    int lid = get_local_id(1) * T + get_local_id(0);
+    for (int i = lid; i < NIN * HROWS(2); i += WG) {
+        int r = i / NIN, c = i - r * NIN;
+        int x = ox0 + c, y = oy0 + r;
+        float a = 0.0f, b = 0.0f;
+        if (x < w && y < h) {
+            a = ref[off + y * w + x];
+            b = dis[off + y * w + x];
+        }
+        lx[i] = a;
+        ly[i] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global float *out = partials + part_off + tile * 4;
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
+}
