@@ -55,11 +55,18 @@ static inline int mirror_skip_start_edge(int i, int n)
  * dependent adds whatever the tiles: tiles of 256 columns give each load
  * round a chain long enough to cover the next tile's loads, and 8 rows a
  * group spread a picture's rows over more work-groups (32 rows of 64
- * columns waited for memory at every tile). */
+ * columns waited for memory at every tile). The tiles are kept row by
+ * row (ROW_SUMS_T4 float4 a row, one of padding: the 8 rows' 4-column
+ * reads fall on 32 different banks), so that the adding work-items read
+ * 4 columns a load and have 32 columns loaded before the first of their
+ * adds (a load per column, each waiting for the one before, kept a
+ * column at the __local memory's latency). */
 #define ROW_SUMS_ROWS 8
 #define ROW_SUMS_COLS 256
 #define ROW_SUMS_WG 256
 #define ROW_SUMS_LOADS (ROW_SUMS_ROWS * ROW_SUMS_COLS / ROW_SUMS_WG)
+#define ROW_SUMS_T4 (ROW_SUMS_COLS / 4 + 1) /* float4 a tile row */
+#define ROW_SUMS_AHEAD 8                    /* float4 loads before the adds */
 
 static inline void row_sums_fetch(float *va, float *vb, __global const float *a,
                                   __global const float *b, int lid, int x0, int y0, int w,
@@ -75,9 +82,67 @@ static inline void row_sums_fetch(float *va, float *vb, __global const float *a,
     }
 }
 
+/* row r's columns [0, n) of a tile added to *sa, *sb, left to right */
+static inline void row_sums_add(__local const float4 *ra, __local const float4 *rb, int n,
+                                float *sa, float *sb)
+{
+    float a = *sa, b = *sb;
+    int c4 = 0;
+    for (; c4 + ROW_SUMS_AHEAD <= n / 4; c4 += ROW_SUMS_AHEAD) {
+        float4 xa[ROW_SUMS_AHEAD], xb[ROW_SUMS_AHEAD];
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS_AHEAD; k++) {
+            xa[k] = ra[c4 + k];
+            xb[k] = rb[c4 + k];
+        }
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS_AHEAD; k++) {
+            a += xa[k].x;
+            b += xb[k].x;
+            a += xa[k].y;
+            b += xb[k].y;
+            a += xa[k].z;
+            b += xb[k].z;
+            a += xa[k].w;
+            b += xb[k].w;
+        }
+    }
+    __local const float *fa = (__local const float *)ra, *fb = (__local const float *)rb;
+    for (int c = 4 * c4; c < n; c++) {
+        a += fa[c];
+        b += fb[c];
+    }
+    *sa = a;
+    *sb = b;
+}
+
+/* the same for one row: columns [0, n) of r added to *s, left to right */
+static inline void row_sum_add(__local const float4 *r, int n, float *s)
+{
+    float a = *s;
+    int c4 = 0;
+    for (; c4 + ROW_SUMS_AHEAD <= n / 4; c4 += ROW_SUMS_AHEAD) {
+        float4 x[ROW_SUMS_AHEAD];
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS_AHEAD; k++)
+            x[k] = r[c4 + k];
+#pragma unroll
+        for (int k = 0; k < ROW_SUMS_AHEAD; k++) {
+            a += x[k].x;
+            a += x[k].y;
+            a += x[k].z;
+            a += x[k].w;
+        }
+    }
+    __local const float *f = (__local const float *)r;
+    for (int c = 4 * c4; c < n; c++)
+        a += f[c];
+    *s = a;
+}
+
 static inline void row_sums_pair(__global const float *a, __global const float *b, int w, int h,
-                                 int y0, __local float (*ta)[ROW_SUMS_ROWS + 1],
-                                 __local float (*tb)[ROW_SUMS_ROWS + 1], float *sum_a,
+                                 int y0, __local float4 (*ta)[ROW_SUMS_T4],
+                                 __local float4 (*tb)[ROW_SUMS_T4], float *sum_a,
                                  float *sum_b)
 {
     const int lid = get_local_id(0);
@@ -87,27 +152,18 @@ static inline void row_sums_pair(__global const float *a, __global const float *
     row_sums_fetch(va, vb, a, b, lid, 0, y0, w, h);
     for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
         barrier(CLK_LOCAL_MEM_FENCE);
+        const int r = lid % ROW_SUMS_ROWS;
+        __local float *fa = (__local float *)ta[r], *fb = (__local float *)tb[r];
         for (int k = 0; k < ROW_SUMS_LOADS; k++) {
             const int c = lid / ROW_SUMS_ROWS + k * (ROW_SUMS_WG / ROW_SUMS_ROWS);
-            ta[c][lid % ROW_SUMS_ROWS] = va[k];
-            tb[c][lid % ROW_SUMS_ROWS] = vb[k];
+            fa[c] = va[k];
+            fb[c] = vb[k];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (x0 + ROW_SUMS_COLS < w)
             row_sums_fetch(va, vb, a, b, lid, x0 + ROW_SUMS_COLS, y0, w, h);
-        if (lid < ROW_SUMS_ROWS) {
-            if (x0 + ROW_SUMS_COLS <= w) {
-                for (int c = 0; c < ROW_SUMS_COLS; c++) {
-                    sa += ta[c][lid];
-                    sb += tb[c][lid];
-                }
-            } else {
-                for (int c = 0; c < w - x0; c++) {
-                    sa += ta[c][lid];
-                    sb += tb[c][lid];
-                }
-            }
-        }
+        if (lid < ROW_SUMS_ROWS)
+            row_sums_add(ta[lid], tb[lid], min(ROW_SUMS_COLS, w - x0), &sa, &sb);
     }
     *sum_a = sa;
     *sum_b = sb;

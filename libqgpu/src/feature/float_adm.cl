@@ -245,7 +245,9 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
                int bottom, float8 cst, int p3, int bypass, int do_aim,
                __global float *results, int index)
 {
-    __local float terms[9][FADM_RL + 1]; /* + 1: the nine readers in nine banks */
+    /* kept as float4 rows (one of padding): the adding work-items read 4
+     * terms a load, 32 before their adds (row_sum_add) */
+    __local float4 terms4[9][FADM_RL / 4 + 1];
     __local float mc[2][3][3][FADM_MW];  /* [a planes, r planes][band][dy][column] */
     int lid = get_local_id(0);
     int r = get_group_id(1);
@@ -271,7 +273,7 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
 #pragma unroll
             for (int b = 0; b < 3; b++) {
                 float v = fabs(rf[b] * bands[b * ps + q]);
-                terms[b][lid] = fadm_pterm(v, p3, p);
+                ((__local float *)terms4[b])[lid] = fadm_pterm(v, p3, p);
             }
             float thr = 0.0f;
             if (!bypass)
@@ -282,11 +284,11 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
                 float x = bands[(3 + b) * ps + q] * rf[b];
                 x = fabs(x) - thr;
                 x = x < 0.0f ? 0.0f : x;
-                terms[3 + b][lid] = fadm_pterm(x, p3, p);
+                ((__local float *)terms4[3 + b])[lid] = fadm_pterm(x, p3, p);
             }
 #pragma unroll
             for (int b = 0; b < 3; b++)
-                terms[6 + b][lid] = 0.0f;
+                ((__local float *)terms4[6 + b])[lid] = 0.0f;
             if (do_aim) {
                 thr = 0.0f;
                 if (!bypass)
@@ -297,7 +299,7 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
                     float x = bands[(6 + b) * ps + q] * rf[b];
                     x = fabs(x) - thr;
                     x = x < 0.0f ? 0.0f : x;
-                    terms[6 + b][lid] = fadm_pterm(x, p3, p);
+                    ((__local float *)terms4[6 + b])[lid] = fadm_pterm(x, p3, p);
                 }
             }
         }
@@ -305,11 +307,8 @@ void fadm_rows(__global const float *bands, int ps, int w, int h, int left, int 
         /* work-item t < 9 adds sum t's terms of the chunk, left to right
          * (the nine sums are independent: one work-item each instead of
          * work-item 0 doing all nine) */
-        if (lid < 9) {
-            int n = min(FADM_RL, right - j0);
-            for (int k = 0; k < n; k++)
-                acc += terms[lid][k];
-        }
+        if (lid < 9)
+            row_sum_add(terms4[lid], min(FADM_RL, right - j0), &acc);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid < 9)

@@ -10,20 +10,18 @@
  *   float_anpsnr = min(10 log10(peak^2 w h / max(noise, 1e-10)), psnr_max)
  *   peak/psnr_max 255/60, 255.75/72, 255.9375/84, 255.99609375/108
  *
- * Two launches per frame (float_misc.cl): fansnr_filter (tiles
- * staged in __local memory; per-pixel r^2 and (r-d)^2 into two feature
- * buffers), fansnr_rows (row sums in order, one work-item per row, 32
- * rows per work-group loading their terms together). The
- * host adds the rows in float, as ansnr_mse_s does.
+ * One launch per frame (float_misc.cl's fansnr_bands): a work-group
+ * filters a band of 8 rows tile by tile (staged in __local memory) and
+ * adds each row's r^2 and (r-d)^2 in order, one work-item per row; the
+ * terms stay in __local memory. The host adds the rows in float, as
+ * ansnr_mse_s does.
  */
 #include <math.h>
 #include <stdint.h>
 
 #include "feature.h"
 
-#define AN_TW 32 /* tile of float_misc.cl */
-#define AN_TH 16
-#define FANSNR_RS_ROWS 8  /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
+#define FANSNR_RS_ROWS 8  /* common.cl ROW_SUMS_ROWS: rows per work-group */
 #define FANSNR_RS_WG 256  /* common.cl ROW_SUMS_WG: its work-items */
 
 static const QgpuFeatureOutput float_ansnr_outputs[] = {
@@ -33,8 +31,7 @@ static const QgpuFeatureOutput float_ansnr_outputs[] = {
 };
 
 typedef struct FloatAnsnrState {
-    cl_kernel k_filter, k_rows;
-    cl_mem sig[QGPU_MAX_LANES], noise[QGPU_MAX_LANES]; /* per lane */
+    cl_kernel k_bands;
     int w, h;
     float inv_scale;
     double peak, psnr_max;
@@ -74,14 +71,7 @@ static int float_ansnr_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return err;
     err = qgpu_program_get(ctx, "float_misc", NULL, &program);
     if (!err)
-        err = qgpu_kernel_create(ctx, program, "fansnr_filter", &s->k_filter);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "fansnr_rows", &s->k_rows);
-    for (int i = 0; i < qgpu_lanes(ctx) && !err; i++) {
-        err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * sizeof(float), &s->sig[i]);
-        if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)s->w * s->h * sizeof(float), &s->noise[i]);
-    }
+        err = qgpu_kernel_create(ctx, program, "fansnr_bands", &s->k_bands);
     if (!err)
         err = qgpu_results_reserve(ctx, (size_t)s->h * 2 * sizeof(float), &s->offset);
     return err;
@@ -91,41 +81,21 @@ static int float_ansnr_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     FloatAnsnrState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
-    int err;
-    {
-        size_t local[2] = {128, 1};
-        size_t global[2] = {(size_t)((s->w + AN_TW - 1) / AN_TW) * 128,
-                            (size_t)((s->h + AN_TH - 1) / AN_TH)};
-        const QgpuArg args[] = {
-            qgpu_arg_mem("ref", slot->ref),
-            qgpu_arg_mem("dist", slot->dist),
-            qgpu_arg_uint("off", (cl_uint)fmt->plane_offset[0]),
-            qgpu_arg_int("bps", fmt->bytes_per_sample),
-            qgpu_arg_int("w", s->w),
-            qgpu_arg_int("h", s->h),
-            qgpu_arg_float("inv_scale", s->inv_scale),
-            qgpu_arg_mem("sig", s->sig[slot->lane]),
-            qgpu_arg_mem("noise", s->noise[slot->lane]),
-        };
-        err = qgpu_launch(f->ctx, slot, s->k_filter, "float_ansnr: filter", args,
-                          QGPU_ARRAY_SIZE(args), 2, global, local);
-        if (err)
-            return err;
-    }
-    {
-        size_t local = FANSNR_RS_WG;
-        size_t global = (size_t)(s->h + FANSNR_RS_ROWS - 1) / FANSNR_RS_ROWS * FANSNR_RS_WG;
-        const QgpuArg args[] = {
-            qgpu_arg_mem("sig", s->sig[slot->lane]),
-            qgpu_arg_mem("noise", s->noise[slot->lane]),
-            qgpu_arg_int("w", s->w),
-            qgpu_arg_int("h", s->h),
-            qgpu_arg_mem("results", slot->results),
-            qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
-        };
-        return qgpu_launch(f->ctx, slot, s->k_rows, "float_ansnr: rows", args,
-                           QGPU_ARRAY_SIZE(args), 1, &global, &local);
-    }
+    size_t local = FANSNR_RS_WG;
+    size_t global = (size_t)(s->h + FANSNR_RS_ROWS - 1) / FANSNR_RS_ROWS * FANSNR_RS_WG;
+    const QgpuArg args[] = {
+        qgpu_arg_mem("ref", slot->ref),
+        qgpu_arg_mem("dist", slot->dist),
+        qgpu_arg_uint("off", (cl_uint)fmt->plane_offset[0]),
+        qgpu_arg_int("bps", fmt->bytes_per_sample),
+        qgpu_arg_int("w", s->w),
+        qgpu_arg_int("h", s->h),
+        qgpu_arg_float("inv_scale", s->inv_scale),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
+    };
+    return qgpu_launch(f->ctx, slot, s->k_bands, "float_ansnr: bands", args,
+                       QGPU_ARRAY_SIZE(args), 1, &global, &local);
 }
 
 static int float_ansnr_collect(QgpuFeature *f, const QgpuSlot *slot)
@@ -151,12 +121,7 @@ static int float_ansnr_collect(QgpuFeature *f, const QgpuSlot *slot)
 static void float_ansnr_uninit(QgpuFeature *f)
 {
     FloatAnsnrState *s = f->priv;
-    qgpu_kernel_release(&s->k_filter);
-    qgpu_kernel_release(&s->k_rows);
-    for (int i = 0; i < QGPU_MAX_LANES; i++) {
-        qgpu_buffer_release(&s->sig[i]);
-        qgpu_buffer_release(&s->noise[i]);
-    }
+    qgpu_kernel_release(&s->k_bands);
 }
 
 const QgpuFeatureClass qgpu_feature_float_ansnr = {

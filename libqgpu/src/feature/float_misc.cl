@@ -17,9 +17,9 @@
  *   each output sums rows fi of (sums over columns fj of coef * x) in float
  *   (ansnr_filter2d_s), borders mirrored (index -i reads i, n+k reads n-1-k);
  *   sig = sum r*r, noise = sum (r-d)^2, each a float running sum per row,
- *   rows then added in float from the top (ansnr_mse_s). fansnr_filter
- *   writes the two per-pixel terms, fansnr_rows adds each row in order (one
- *   work-item per row, 32 rows per work-group), the host adds the rows.
+ *   rows then added in float from the top (ansnr_mse_s). fansnr_bands
+ *   computes the two per-pixel terms of a band of rows and adds each row
+ *   in order (one work-item per row); the host adds the rows.
  * No multiply-add contraction (libvmaf's C code has none).
  */
 #pragma OPENCL FP_CONTRACT OFF
@@ -104,11 +104,11 @@ void fmoment_sums(__global const uchar *ref, __global const uchar *dist, uint of
     }
 }
 
-#define TW 32
-#define TH 16
-#define R 2
-#define IW (TW + 2 * R)
-#define IH (TH + 2 * R)
+#define R 2                                /* the 5x5 filter's radius */
+#define AB_IW (ROW_SUMS_COLS + 2 * R)       /* staged columns of a tile: 260 */
+#define AB_IH (ROW_SUMS_ROWS + 2 * R)       /* staged rows of a band: 12 */
+#define AB_STAGE (AB_IW * AB_IH)
+#define AB_LOADS ((AB_STAGE + ROW_SUMS_WG - 1) / ROW_SUMS_WG) /* 13 a work-item */
 
 /* ansnr_filter2d_ref_s: k/16 as float */
 __constant float an_f3[9] = {0x1p-4f, 0x1p-3f, 0x1p-4f, 0x1p-3f, 0x1p-2f, 0x1p-3f,
@@ -123,63 +123,82 @@ __constant float an_f3[9] = {0x1p-4f, 0x1p-3f, 0x1p-4f, 0x1p-3f, 0x1p-2f, 0x1p-3
 __constant float an_f5[25] = {A2,  A7,  A12,  A7,  A2,  A7, A31, A52, A31, A7, A12, A52, A127,
                               A52, A12, A7, A31, A52, A31, A7, A2, A7,  A12, A7,  A2};
 
-/* One tile of TW x TH per work-group: writes r*r and (r-d)^2 per pixel. */
-__kernel void fansnr_filter(__global const uchar *ref, __global const uchar *dist, uint off, int bps, int w,
-                            int h, float inv_scale, __global float *sig, __global float *noise)
+/* The samples of a tile of a band and its halo (mirrored), into registers:
+ * staged sample i = lid + k ROW_SUMS_WG is pr[k], pd[k]. */
+static inline void fansnr_fetch(uint *pr, uint *pd, __global const uchar *ref,
+                                __global const uchar *dist, int bps, int w, int h, int x0,
+                                int y0, int lid)
 {
-    __local float lr[IH * IW];
-    __local float ld[IH * IW];
-    const int lid = get_local_id(0), nl = get_local_size(0);
-    const int x0 = get_group_id(0) * TW, y0 = get_group_id(1) * TH;
-
-    ref += off; /* luma plane, bytes */
-    dist += off;
-    for (int i = lid; i < IH * IW; i += nl) {
-        int ry = i / IW, rx = i - ry * IW;
+    for (int k = 0; k < AB_LOADS; k++) {
+        int i = lid + k * ROW_SUMS_WG;
+        int ry = i / AB_IW, rx = i - ry * AB_IW;
         size_t o = (size_t)mirror_skip_start_edge(y0 - R + ry, h) * w +
                    mirror_skip_start_edge(x0 - R + rx, w);
-        lr[i] = (float)fm_load(ref, o, bps) * inv_scale + -128.0f;
-        ld[i] = (float)fm_load(dist, o, bps) * inv_scale + -128.0f;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* column-major planes (index x * h + y), consecutive work-items down a
-     * column, so that the row kernel's loads coalesce */
-    for (int i = lid; i < TH * TW; i += nl) {
-        int tx = i / TH, ty = i - tx * TH;
-        int y = y0 + ty, x = x0 + tx;
-        if (y >= h || x >= w)
-            continue;
-        float r = 0.0f, d = 0.0f;
-        for (int fi = 0; fi < 3; fi++) {
-            float inner = 0.0f;
-            for (int fj = 0; fj < 3; fj++)
-                inner += an_f3[fi * 3 + fj] * lr[(ty + 1 + fi) * IW + tx + 1 + fj];
-            r += inner;
-        }
-        for (int fi = 0; fi < 5; fi++) {
-            float inner = 0.0f;
-            for (int fj = 0; fj < 5; fj++)
-                inner += an_f5[fi * 5 + fj] * ld[(ty + fi) * IW + tx + fj];
-            d += inner;
-        }
-        size_t o = (size_t)x * h + y;
-        sig[o] = r * r;
-        noise[o] = (r - d) * (r - d);
+        bool in = i < AB_STAGE;
+        pr[k] = in ? fm_load(ref, o, bps) : 0u;
+        pd[k] = in ? fm_load(dist, o, bps) : 0u;
     }
 }
 
-/* libvmaf's left-to-right float row sums (common.cl's row_sums_pair). */
+/*
+ * float_ansnr in one launch: a work-group takes ROW_SUMS_ROWS rows (a band)
+ * and walks them in tiles of ROW_SUMS_COLS columns: the tile and its halo
+ * staged (the next tile's samples loaded while this one is filtered and
+ * added), work-item c filters column c of the band's rows into the two
+ * terms r^2 and (r - d)^2 (a __local tile, as common.cl's row sums keep
+ * theirs), then work-item r < ROW_SUMS_ROWS adds row r's terms left to
+ * right in float (row_sums_add). Writes (sig, noise) per row. Each term is
+ * the expression of libvmaf's filter and the sums keep its order; the
+ * terms never go to global memory.
+ */
 __kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
-void fansnr_rows(__global const float *sig, __global const float *noise, int w, int h,
-                 __global float *results, uint results_index)
+void fansnr_bands(__global const uchar *ref, __global const uchar *dist, uint off, int bps, int w,
+                  int h, float inv_scale, __global float *results, uint results_index)
 {
-    __local float ta[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1], tb[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1];
+    __local float lr[AB_STAGE], ld[AB_STAGE];
+    __local float4 ts[ROW_SUMS_ROWS][ROW_SUMS_T4], tn[ROW_SUMS_ROWS][ROW_SUMS_T4];
     const int lid = get_local_id(0), y0 = get_group_id(0) * ROW_SUMS_ROWS;
-    float s, n;
+    uint pr[AB_LOADS], pd[AB_LOADS];
+    float sig = 0.0f, noise = 0.0f;
 
-    row_sums_pair(sig, noise, w, h, y0, ta, tb, &s, &n);
+    ref += off; /* luma plane, bytes */
+    dist += off;
+    fansnr_fetch(pr, pd, ref, dist, bps, w, h, 0, y0, lid);
+    for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
+        for (int k = 0; k < AB_LOADS; k++) {
+            int i = lid + k * ROW_SUMS_WG;
+            if (i < AB_STAGE) {
+                lr[i] = (float)pr[k] * inv_scale + -128.0f;
+                ld[i] = (float)pd[k] * inv_scale + -128.0f;
+            }
+        }
+        /* also: the adds of the last tile's terms are done */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (x0 + ROW_SUMS_COLS < w)
+            fansnr_fetch(pr, pd, ref, dist, bps, w, h, x0 + ROW_SUMS_COLS, y0, lid);
+        for (int ty = 0; ty < ROW_SUMS_ROWS; ty++) {
+            float r = 0.0f, d = 0.0f;
+            for (int fi = 0; fi < 3; fi++) {
+                float inner = 0.0f;
+                for (int fj = 0; fj < 3; fj++)
+                    inner += an_f3[fi * 3 + fj] * lr[(ty + 1 + fi) * AB_IW + lid + 1 + fj];
+                r += inner;
+            }
+            for (int fi = 0; fi < 5; fi++) {
+                float inner = 0.0f;
+                for (int fj = 0; fj < 5; fj++)
+                    inner += an_f5[fi * 5 + fj] * ld[(ty + fi) * AB_IW + lid + fj];
+                d += inner;
+            }
+            ((__local float *)ts[ty])[lid] = r * r;
+            ((__local float *)tn[ty])[lid] = (r - d) * (r - d);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < ROW_SUMS_ROWS)
+            row_sums_add(ts[lid], tn[lid], min(ROW_SUMS_COLS, w - x0), &sig, &noise);
+    }
     if (lid < ROW_SUMS_ROWS && y0 + lid < h) {
-        results[results_index + 2 * (y0 + lid)] = s;
-        results[results_index + 2 * (y0 + lid) + 1] = n;
+        results[results_index + 2 * (y0 + lid)] = sig;
+        results[results_index + 2 * (y0 + lid) + 1] = noise;
     }
 }

@@ -403,7 +403,7 @@ __kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
 void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff, int4 wid,
                  int4 hei, __global float *results, int results_index)
 {
-    __local float tn[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1], td[ROW_SUMS_COLS][ROW_SUMS_ROWS + 1];
+    __local float4 tn[ROW_SUMS_ROWS][ROW_SUMS_T4], td[ROW_SUMS_ROWS][ROW_SUMS_T4];
     const int g = get_group_id(0), lid = get_local_id(0);
     int g0, first, off, w, h;
     if (g < groups.s0) {

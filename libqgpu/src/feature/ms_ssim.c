@@ -6,7 +6,7 @@
  *
  * Per frame, 6 launches: SSIM of scale 0 from the uploaded samples; four
  * decimations (each needs the previous scale); SSIM of scales 1..4 in one
- * launch. collect() adds the per-work-group sums in double and combines
+ * launch. collect() adds the per-tile sums in double and combines
  * the scales.
  */
 #include <math.h>
@@ -58,7 +58,9 @@ typedef struct MsSsimPriv {
     /* state */
     int sw[MS_SCALES], sh[MS_SCALES];
     int off[MS_SCALES];        /* scales 1..4 in the pyramid buffers (floats) */
+    /* per scale: tiles in a row, tiles, first tile (counted from scale 0) */
     int tiles_x[MS_SCALES], groups[MS_SCALES], first[MS_SCALES];
+    int groups_float;          /* work-groups of the scales 1..4 launch */
     int src_off;
     float unit;
     double max_db;
@@ -137,7 +139,7 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = qgpu_results_reserve(ctx, (size_t)total * 4 * sizeof(float), &p->results_off)))
         return err;
     if ((err = qgpu_kernel_create(ctx, prog, "ssim_tiles_raw", &p->k_ssim_raw)) ||
-        (err = qgpu_kernel_create(ctx, prog, "ssim_tiles_float", &p->k_ssim_float)) ||
+        (err = qgpu_kernel_create(ctx, prog, "ssim_tiles_float2", &p->k_ssim_float)) ||
         (err = qgpu_kernel_create(ctx, prog, "ms_lpf_decimate_raw", &p->k_lpf_raw)) ||
         (err = qgpu_kernel_create(ctx, prog, "ms_lpf_decimate_float", &p->k_lpf_float)))
         return err;
@@ -148,16 +150,23 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if ((err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pref[i])) ||
             (err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pdis[i])))
             return err;
-    /* scales 1..4: offset, w, h, tiles_x, first group (numbered from scale 0) */
-    cl_int table[5 * (MS_SCALES - 1)];
+    /* scales 1..4 for ssim_tiles_float2 (two tile rows a work-group):
+     * offset, w, h, tiles_x, first group, first tile (both counted from
+     * scale 1) */
+    cl_int table[6 * (MS_SCALES - 1)];
+    int groups = 0;
     for (int i = 1; i < MS_SCALES; i++) {
-        cl_int *t = table + 5 * (i - 1);
+        cl_int *t = table + 6 * (i - 1);
+        int tiles_y = p->groups[i] / p->tiles_x[i];
         t[0] = p->off[i];
         t[1] = p->sw[i];
         t[2] = p->sh[i];
         t[3] = p->tiles_x[i];
-        t[4] = p->first[i] - p->first[1];
+        t[4] = groups;
+        t[5] = p->first[i] - p->first[1];
+        groups += p->tiles_x[i] * ((tiles_y + 1) / 2);
     }
+    p->groups_float = groups;
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ms_ssim: table");
 }
 
@@ -219,8 +228,7 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
 
     /* scales 1..4 in one launch */
     {
-        int groups = p->first[MS_SCALES - 1] + p->groups[MS_SCALES - 1] - p->first[1];
-        size_t g[2] = { (size_t)groups * MS_TILE, MS_TILE };
+        size_t g[2] = { (size_t)p->groups_float * MS_TILE, MS_TILE };
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", p->pref[slot->lane]),
             qgpu_arg_mem("dis", p->pdis[slot->lane]),

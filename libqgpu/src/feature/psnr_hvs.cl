@@ -423,9 +423,22 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
         any = 1;
         uint tbad = ulps_bad_mask(top - et, mt, ebad);
         bad |= tbad;
+        int lim = top - et;
+        if (lim >= HVS_WIN) {
+            /* every binade's d = lim - j >= 1: the count (mt + 2^(d-1)) >> d
+             * is ((mt >> (d - 1)) + 1) >> 1, and mt >> (d - 1) halves from
+             * one binade to the next (0 once d > 24: mt < 2^24) */
+            uint q = mt >> min(lim - HVS_WIN, 31);
 #pragma unroll
-        for (int j = 0; j < HVS_WIN; j++)
-            u[j] += (tbad >> j) & 1u ? 0u : ulps_count(top - et, mt, j);
+            for (int j = HVS_WIN - 1; j >= 0; j--) {
+                u[j] += (tbad >> j) & 1u ? 0u : (q + 1u) >> 1;
+                q >>= 1;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < HVS_WIN; j++)
+                u[j] += (tbad >> j) & 1u ? 0u : ulps_count(lim, mt, j);
+        }
     }
 #pragma unroll
     for (int j = 0; j < HVS_WIN; j++)

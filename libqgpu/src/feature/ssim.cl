@@ -66,6 +66,18 @@ static inline void acc_add(acc_t *a, float p)
     a->lo += e;
 }
 
+/* An accumulator holding its first product: what acc_add() of p to
+ * { 0, 0 } leaves, without its six operations. That leaves { p, 0 } for
+ * every p but -0, where it leaves { +0, +0 }; { -0, +0 } instead behaves the
+ * same in every later acc_add() (a non-zero or +0 product gives both the
+ * same accumulator, another -0 keeps both as they are) and in acc_val()
+ * (-0 + +0 = +0): the same value whatever the products. */
+static inline acc_t acc_start(float p)
+{
+    acc_t a = { p, 0.0f };
+    return a;
+}
+
 static inline float acc_val(acc_t a)
 {
     return a.hi + a.lo;
@@ -119,8 +131,13 @@ lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __glo
             float kk = LPF9[v * 9 + u];
             float pa = la[base + u] * kk;
             float pb = lb[base + u] * kk;
-            acc_add(&a, pa);
-            acc_add(&b, pb);
+            if (v == 0 && u == 0) {
+                a = acc_start(pa);
+                b = acc_start(pb);
+            } else {
+                acc_add(&a, pa);
+                acc_add(&b, pb);
+            }
         }
     }
     dref[dst_off + y * sw + x] = acc_val(a);
@@ -196,11 +213,19 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
             float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
             float aa = a * a, bb = b * b, ab = a * b;
             float p0 = a * g, p1 = b * g, p2 = aa * g, p3 = bb * g, p4 = ab * g;
-            acc_add(&s0, p0);
-            acc_add(&s1, p1);
-            acc_add(&s2, p2);
-            acc_add(&s3, p3);
-            acc_add(&s4, p4);
+            if (u == 0) {
+                s0 = acc_start(p0);
+                s1 = acc_start(p1);
+                s2 = acc_start(p2);
+                s3 = acc_start(p3);
+                s4 = acc_start(p4);
+            } else {
+                acc_add(&s0, p0);
+                acc_add(&s1, p1);
+                acc_add(&s2, p2);
+                acc_add(&s3, p3);
+                acc_add(&s4, p4);
+            }
         }
         hb[0 * hp + i] = acc_val(s0);
         hb[1 * hp + i] = acc_val(s1);
@@ -225,11 +250,19 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
                 float p2 = hb[2 * hp + i] * g;
                 float p3 = hb[3 * hp + i] * g;
                 float p4 = hb[4 * hp + i] * g;
-                acc_add(&s0, p0);
-                acc_add(&s1, p1);
-                acc_add(&s2, p2);
-                acc_add(&s3, p3);
-                acc_add(&s4, p4);
+                if (v == 0) {
+                    s0 = acc_start(p0);
+                    s1 = acc_start(p1);
+                    s2 = acc_start(p2);
+                    s3 = acc_start(p3);
+                    s4 = acc_start(p4);
+                } else {
+                    acc_add(&s0, p0);
+                    acc_add(&s1, p1);
+                    acc_add(&s2, p2);
+                    acc_add(&s3, p3);
+                    acc_add(&s4, p4);
+                }
             }
             float m1 = acc_val(s0), m2 = acc_val(s1);
             float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
@@ -342,4 +375,44 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
     barrier(CLK_LOCAL_MEM_FENCE);
     ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
                1);
+}
+
+/* MS-SSIM's scales 1..4 (float pictures) in one launch, two tiles stacked
+ * per work-group as ssim_tiles_raw takes them. table[6 * s ..] = offset
+ * (floats), w, h, tiles_x, first group, first tile of picture s; groups
+ * are numbered across the pictures, in order (group g of a picture takes
+ * tile column g % tiles_x and tile rows 2 (g / tiles_x) and the one
+ * below); tile t of a picture (t = y tiles_x + x) writes partials[part_off
+ * + 4 (first tile + t) ..], as ssim_tiles_float does with one tile a group. */
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void ssim_tiles_float2(__global const float *ref, __global const float *dis,
+                       __global const int *table, int count,
+                       __global float *partials, int part_off)
+{
+    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
+    __local float hb[5 * HROWS(2) * T];
+    __local float red[2 * 4 * WG];
+    int g = get_group_id(0);
+    int s = 0;
+    while (s + 1 < count && g >= table[6 * (s + 1) + 4])
+        s++;
+    int off = table[6 * s], w = table[6 * s + 1], h = table[6 * s + 2];
+    int tiles_x = table[6 * s + 3], lg = g - table[6 * s + 4];
+    int tile = table[6 * s + 5] + (lg / tiles_x) * 2 * tiles_x + lg % tiles_x;
+    int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * 2 * T;
+    int lid = get_local_id(1) * T + get_local_id(0);
+    for (int i = lid; i < NIN * HROWS(2); i += WG) {
+        int r = i / NIN, c = i - r * NIN;
+        int x = ox0 + c, y = oy0 + r;
+        float a = 0.0f, b = 0.0f;
+        if (x < w && y < h) {
+            a = ref[off + y * w + x];
+            b = dis[off + y * w + x];
+        }
+        lx[i] = a;
+        ly[i] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global float *out = partials + part_off + tile * 4;
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
