@@ -4,7 +4,7 @@
  *
  * Split: speed.cl does the per-pixel work (prescale, 9-tap
  * anti-alias Gaussian at the decimated positions, decimation by 16, 3-tap
- * local mean removal) for U/V x ref/dis in two launches per frame and
+ * local mean removal) for U/V x ref/dis in one launch per frame and
  * writes the band-pass images (a few thousand floats) into the slot's
  * results. With QGPU_SPEED_FP64=1 (a device with double precision) a
  * third launch (speed_moments) adds each image's means and 325 double
@@ -39,6 +39,8 @@
 #define SPEED_LOOKAHEAD 8
 #define SPEED_JOBS (SPEED_LOOKAHEAD + 1)
 #define SPEED_MAX_THREADS 8
+#define SPEED_GW 16 /* speed_bands' work-group (speed.cl) */
+#define SPEED_GH 8
 
 /* est_params() of one band-pass image, run on a helper thread. */
 typedef struct SpeedImageTask {
@@ -78,11 +80,11 @@ typedef struct SpeedState {
     /* state */
     SpeedGeometry g;
     int method;
-    cl_kernel k_dec, k_band, k_mom;
+    cl_kernel k_bands, k_mom;
     int moments; /* the device computes the covariance sums (speed_moments) */
-    cl_mem dec[QGPU_MAX_LANES]; /* per lane */
     cl_mem taps_aa, taps_lp, rows1, rows2, rowsd, cols1, cols2, colsd;
     int fw_aa, fw_lp;
+    int tile_w, tile_h; /* band-pass outputs per speed_bands group */
     size_t offset, sums_offset;
     float scale;
     int id[3];
@@ -266,11 +268,15 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (err)
         return err;
     s->method = method;
-    for (int i = 0; i < qgpu_lanes(ctx); i++) {
-        err = qgpu_buffer_create(ctx, sizeof(float) * 4 * s->g.dec_w * s->g.dec_h, &s->dec[i]);
-        if (err)
-            return err;
-    }
+    /* a group's decimated region, its tile and a border of fw_lp / 2
+     * (at most 4: speed_kernelscale <= 4), fits its 16 x 8 work-items'
+     * 256 floats of local memory */
+    const int r = s->fw_lp / 2;
+    if (r > 4)
+        return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
+                          "speed_chroma: a %d-tap low-pass filter is too wide", s->fw_lp);
+    s->tile_w = SPEED_GW - 2 * r;
+    s->tile_h = SPEED_GH - 2 * r > 2 ? SPEED_GH - 2 * r : 2;
     /* The covariance sums on the device (speed_moments) only when asked,
      * QGPU_SPEED_FP64=1, on a device with double precision. Measured on
      * the H200 at 1080p (doc/metrics/speed.md): speed_chroma alone
@@ -286,9 +292,7 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
              s->moments);
     err = qgpu_program_get(ctx, "speed", opts, &program);
     if (!err)
-        err = qgpu_kernel_create(ctx, program, "speed_decimate", &s->k_dec);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "speed_bandpass", &s->k_band);
+        err = qgpu_kernel_create(ctx, program, "speed_bands", &s->k_bands);
     if (!err && s->moments)
         err = qgpu_kernel_create(ctx, program, "speed_moments", &s->k_mom);
     if (!err)
@@ -311,9 +315,11 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     SpeedState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
-    size_t g1[3] = {(size_t)s->g.dec_w, (size_t)s->g.dec_h, 4};
-    size_t g2[3] = {(size_t)s->g.trunc_w, (size_t)s->g.trunc_h, 4};
-    const QgpuArg dec_args[] = {
+    const size_t local[3] = {SPEED_GW, SPEED_GH, 1};
+    const size_t global[3] = {
+        SPEED_GW * (size_t)((s->g.trunc_w + s->tile_w - 1) / s->tile_w),
+        SPEED_GH * (size_t)((s->g.trunc_h + s->tile_h - 1) / s->tile_h), 4};
+    const QgpuArg args[] = {
         qgpu_arg_mem("ref", slot->ref),
         qgpu_arg_mem("dis", slot->dist),
         qgpu_arg_uint("off_u", (cl_uint)(fmt->plane_offset[1] / fmt->bytes_per_sample)),
@@ -331,28 +337,19 @@ static int speed_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_mem("x1", s->cols1),
         qgpu_arg_mem("x2", s->cols2),
         qgpu_arg_mem("dx", s->colsd),
-        qgpu_arg_mem("taps", s->taps_aa),
-        qgpu_arg_int("fw", s->fw_aa),
-        qgpu_arg_mem("out", s->dec[slot->lane]),
-    };
-    int err = qgpu_launch(f->ctx, slot, s->k_dec, "speed_chroma: speed_decimate", dec_args,
-                          QGPU_ARRAY_SIZE(dec_args), 3, g1, NULL);
-    if (err)
-        return err;
-
-    const QgpuArg band_args[] = {
-        qgpu_arg_mem("dec", s->dec[slot->lane]),
-        qgpu_arg_int("dec_w", s->g.dec_w),
-        qgpu_arg_int("dec_h", s->g.dec_h),
+        qgpu_arg_mem("taps_aa", s->taps_aa),
+        qgpu_arg_int("fw_aa", s->fw_aa),
+        qgpu_arg_mem("taps_lp", s->taps_lp),
+        qgpu_arg_int("fw_lp", s->fw_lp),
+        qgpu_arg_int("tw", s->tile_w),
+        qgpu_arg_int("th", s->tile_h),
         qgpu_arg_int("trunc_w", s->g.trunc_w),
         qgpu_arg_int("trunc_h", s->g.trunc_h),
-        qgpu_arg_mem("taps", s->taps_lp),
-        qgpu_arg_int("fw", s->fw_lp),
         qgpu_arg_mem("results", slot->results),
         qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
     };
-    err = qgpu_launch(f->ctx, slot, s->k_band, "speed_chroma: speed_bandpass", band_args,
-                      QGPU_ARRAY_SIZE(band_args), 3, g2, NULL);
+    int err = qgpu_launch(f->ctx, slot, s->k_bands, "speed_chroma: speed_bands", args,
+                          QGPU_ARRAY_SIZE(args), 3, global, local);
     if (err || !s->moments)
         return err;
 
@@ -434,11 +431,8 @@ static int speed_flush(QgpuFeature *f)
 static void speed_uninit(QgpuFeature *f)
 {
     SpeedState *s = f->priv;
-    qgpu_kernel_release(&s->k_dec);
-    qgpu_kernel_release(&s->k_band);
+    qgpu_kernel_release(&s->k_bands);
     qgpu_kernel_release(&s->k_mom);
-    for (int i = 0; i < QGPU_MAX_LANES; i++)
-        qgpu_buffer_release(&s->dec[i]);
     qgpu_buffer_release(&s->taps_aa);
     qgpu_buffer_release(&s->taps_lp);
     qgpu_buffer_release(&s->rows1);

@@ -3,14 +3,15 @@
  *
  * Build options: -DSPEED_BPS=1 (8-bit samples) or 2 (16-bit words).
  *
- * Per frame, four images (U ref, U dis, V ref, V dis; z = 2 * plane + dis):
- *   speed_decimate: D(i, j) = anti-alias filtered (separable Gaussian,
+ * Per frame, four images (U ref, U dis, V ref, V dis; z = 2 * plane + dis),
+ * in one launch (speed_bands):
+ *   D(i, j) = anti-alias filtered (separable Gaussian,
  *       vertical pass first, then horizontal, reflect-101 borders) value of
  *       the prescaled plane at (16 i, 16 j). libvmaf filters the whole
  *       plane and keeps every 16th sample; only the kept samples are
  *       computed here, each with the same float operations in the same
  *       order (acc = 0; acc += tap * sample, tap by tap; no contraction).
- *   speed_bandpass: B = D - 3-tap Gaussian blur of D (same filter rules),
+ *   B = D - 3-tap Gaussian blur of D (same filter rules),
  *       written for the truncated (multiple-of-5) region into the slot's
  *       results, where the host reads it for the 25x25 statistics.
  *   speed_moments (-DSPEED_FP64=1: QGPU_SPEED_FP64=1 on a device with
@@ -67,19 +68,14 @@ static inline float scaled_px(__global const sample_t *p, int pitch, int method,
     return (1 - dy) * (1 - dx) * a + (1 - dy) * dx * b + dy * (1 - dx) * c + dy * dx * d;
 }
 
-/* global (dec_w, dec_h, 4) */
-__kernel void speed_decimate(__global const sample_t *ref, __global const sample_t *dis,
-                             uint off_u, uint off_v, int pitch, float scale, int method,
-                             int scaled_w, int scaled_h, int dec_w, int dec_h,
-                             __global const int *y1, __global const int *y2,
-                             __global const float *dy, __global const int *x1,
-                             __global const int *x2, __global const float *dx,
-                             __constant float *taps, int fw, __global float *out)
+/* D(i, j) of one image: the anti-alias filtered prescaled plane at
+ * (16 i, 16 j) */
+static float decimated(__global const sample_t *p, int pitch, float scale, int method,
+                       int scaled_w, int scaled_h, __global const int *y1,
+                       __global const int *y2, __global const float *dy,
+                       __global const int *x1, __global const int *x2,
+                       __global const float *dx, __constant float *taps, int fw, int i, int j)
 {
-    int j = get_global_id(0), i = get_global_id(1), z = get_global_id(2);
-    if (j >= dec_w || i >= dec_h)
-        return;
-    __global const sample_t *p = ((z & 1) ? dis : ref) + ((z >> 1) ? off_v : off_u);
     int r = fw / 2;
     int ci = 16 * i, cj = 16 * j;
     float acc = 0.0f;
@@ -92,30 +88,63 @@ __kernel void speed_decimate(__global const sample_t *ref, __global const sample
         }
         acc += taps[fj] * t;
     }
-    out[(z * dec_h + i) * dec_w + j] = acc;
+    return acc;
 }
 
-/* global (trunc_w, trunc_h, 4) */
-__kernel void speed_bandpass(__global const float *dec, int dec_w, int dec_h, int trunc_w,
-                             int trunc_h, __constant float *taps, int fw,
-                             __global float *results, uint results_index)
+/* One launch for both steps (two before, the decimated images stored
+ * between them): a group of SPEED_GW x SPEED_GH work-items takes a tile of
+ * tw x th band-pass outputs of image z = get_group_id(2) and first
+ * computes, into __local memory, the decimated samples they read: the
+ * tile and a border of r = fw_lp / 2 (the 3-tap blur's reflections stay
+ * inside it: the picture's edge is the tile's then). A border sample is
+ * computed again by each group that reads it. The arithmetic of every
+ * sample is unchanged.
+ *
+ * global (SPEED_GW * tiles_x, SPEED_GH * tiles_y, 4) */
+#define SPEED_GW 16
+#define SPEED_GH 8
+#define SPEED_REGION 256 /* (tw + 2 r) (th + 2 r) <= 16 x 16 (fw_lp <= 9) */
+__kernel __attribute__((reqd_work_group_size(SPEED_GW, SPEED_GH, 1)))
+void speed_bands(__global const sample_t *ref, __global const sample_t *dis, uint off_u,
+                 uint off_v, int pitch, float scale, int method, int scaled_w, int scaled_h,
+                 int dec_w, int dec_h, __global const int *y1, __global const int *y2,
+                 __global const float *dy, __global const int *x1, __global const int *x2,
+                 __global const float *dx, __constant float *taps_aa, int fw_aa,
+                 __constant float *taps_lp, int fw_lp, int tw, int th, int trunc_w,
+                 int trunc_h, __global float *results, uint results_index)
 {
-    int j = get_global_id(0), i = get_global_id(1), z = get_global_id(2);
-    if (j >= trunc_w || i >= trunc_h)
-        return;
-    __global const float *d = dec + z * dec_h * dec_w;
-    int r = fw / 2;
-    float acc = 0.0f;
-    for (int fj = 0; fj < fw; fj++) {
-        int jj = mirror_skip_edge(j - r + fj, dec_w);
-        float t = 0.0f;
-        for (int fi = 0; fi < fw; fi++) {
-            int ii = mirror_skip_edge(i - r + fi, dec_h);
-            t += taps[fi] * d[ii * dec_w + jj];
-        }
-        acc += taps[fj] * t;
+    __local float d[SPEED_REGION];
+    const int z = get_group_id(2);
+    const int lid = get_local_id(1) * SPEED_GW + get_local_id(0);
+    const int r = fw_lp / 2, rw = tw + 2 * r, rh = th + 2 * r;
+    const int i0 = get_group_id(1) * th - r, j0 = get_group_id(0) * tw - r; /* region */
+    __global const sample_t *p = ((z & 1) ? dis : ref) + ((z >> 1) ? off_v : off_u);
+
+    for (int k = lid; k < rw * rh; k += SPEED_GW * SPEED_GH) {
+        const int i = i0 + k / rw, j = j0 + k % rw;
+        float v = 0.0f; /* outside the image: never read */
+        if (i >= 0 && i < dec_h && j >= 0 && j < dec_w)
+            v = decimated(p, pitch, scale, method, scaled_w, scaled_h, y1, y2, dy, x1, x2, dx,
+                          taps_aa, fw_aa, i, j);
+        d[k] = v;
     }
-    results[results_index + (z * trunc_h + i) * trunc_w + j] = d[i * dec_w + j] - acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int j = get_group_id(0) * tw + lx, i = get_group_id(1) * th + ly;
+    if (lx >= tw || ly >= th || j >= trunc_w || i >= trunc_h)
+        return;
+    float acc = 0.0f;
+    for (int fj = 0; fj < fw_lp; fj++) {
+        int jj = mirror_skip_edge(j - r + fj, dec_w) - j0;
+        float t = 0.0f;
+        for (int fi = 0; fi < fw_lp; fi++) {
+            int ii = mirror_skip_edge(i - r + fi, dec_h) - i0;
+            t += taps_lp[fi] * d[ii * rw + jj];
+        }
+        acc += taps_lp[fj] * t;
+    }
+    results[results_index + (z * trunc_h + i) * trunc_w + j] = d[(i - i0) * rw + j - j0] - acc;
 }
 
 #if SPEED_FP64
