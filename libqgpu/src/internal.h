@@ -40,6 +40,7 @@ enum {
     QGPU_TIMING_COPIES,    /* enqueueing the input copies */
     QGPU_TIMING_KERNELS,   /* enqueueing the kernels (qgpu_submit_enqueue) */
     QGPU_TIMING_COPY_WAIT, /* waiting for the input copies */
+    QGPU_TIMING_COLLECT,   /* the features' collect() and the frame hooks */
     QGPU_TIMING_PARTS
 };
 

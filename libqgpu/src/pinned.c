@@ -310,6 +310,9 @@ void qgpu_pinned_slot_release(QgpuSlot *slot)
     slot_release(slot);
 }
 
+/* The uploads run in order on one queue: the first one still running
+ * ends the search (one status query per call, not one per frame in
+ * flight: the submitting thread calls this at every submit and collect). */
 void qgpu_pinned_slots_poll(QgpuContext *ctx)
 {
     for (unsigned f = ctx->processed; f != ctx->submitted; f++) {
@@ -319,8 +322,9 @@ void qgpu_pinned_slots_poll(QgpuContext *ctx)
             continue;
         clGetEventInfo(slot->pinned_read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
                        &status, NULL);
-        if (status == CL_COMPLETE)
-            slot_release(slot);
+        if (status != CL_COMPLETE)
+            break;
+        slot_release(slot);
     }
 }
 

@@ -504,13 +504,16 @@ static int process_oldest(QgpuContext *ctx)
                              "frame execution on the device");
     if (ctx->profiling)
         qgpu_profile_collect(ctx, slot);
+    t = qgpu_timing_now(ctx);
     for (int i = 0; i < ctx->nb_features; i++) {
         int err = ctx->features[i]->cls->collect(ctx->features[i], slot);
         if (err)
             return err;
     }
     ctx->processed++;
-    return finalize_ready(ctx, 0);
+    int err = finalize_ready(ctx, 0);
+    qgpu_timing_add(ctx, QGPU_TIMING_COLLECT, t);
+    return err;
 }
 
 static int oldest_done(const QgpuContext *ctx)
