@@ -251,7 +251,6 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
 #define FR3 (2 * FT + 3)         /* scale 3 region: 2 FT + border (2 left, 1 right) */
 #define FR2 (2 * FR3 + 3)        /* scale 2: 4 FT + 6 + 3 */
 #define FR1 (2 * FR2 + 3)        /* scale 1: 8 FT + 14 + 7 */
-#define FD0 (FR1 + 2)            /* scale 0's samples that scale 1 reads: 2x - 2 .. 2x + 2 */
 
 static inline int cambi_mode9(int a0, int a1, int a2, int b0, int b1, int b2, int c0, int c1,
                               int c2)
@@ -297,7 +296,7 @@ static void cambi_filter_local(__local const ushort *lsrc, int rs, int rx0, int 
 __kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
 void cambi_filter_scales(__global ushort *imgs, __constant int *geom)
 {
-    __local ushort l0[FD0 * FD0], l1[FR1 * FR1], l2[FR2 * FR2], l3[FR3 * FR3];
+    __local ushort l1[FR1 * FR1], l2[FR2 * FR2], l3[FR3 * FR3];
     const int lid = get_local_id(1) * MT + get_local_id(0);
     /* geom: CG fields per scale (cambi_cvalues' table) */
 #define GW(s) geom[(s) * CG + CG_W]
@@ -309,25 +308,20 @@ void cambi_filter_scales(__global ushort *imgs, __constant int *geom)
     const int x2 = 2 * x3 - 2, y2 = 2 * y3 - 2;
     const int x1 = 2 * x2 - 2, y1 = 2 * y2 - 2;
 
-    /* scale 1 from D0(x, y) = scale 0 (2x, 2y) at x1 - 1 .. x1 + FR1, each
-     * sample read once from global memory */
+    /* scale 1 from scale 0 in global memory */
     {
         __global const ushort *src = imgs + GI(0);
-        const int sw = GW(0), sh = GH(0), w = GW(1), h = GH(1);
-        for (int i = lid; i < FD0 * FD0; i += MT * MT) {
-            const int x = 2 * (x1 - 1 + i % FD0), y = 2 * (y1 - 1 + i / FD0);
-            l0[i] = x >= 0 && x < sw && y >= 0 && y < sh ? src[y * sw + x] : 0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        const int sw = GW(0), w = GW(1), h = GH(1);
+        __global ushort *out = imgs + GI(1);
         for (int i = lid; i < FR1 * FR1; i += MT * MT) {
             const int x = x1 + i % FR1, y = y1 + i / FR1;
             int v = 0;
             if (x >= 0 && x < w && y >= 0 && y < h) {
-#define D(dx, dy) ((int)l0[(y + (dy) - y1 + 1) * FD0 + x + (dx) - x1 + 1])
+#define D(dx, dy) ((int)src[2 * (y + (dy)) * sw + 2 * (x + (dx))])
                 CAMBI_FILTER_AT(v, x, y, w, h, D);
 #undef D
                 if (x >= 8 * ax && x < 8 * ax + 8 * FT && y >= 8 * ay && y < 8 * ay + 8 * FT)
-                    imgs[GI(1) + y * w + x] = (ushort)v;
+                    out[y * w + x] = (ushort)v;
             }
             l1[i] = (ushort)v;
         }
