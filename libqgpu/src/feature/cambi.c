@@ -30,7 +30,6 @@
 enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_SHIFT, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
 #define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
-#define CAMBI_FILTER_TILE 4 /* FT in cambi.cl: scale 4 outputs per filter group side */
 /* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
  * this: those groups are few enough to run at once, so the launch lasts
  * as long as one group (doc/metrics/cambi.md) */
@@ -59,7 +58,7 @@ typedef struct CambiPic {
     int window;               /* adjusted window (odd) */
     int mask_threshold;
     int sw[CAMBI_SCALES], sh[CAMBI_SCALES];
-    int img_off[CAMBI_SCALES];   /* scale images in `imgs` */
+    int img_off[CAMBI_SCALES];   /* scale images in `imgs`, after img0 */
     int cval_off[CAMBI_SCALES + 1];
     unsigned kth[CAMBI_SCALES];  /* top-k rank per scale */
     int groups[2];               /* groups of the 16 x 16 launch, of the 8 x 8 one */
@@ -110,7 +109,7 @@ typedef struct CambiState {
     int npics;                /* 1, or 2 with full_ref */
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
-    cl_kernel k_prep_mask, k_filter_scales, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
+    cl_kernel k_prep_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
         cl_mem imgs, mask, cval, hist1, hist2, state;
@@ -284,7 +283,7 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
     p->window = cambi_window(s->window_size, w, h, s->hrs);
     p->mask_threshold = cambi_mask_threshold(w, h);
     int sw = w, sh = h;
-    size_t img = 0, cv = 0;
+    size_t img = (size_t)w * h, cv = 0;
     for (int i = 0; i < CAMBI_SCALES; i++) {
         if (i > 0 || s->hrs) {
             sw = (sw + 1) >> 1;
@@ -486,7 +485,7 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_prep_mask", &s->k_prep_mask);
     if (!err)
-        err = qgpu_kernel_create(f->ctx, program, "cambi_filter_scales", &s->k_filter_scales);
+        err = qgpu_kernel_create(f->ctx, program, "cambi_filter", &s->k_filter);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues", &s->k_cvalues);
     if (!err)
@@ -566,8 +565,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     size_t global2[2] = {qgpu_round_up(p->w, CAMBI_TILE), qgpu_round_up(p->h, CAMBI_TILE)};
 
     /* 1. the working picture (10 bits, enc/src size, anti-dithered), its
-     * spatial mask and scale 0 (its mode filter, after a 2x decimation
-     * with the high-res speed-up) */
+     * spatial mask and, when scale 0 is the working size, scale 0 */
     const int filter0 = !s->hrs;
     {
         const QgpuArg prep_args[] = {
@@ -592,20 +590,22 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             return err;
     }
 
-    /* 2. scales 1-4 (2x decimation of the previous one + mode filter), in
-     * one launch: a group per CAMBI_FILTER_TILE^2 outputs of scale 4 */
-    {
+    /* 2. the other scales: 2x decimation of the previous one + mode filter */
+    for (int i = filter0 ? 1 : 0; i < CAMBI_SCALES; i++) {
+        global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
+        global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
         const QgpuArg filter_args[] = {
-            qgpu_arg_mem("imgs", b->imgs),
-            qgpu_arg_mem("geom", p->geom),
+            qgpu_arg_mem("src_base", b->imgs),
+            qgpu_arg_int("src_off", i == 0 ? 0 : p->img_off[i - 1]),
+            qgpu_arg_int("src_w", i == 0 ? p->w : p->sw[i - 1]),
+            qgpu_arg_int("f", (i > 0 || s->hrs) ? 2 : 1),
+            qgpu_arg_mem("dst_base", b->imgs),
+            qgpu_arg_int("dst_off", p->img_off[i]),
+            qgpu_arg_int("w", p->sw[i]),
+            qgpu_arg_int("h", p->sh[i]),
         };
-        const int last = CAMBI_SCALES - 1;
-        global2[0] = CAMBI_TILE * (size_t)((p->sw[last] + CAMBI_FILTER_TILE - 1) /
-                                           CAMBI_FILTER_TILE);
-        global2[1] = CAMBI_TILE * (size_t)((p->sh[last] + CAMBI_FILTER_TILE - 1) /
-                                           CAMBI_FILTER_TILE);
-        err = qgpu_launch(f->ctx, slot, s->k_filter_scales, "cambi: cambi_filter_scales",
-                          filter_args, QGPU_ARRAY_SIZE(filter_args), 2, global2, local2);
+        err = qgpu_launch(f->ctx, slot, s->k_filter, "cambi: cambi_filter", filter_args,
+                          QGPU_ARRAY_SIZE(filter_args), 2, global2, local2);
         if (err)
             return err;
     }
@@ -782,7 +782,7 @@ static void cambi_uninit(QgpuFeature *f)
 {
     CambiState *s = f->priv;
     qgpu_kernel_release(&s->k_prep_mask);
-    qgpu_kernel_release(&s->k_filter_scales);
+    qgpu_kernel_release(&s->k_filter);
     qgpu_kernel_release(&s->k_cvalues);
     qgpu_kernel_release(&s->k_cvalues8);
     qgpu_kernel_release(&s->k_slide);

@@ -94,13 +94,11 @@ static inline int cambi_mode3(int a, int b, int c)
  * through the index maps), anti-dithers (16 + 7)^2 of them there (2x2
  * averages), then writes
  *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold;
- *   - scale 0 at dst_off: with filter0 (scale 0 is the working size: no
- *     high-res speed-up) the 3x3 separable mode of the working picture
- *     (first and last rows unfiltered, first and last columns vertical
- *     only); otherwise (the speed-up) the same mode of its 2x decimation,
- *     whose 8 x 8 outputs of a group read only the group's tile (each
- *     output reads samples 2x - 2 .. 2x + 2 of the working picture), so
- *     the working picture itself is never stored.
+ *   - with filter0 (scale 0 is the working size: no high-res speed-up),
+ *     scale 0, the 3x3 separable mode of the working picture (first and
+ *     last rows unfiltered, first and last columns vertical only), at
+ *     dst_off; otherwise the working picture itself at 0, which
+ *     cambi_filter decimates into scale 0.
  * The samples outside the picture are never read as values (the flags and
  * the filter test the picture's edges first). Integers throughout. */
 __kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
@@ -171,39 +169,19 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int x = get_global_id(0), y = get_global_id(1);
-    if (!filter0 && lid < (MT / 2) * (MT / 2)) {
-        /* scale 0 = mode of D(X, Y) = working picture (2X, 2Y) */
-        const int w0 = (w + 1) >> 1, h0 = (h + 1) >> 1;
-        const int X = get_group_id(0) * (MT / 2) + lid % (MT / 2);
-        const int Y = get_group_id(1) * (MT / 2) + lid / (MT / 2);
-#define D(xx, yy) P(2 * (xx) - x0, 2 * (yy) - y0)
-        if (X < w0 && Y < h0) {
-            int v;
-            if (Y == 0 || Y == h0 - 1) {
-                v = D(X, Y);
-            } else if (X == 0 || X == w0 - 1) {
-                v = cambi_mode3(D(X, Y - 1), D(X, Y), D(X, Y + 1));
-            } else {
-                const int a = cambi_mode3(D(X - 1, Y - 1), D(X, Y - 1), D(X + 1, Y - 1));
-                const int b = cambi_mode3(D(X - 1, Y), D(X, Y), D(X + 1, Y));
-                const int c = cambi_mode3(D(X - 1, Y + 1), D(X, Y + 1), D(X + 1, Y + 1));
-                v = cambi_mode3(a, b, c);
-            }
-            img[dst_off + Y * w0 + X] = (ushort)v;
-        }
-#undef D
-    }
     if (x >= w || y >= h)
         return;
     int n = 0;
     for (int dy = 0; dy < 7; dy++)
         n += rows7[(ly + dy) * MT + lx];
     mask[y * w + x] = (uchar)(n > threshold);
-    if (!filter0)
-        return;
 
     /* the output's sample is P(lx + 3, ly + 3) */
     const int cx = lx + 3, cy = ly + 3;
+    if (!filter0) {
+        img[y * w + x] = (ushort)P(cx, cy);
+        return;
+    }
     int v;
     if (y == 0 || y == h - 1) {
         v = P(cx, cy);
@@ -219,134 +197,32 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
     img[dst_off + y * w + x] = (ushort)v;
 }
 
-/* ---- 3. scales 1-4: decimation + mode filter ---- */
+/* ---- 3. decimation + mode filter ---- */
 
-/* The per-picture geometry of the scales, read by cambi_filter_scales and
- * by the c-value launches, which cover several scales each (one launch for
- * the scales with 16 x 16 tiles, one for those with 8 x 8: five launches
- * before). geom[s * CG + field] for scale s: */
-#define CG 8
-#define CG_W 0       /* size of the scale */
-#define CG_H 1
-#define CG_IMG 2     /* first sample of the scale in the pictures' buffer */
-#define CG_CVAL 3    /* first c-value of the scale */
-#define CG_SHIFT 4   /* mask_shift: the scale's pixel (x, y) is the mask's (x, y) << shift */
-#define CG_G0 5      /* first group of the scale in its launch */
-#define CG_TX 6      /* tiles per row of the scale in its launch */
-
-
-/* Scale s (1..4) = 3x3 separable mode of D(x, y) = scale s-1 (2x, 2y)
- * (horizontal first; first/last column and first/last row unfiltered):
- * one launch for the four scales (four before, each waiting for the
- * previous). A 16 x 16 group owns FT x FT outputs of scale 4 and the
- * regions of scales 3, 2, 1 that decimate to them (2, 4, 8 times as wide);
- * an output at x reads D at x - 1 .. x + 1, i.e. scale s-1 at 2x - 2 ..
- * 2x + 2, so the group also computes, in __local memory, a border of 2,
- * 6 and 14 samples around its regions of scales 3, 2 and 1 (neighbours'
- * outputs, computed again), and writes only its own region of each. A
- * sample of a region outside its scale is left unset: an output inside
- * reads D(x +- 1) only when x is not on the edge, i.e. inside. Integers:
- * the same values as scale by scale. */
-#define FT 4                     /* scale 4 outputs per group side */
-#define FR3 (2 * FT + 3)         /* scale 3 region: 2 FT + border (2 left, 1 right) */
-#define FR2 (2 * FR3 + 3)        /* scale 2: 4 FT + 6 + 3 */
-#define FR1 (2 * FR2 + 3)        /* scale 1: 8 FT + 14 + 7 */
-
-static inline int cambi_mode9(int a0, int a1, int a2, int b0, int b1, int b2, int c0, int c1,
-                              int c2)
+/* D(x, y) = src[(y * f) * src_w + x * f]; out = 3x3 separable mode of D
+ * (horizontal first; first/last column and first/last row unfiltered). */
+__kernel void cambi_filter(__global const ushort *src_base, int src_off, int src_w, int f,
+                           __global ushort *dst_base, int dst_off, int w, int h)
 {
-    return cambi_mode3(cambi_mode3(a0, a1, a2), cambi_mode3(b0, b1, b2),
-                       cambi_mode3(c0, c1, c2));
-}
-
-/* one sample of a scale from the previous one; D(dx, dy) reads the
- * previous scale at (2 (x + dx), 2 (y + dy)) */
-#define CAMBI_FILTER_AT(v, x, y, w, h, D)                                                     \
-    do {                                                                                     \
-        if ((y) == 0 || (y) == (h) - 1)                                                      \
-            v = D(0, 0);                                                                     \
-        else if ((x) == 0 || (x) == (w) - 1)                                                 \
-            v = cambi_mode3(D(0, -1), D(0, 0), D(0, 1));                                     \
-        else                                                                                 \
-            v = cambi_mode9(D(-1, -1), D(0, -1), D(1, -1), D(-1, 0), D(0, 0), D(1, 0),       \
-                            D(-1, 1), D(0, 1), D(1, 1));                                     \
-    } while (0)
-
-/* scale `dst` of `lsrc` (its region of side rs from rx0, ry0) into `ldst`
- * (side rd from dx0, dy0); the group's own outputs (from ox, oy, `own`
- * wide) also to global memory */
-static void cambi_filter_local(__local const ushort *lsrc, int rs, int rx0, int ry0,
-                               __local ushort *ldst, int rd, int dx0, int dy0, int w, int h,
-                               int ox, int oy, int own, __global ushort *out, int lid)
-{
-    for (int i = lid; i < rd * rd; i += MT * MT) {
-        const int x = dx0 + i % rd, y = dy0 + i / rd;
-        int v = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h) {
-#define D(dx, dy) ((int)lsrc[(2 * (y + (dy)) - ry0) * rs + 2 * (x + (dx)) - rx0])
-            CAMBI_FILTER_AT(v, x, y, w, h, D);
-#undef D
-            if (x >= ox && x < ox + own && y >= oy && y < oy + own)
-                out[y * w + x] = (ushort)v;
-        }
-        ldst[i] = (ushort)v;
+    __global const ushort *src = src_base + src_off;
+    __global ushort *dst = dst_base + dst_off;
+    int x = get_global_id(0), y = get_global_id(1);
+    if (x >= w || y >= h)
+        return;
+#define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f])
+    int v;
+    if (y == 0 || y == h - 1) {
+        v = D(x, y);
+    } else if (x == 0 || x == w - 1) {
+        v = cambi_mode3(D(x, y - 1), D(x, y), D(x, y + 1));
+    } else {
+        int a = cambi_mode3(D(x - 1, y - 1), D(x, y - 1), D(x + 1, y - 1));
+        int b = cambi_mode3(D(x - 1, y), D(x, y), D(x + 1, y));
+        int c = cambi_mode3(D(x - 1, y + 1), D(x, y + 1), D(x + 1, y + 1));
+        v = cambi_mode3(a, b, c);
     }
-}
-
-__kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
-void cambi_filter_scales(__global ushort *imgs, __constant int *geom)
-{
-    __local ushort l1[FR1 * FR1], l2[FR2 * FR2], l3[FR3 * FR3];
-    const int lid = get_local_id(1) * MT + get_local_id(0);
-    /* geom: CG fields per scale (cambi_cvalues' table) */
-#define GW(s) geom[(s) * CG + CG_W]
-#define GH(s) geom[(s) * CG + CG_H]
-#define GI(s) geom[(s) * CG + CG_IMG]
-    const int ax = get_group_id(0) * FT, ay = get_group_id(1) * FT; /* scale 4 */
-    /* region origins: scale 3 at 2 ax - 2, scale 2 at 4 ax - 6, scale 1 at 8 ax - 14 */
-    const int x3 = 2 * ax - 2, y3 = 2 * ay - 2;
-    const int x2 = 2 * x3 - 2, y2 = 2 * y3 - 2;
-    const int x1 = 2 * x2 - 2, y1 = 2 * y2 - 2;
-
-    /* scale 1 from scale 0 in global memory */
-    {
-        __global const ushort *src = imgs + GI(0);
-        const int sw = GW(0), w = GW(1), h = GH(1);
-        __global ushort *out = imgs + GI(1);
-        for (int i = lid; i < FR1 * FR1; i += MT * MT) {
-            const int x = x1 + i % FR1, y = y1 + i / FR1;
-            int v = 0;
-            if (x >= 0 && x < w && y >= 0 && y < h) {
-#define D(dx, dy) ((int)src[2 * (y + (dy)) * sw + 2 * (x + (dx))])
-                CAMBI_FILTER_AT(v, x, y, w, h, D);
 #undef D
-                if (x >= 8 * ax && x < 8 * ax + 8 * FT && y >= 8 * ay && y < 8 * ay + 8 * FT)
-                    out[y * w + x] = (ushort)v;
-            }
-            l1[i] = (ushort)v;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    cambi_filter_local(l1, FR1, x1, y1, l2, FR2, x2, y2, GW(2), GH(2), 4 * ax, 4 * ay, 4 * FT,
-                       imgs + GI(2), lid);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    cambi_filter_local(l2, FR2, x2, y2, l3, FR3, x3, y3, GW(3), GH(3), 2 * ax, 2 * ay, 2 * FT,
-                       imgs + GI(3), lid);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* scale 4: the group's FT x FT outputs, no border */
-    if (lid < FT * FT) {
-        const int x = ax + lid % FT, y = ay + lid / FT, w = GW(4), h = GH(4);
-        if (x < w && y < h) {
-            int v;
-#define D(dx, dy) ((int)l3[(2 * (y + (dy)) - y3) * FR3 + 2 * (x + (dx)) - x3])
-            CAMBI_FILTER_AT(v, x, y, w, h, D);
-#undef D
-            imgs[GI(4) + y * w + x] = (ushort)v;
-        }
-    }
-#undef GW
-#undef GH
-#undef GI
+    dst[y * w + x] = (ushort)v;
 }
 
 /* ---- 4. c-values ---- */
@@ -535,6 +411,17 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
         atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
 }
 
+/* The c-value launches cover several scales each (one launch for the
+ * scales with 16 x 16 tiles, one for those with 8 x 8: five launches
+ * before). geom[s * CG + field], per picture, for scale s: */
+#define CG 8
+#define CG_W 0       /* size of the scale */
+#define CG_H 1
+#define CG_IMG 2     /* first sample of the scale in the pictures' buffer */
+#define CG_CVAL 3    /* first c-value of the scale */
+#define CG_SHIFT 4   /* mask_shift: the scale's pixel (x, y) is the mask's (x, y) << shift */
+#define CG_G0 5      /* first group of the scale in its launch */
+#define CG_TX 6      /* tiles per row of the scale in its launch */
 
 /* The launch's group g: scale (the last of s0 .. s0 + ns - 1 whose first
  * group is <= g) and tile. */
