@@ -11,7 +11,9 @@
  * bit depth (<< 2 for 10-bit, as the 10-bit goldens were made) and kept in
  * host memory; each case then scores them round-robin for S seconds, three
  * times; the table gives the median. QGPU_PROFILE=1 adds per-kernel device
- * times (profiling events; slower).
+ * times (profiling events; slower); QGPU_TIMING=1 prints the library's split
+ * of the last run's submits (host seconds enqueueing copies and kernels,
+ * waiting for results).
  *
  * --path: how the frames reach the library. "pinned" (the default): each
  * run copies them once, before its timing starts, into pinned blocks of
@@ -292,6 +294,14 @@ static double timed_run(QgpuContext *ctx, const FrameSet *set, int path, double 
     return submitted / elapsed;
 }
 
+/* QGPU_TIMING=1: the library's split of the submits, logged at flush */
+static void log_to_stderr(void *opaque, int level, const char *message)
+{
+    (void)opaque;
+    (void)level;
+    fprintf(stderr, "  %s\n", message);
+}
+
 typedef struct Options {
     const char *device;
     int depth;
@@ -321,6 +331,10 @@ static int bench_case(const Case *c, FrameSet *set, int path, const Options *opt
         qgpu_config_default(&cfg);
         cfg.device = opts->device;
         cfg.pipeline_depth = opts->depth;
+        if (getenv("QGPU_TIMING") && run == 2) {
+            cfg.log_callback = log_to_stderr;
+            cfg.log_level = QGPU_LOG_INFO;
+        }
         if (qgpu_open(&ctx, &cfg)) {
             fprintf(stderr, "qgpu-bench: %s\n", qgpu_open_error());
             return -1;

@@ -335,6 +335,7 @@ int qgpu_submit_pinned(QgpuContext *ctx, const QgpuPicture *ref, QgpuPinned *ref
     QgpuSlot *slot;
     cl_event uploaded = NULL;
     cl_int status = CL_SUCCESS;
+    double t;
     int err, n, shift[2];
 
     if (!ctx)
@@ -353,15 +354,19 @@ int qgpu_submit_pinned(QgpuContext *ctx, const QgpuPicture *ref, QgpuPinned *ref
     atomic_fetch_add(&ref_block->in_flight, 1);
     atomic_fetch_add(&dist_block->in_flight, 1);
 
+    t = qgpu_timing_now(ctx);
     n = picture_writes(ctx, slot, ref, 0, writes);
     n += picture_writes(ctx, slot, dist, 1, writes + n);
     for (int i = 0; i < n && status == CL_SUCCESS; i++)
         status = enqueue_write(ctx, &writes[i], i == n - 1 ? &uploaded : NULL);
+    qgpu_timing_add(ctx, QGPU_TIMING_COPIES, t);
     if (status != CL_SUCCESS)
         return qgpu_submit_failed(ctx, qgpu_cl_error(ctx, status,
                                                      "clEnqueueWriteBuffer(pinned upload)"));
     shift[0] = shift[1] = ctx->in_shift;
+    t = qgpu_timing_now(ctx);
     err = qgpu_submit_enqueue(ctx, slot, uploaded, shift);
+    qgpu_timing_add(ctx, QGPU_TIMING_KERNELS, t);
     slot->pinned_read = uploaded; /* the slot takes the reference */
     if (err)
         return qgpu_submit_failed(ctx, err);
