@@ -83,6 +83,26 @@ static inline float acc_val(acc_t a)
     return a.hi + a.lo;
 }
 
+/* The SSIM window's five sums (x, y, xx, yy, xy) take their tap's
+ * products: the first tap starts them, the others are added. */
+static inline void acc5_take(acc_t *s0, acc_t *s1, acc_t *s2, acc_t *s3, acc_t *s4, float p0,
+                             float p1, float p2, float p3, float p4, int first)
+{
+    if (first) {
+        *s0 = acc_start(p0);
+        *s1 = acc_start(p1);
+        *s2 = acc_start(p2);
+        *s3 = acc_start(p3);
+        *s4 = acc_start(p4);
+    } else {
+        acc_add(s0, p0);
+        acc_add(s1, p1);
+        acc_add(s2, p2);
+        acc_add(s3, p3);
+        acc_add(s4, p4);
+    }
+}
+
 /* ---- float_ssim's box decimation (scale x scale, weights 1/scale^2) ----
  * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored.
  * No reuse between outputs (the windows tile the picture): no staging. */
@@ -213,19 +233,7 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
             float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
             float aa = a * a, bb = b * b, ab = a * b;
             float p0 = a * g, p1 = b * g, p2 = aa * g, p3 = bb * g, p4 = ab * g;
-            if (u == 0) {
-                s0 = acc_start(p0);
-                s1 = acc_start(p1);
-                s2 = acc_start(p2);
-                s3 = acc_start(p3);
-                s4 = acc_start(p4);
-            } else {
-                acc_add(&s0, p0);
-                acc_add(&s1, p1);
-                acc_add(&s2, p2);
-                acc_add(&s3, p3);
-                acc_add(&s4, p4);
-            }
+            acc5_take(&s0, &s1, &s2, &s3, &s4, p0, p1, p2, p3, p4, u == 0);
         }
         hb[0 * hp + i] = acc_val(s0);
         hb[1 * hp + i] = acc_val(s1);
@@ -250,19 +258,7 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
                 float p2 = hb[2 * hp + i] * g;
                 float p3 = hb[3 * hp + i] * g;
                 float p4 = hb[4 * hp + i] * g;
-                if (v == 0) {
-                    s0 = acc_start(p0);
-                    s1 = acc_start(p1);
-                    s2 = acc_start(p2);
-                    s3 = acc_start(p3);
-                    s4 = acc_start(p4);
-                } else {
-                    acc_add(&s0, p0);
-                    acc_add(&s1, p1);
-                    acc_add(&s2, p2);
-                    acc_add(&s3, p3);
-                    acc_add(&s4, p4);
-                }
+                acc5_take(&s0, &s1, &s2, &s3, &s4, p0, p1, p2, p3, p4, v == 0);
             }
             float m1 = acc_val(s0), m2 = acc_val(s1);
             float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
