@@ -13,7 +13,7 @@
  * times; the table gives the median. QGPU_PROFILE=1 adds per-kernel device
  * times (profiling events; slower); QGPU_TIMING=1 prints the library's split
  * of the last run's submits (host seconds enqueueing copies and kernels,
- * waiting for results).
+ * waiting for results, collecting).
  *
  * --path: how the frames reach the library. "pinned" (the default): each
  * run copies them once, before its timing starts, into pinned blocks of
