@@ -337,6 +337,27 @@ void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, 
     ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
 
+/* The first n samples (rows of NIN) of a float picture's tile window from
+ * (ox0, oy0) into lx / ly, 0 outside the picture; then a barrier. */
+static inline void stage_float(__global const float *ref, __global const float *dis, int off,
+                               int w, int h, int ox0, int oy0, int n, __local float *lx,
+                               __local float *ly)
+{
+    int lid = get_local_id(1) * T + get_local_id(0);
+    for (int i = lid; i < n; i += WG) {
+        int r = i / NIN, c = i - r * NIN;
+        int x = ox0 + c, y = oy0 + r;
+        float a = 0.0f, b = 0.0f;
+        if (x < w && y < h) {
+            a = ref[off + y * w + x];
+            b = dis[off + y * w + x];
+        }
+        lx[i] = a;
+        ly[i] = b;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /* SSIM of float pictures, several at once (MS-SSIM's scales 1..4, or
  * float_ssim's decimated picture). table[5 * s ..] = offset (floats), w,
  * h, tiles_x, first group of picture s; groups are numbered across the
@@ -356,19 +377,7 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
     int off = table[5 * s], w = table[5 * s + 1], h = table[5 * s + 2];
     int tiles_x = table[5 * s + 3], lg = g - table[5 * s + 4];
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * T;
-    int lid = get_local_id(1) * T + get_local_id(0);
-    for (int i = lid; i < NIN * NIN; i += WG) {
-        int r = i / NIN, c = i - r * NIN;
-        int x = ox0 + c, y = oy0 + r;
-        float a = 0.0f, b = 0.0f;
-        if (x < w && y < h) {
-            a = ref[off + y * w + x];
-            b = dis[off + y * w + x];
-        }
-        lx[i] = a;
-        ly[i] = b;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    stage_float(ref, dis, off, w, h, ox0, oy0, NIN * NIN, lx, ly);
     ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
                1);
 }
@@ -396,19 +405,7 @@ void ssim_tiles_float2(__global const float *ref, __global const float *dis,
     int tiles_x = table[6 * s + 3], lg = g - table[6 * s + 4];
     int tile = table[6 * s + 5] + (lg / tiles_x) * 2 * tiles_x + lg % tiles_x;
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * 2 * T;
-    int lid = get_local_id(1) * T + get_local_id(0);
-    for (int i = lid; i < NIN * HROWS(2); i += WG) {
-        int r = i / NIN, c = i - r * NIN;
-        int x = ox0 + c, y = oy0 + r;
-        float a = 0.0f, b = 0.0f;
-        if (x < w && y < h) {
-            a = ref[off + y * w + x];
-            b = dis[off + y * w + x];
-        }
-        lx[i] = a;
-        ly[i] = b;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    stage_float(ref, dis, off, w, h, ox0, oy0, NIN * HROWS(2), lx, ly);
     __global float *out = partials + part_off + tile * 4;
     ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
