@@ -809,6 +809,7 @@ Decoder *sessions_frame_decoder(const Sessions *s, const void *owner)
     pthread_mutex_unlock(&m->lock);
     return by;
 }
+
 /* *done + *current, read under s's lock. */
 static unsigned locked_sum(const Sessions *s, const unsigned *done, const unsigned *current)
 {

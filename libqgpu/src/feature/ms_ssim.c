@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "feature.h"
+#include "ssim_tiles.h"
 
 #define MS_TILE 16
 #define MS_SCALES 5
@@ -157,14 +158,13 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     int groups = 0;
     for (int i = 1; i < MS_SCALES; i++) {
         cl_int *t = table + 6 * (i - 1);
-        int tiles_y = p->groups[i] / p->tiles_x[i];
         t[0] = p->off[i];
         t[1] = p->sw[i];
         t[2] = p->sh[i];
         t[3] = p->tiles_x[i];
         t[4] = groups;
         t[5] = p->first[i] - p->first[1];
-        groups += p->tiles_x[i] * ((tiles_y + 1) / 2);
+        groups += ssim_two_row_groups(p->tiles_x[i], p->groups[i]);
     }
     p->groups_float = groups;
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ms_ssim: table");
@@ -180,8 +180,8 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
     /* scale 0 straight from the samples; ssim_tiles_raw takes two tile
      * rows of a column per work-group */
     {
-        int tiles_y = p->groups[0] / p->tiles_x[0];
-        size_t g[2] = { (size_t)p->tiles_x[0] * ((tiles_y + 1) / 2) * MS_TILE, MS_TILE };
+        size_t g[2] = { (size_t)ssim_two_row_groups(p->tiles_x[0], p->groups[0]) * MS_TILE,
+                        MS_TILE };
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", slot->ref),
             qgpu_arg_mem("dis", slot->dist),

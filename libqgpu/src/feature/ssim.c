@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "feature.h"
+#include "ssim_tiles.h"
 
 #define SSIM_TILE 16
 
@@ -167,8 +168,8 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("part_off", part_off),
         };
         /* ssim_tiles_raw: a work-group per two tile rows of a column */
-        int tiles_y = p->groups / p->tiles_x;
-        size_t graw[2] = { (size_t)p->tiles_x * ((tiles_y + 1) / 2) * SSIM_TILE, SSIM_TILE };
+        size_t graw[2] = { (size_t)ssim_two_row_groups(p->tiles_x, p->groups) * SSIM_TILE,
+                           SSIM_TILE };
         return qgpu_launch(f->ctx, slot, p->k_ssim, "float_ssim", args, QGPU_ARRAY_SIZE(args),
                            2, graw, local);
     }
