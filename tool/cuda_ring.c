@@ -24,6 +24,12 @@ typedef struct CUstream_st *CUstream;
  * host instead of waiting. */
 #define RING_SLOTS 16
 
+/* A ring's slots as asked for (0: the default). */
+static int ring_slots(int asked)
+{
+    return asked > 0 ? asked : RING_SLOTS;
+}
+
 struct CudaRing {
     QgpuCudaRing *ring;  /* NULL when it could not be made (note says why) */
     AVBufferRef *device; /* FFmpeg's CUDA device: its context outlives the ring */
@@ -71,7 +77,7 @@ static CudaRing *ring_create(const AVFrame *frame, const QgpuCudaPicture *pic, i
     CudaRing *r = calloc(1, sizeof(*r));
     if (!r)
         return NULL;
-    r->slots = slots > 0 ? slots : RING_SLOTS;
+    r->slots = ring_slots(slots);
     if (!usable)
         snprintf(r->note, sizeof(r->note), "frames are %s, not NV12/P010/P016",
                  av_get_pix_fmt_name(fc->sw_format));
@@ -224,7 +230,7 @@ int cuda_ring_park(CudaRing *r)
 int cuda_ring_fits(const CudaRing *r, const AVFrame *frame, int slots)
 {
     QgpuCudaPicture pic;
-    if (!r || !r->ring || r->slots < (slots > 0 ? slots : RING_SLOTS) ||
+    if (!r || !r->ring || r->slots < ring_slots(slots) ||
         !frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA ||
         describe(frame, 0, &pic) < 0)
         return 0;

@@ -279,9 +279,11 @@ static int auto_cpu_sessions_may(const RunSetup *s, const char *path)
 
 /* Opens and starts both decoders: --hwdec auto's choice already known to
  * be the CPU (probe_known_cpu), else as the options say, then
- * choose_decoders. 0, or an exit status with the message on msg. */
-static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder **ref,
-                         Decoder **dis, ProbeResult *probe)
+ * choose_decoders; auto_may[i]: auto_cpu_sessions_may of input i (the
+ * reading thread goes further ahead with sessions). 0, or an exit status
+ * with the message on msg. */
+static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, const int auto_may[2],
+                         Decoder **ref, Decoder **dis, ProbeResult *probe)
 {
     char err[1024] = "";
     int host_jobs = s->host_jobs, ret;
@@ -301,8 +303,7 @@ static int open_decoders(FILE *msg, const Options *o, const RunSetup *s, Decoder
         /* sessions (start_sessions): the reading thread goes further ahead */
         for (int i = 0; i < 2; i++)
             if (o->decode_sessions > 1 || o->cpu_sessions > 0 ||
-                (o->cpu_sessions < 0 &&
-                 auto_cpu_sessions_may(s, i ? o->distorted : o->reference)))
+                (o->cpu_sessions < 0 && auto_may[i]))
                 decoder_set_ring_slots(i ? *dis : *ref, SESSIONS_FRAMES_OUT);
         ret = decoder_start(*ref, err, sizeof(err));
         if (ret == 0)
@@ -328,13 +329,13 @@ static int env_is(const char *name, const char *value)
     return !strcmp(v ? v : "", value);
 }
 
-static int open_inputs(FILE *msg, const Options *o, const RunSetup *s, Decoder **ref,
-                       Decoder **dis, ProbeResult *probe)
+static int open_inputs(FILE *msg, const Options *o, const RunSetup *s, const int auto_may[2],
+                       Decoder **ref, Decoder **dis, ProbeResult *probe)
 {
     char err[1024] = "";
     DecoderInfo ri, di;
     int w, h, depth;
-    int ret = open_decoders(msg, o, s, ref, dis, probe);
+    int ret = open_decoders(msg, o, s, auto_may, ref, dis, probe);
     if (ret)
         return ret;
     decoder_get_info(*ref, &ri);
@@ -1078,13 +1079,13 @@ static int finish_run(Run *r, const RunSetup *s, const Decoder *ref, const Decod
  * NVDEC's decoding floor with it, at 94-97% without:
  * doc/performance.md), for a single run (a batch's jobs share the cores)
  * on a host with 8 cores or more, of a file of at most
- * AUTO_CPU_SESSIONS_MAX_MB; else none. */
-static int auto_cpu_sessions(const RunSetup *s, const Decoder *d, const char *path)
+ * AUTO_CPU_SESSIONS_MAX_MB (may: auto_cpu_sessions_may's answer for the
+ * input); else none. */
+static int auto_cpu_sessions(int may, const Decoder *d)
 {
     DecoderInfo info;
     decoder_get_info(d, &info);
-    return auto_cpu_sessions_may(s, path) && !strcmp(info.decoder, "cuda") &&
-           decoder_can_add_cpu_sessions(d);
+    return may && !strcmp(info.decoder, "cuda") && decoder_can_add_cpu_sessions(d);
 }
 
 /* --decode-sessions and --cpu-sessions (sessions.h): auto is one decoder
@@ -1094,15 +1095,14 @@ static int auto_cpu_sessions(const RunSetup *s, const Decoder *d, const char *pa
  * pinned frames; doc/performance.md) and auto_cpu_sessions; a note when
  * more were asked for and cannot be had. 0, or an exit status with the
  * message on msg. */
-static int start_sessions(FILE *msg, const Options *o, const RunSetup *s, Decoder *ref,
+static int start_sessions(FILE *msg, const Options *o, const int auto_may[2], Decoder *ref,
                           Decoder *dis)
 {
     for (int i = 0; i < 2; i++) {
         Decoder *d = i ? dis : ref;
         char note[512] = "", err[1024] = "";
         int n = o->decode_sessions ? o->decode_sessions : 1;
-        int n_cpu = o->cpu_sessions >= 0 ? o->cpu_sessions
-                                         : auto_cpu_sessions(s, d, i ? o->distorted : o->reference);
+        int n_cpu = o->cpu_sessions >= 0 ? o->cpu_sessions : auto_cpu_sessions(auto_may[i], d);
         int ret = decoder_use_sessions(d, n, n_cpu, note, sizeof(note), err, sizeof(err));
         if (ret < 0) {
             fprintf(msg, "qgpu: %s\n", err);
@@ -1133,7 +1133,7 @@ int run_pair(const Options *o, const RunSetup *s)
     Run run;
     Decoder *ref = NULL, *dis = NULL;
     char err[1024];
-    int ret;
+    int auto_may[2], ret;
 
     memset(&run, 0, sizeof(run));
     run.begun = now_seconds();
@@ -1157,13 +1157,16 @@ int run_pair(const Options *o, const RunSetup *s)
     if ((ret = enable_metrics(msg, o, run.ctx)))
         goto out;
     run.host_jobs = s->host_jobs;
-    ret = open_inputs(msg, o, s, &ref, &dis, &run.probe);
+    /* one decision per input for the ring size and the sessions */
+    auto_may[0] = auto_cpu_sessions_may(s, o->reference);
+    auto_may[1] = auto_cpu_sessions_may(s, o->distorted);
+    ret = open_inputs(msg, o, s, auto_may, &ref, &dis, &run.probe);
     if (ret) {
         if (*run.stop)
             ret = interrupted_status(&run);
         goto out;
     }
-    if ((ret = start_sessions(msg, o, s, ref, dis)))
+    if ((ret = start_sessions(msg, o, auto_may, ref, dis)))
         goto out;
     for (int i = 0; i < 2; i++) {
         DecoderInfo info;
