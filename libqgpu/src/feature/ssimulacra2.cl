@@ -528,7 +528,9 @@ static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
 #define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower.
                    * It also decides which work-item sums which pixel's map
                    * values, so it fixes the order of the float-float sums: 32
-                   * (5% faster on the H200) moved scores by ~1e-15 */
+                   * (5% faster on the H200) moved scores by ~1e-15. On the
+                   * double path 32 was 5% faster one lane too, but not with
+                   * 4 lanes (doc/performance.md, wt-fp64): 24 on both */
 #define VB_WG (VB_COLS * 5)
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
