@@ -317,5 +317,9 @@ static const TestExtra extras[] = {
 
 int main(int argc, char **argv)
 {
-    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 3);
+    /* both paths of the filter sums (libqgpu/src/feature/ssim.cl):
+     * float-float, then double (where the device has fp64; elsewhere
+     * QGPU_SSIM_FP64=1 falls back to float-float) */
+    return test_main_both_paths(argc, argv, "QGPU_SSIM_FP64", "0", "1", rows,
+                                sizeof(rows) / sizeof(rows[0]), extras, 3);
 }

@@ -9,8 +9,9 @@
 #include "ssimulacra2_ref.h"
 
 /* Device and reference see bit-identical float planes; what differs is the
- * per-pixel map arithmetic (float-float on the device, double in the
- * reference) and the summation order: ~1e-12 in practice. */
+ * summation order and, on the float-float path, the per-pixel map
+ * arithmetic (double in the reference and on the device's fp64 path):
+ * ~1e-12 in practice. */
 #define TOL 1e-7
 
 /* A picture with structure (gradients + a few edges) plus noise, so that
@@ -159,5 +160,9 @@ static const TestExtra extras[] = {
 
 int main(int argc, char **argv)
 {
-    return test_main(argc, argv, rows, sizeof(rows) / sizeof(rows[0]), extras, 2);
+    /* both paths of the map values and sums (libqgpu/src/feature/
+     * ssimulacra2.cl): float-float, then double (where the device has fp64;
+     * elsewhere QGPU_SS2_FP64=1 falls back to float-float) */
+    return test_main_both_paths(argc, argv, "QGPU_SS2_FP64", "0", "1", rows,
+                                sizeof(rows) / sizeof(rows[0]), extras, 2);
 }

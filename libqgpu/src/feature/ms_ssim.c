@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "feature.h"
+#include "ssim_options.h"
 #include "ssim_tiles.h"
 
 #define MS_TILE 16
@@ -88,7 +89,6 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     QgpuContext *ctx = f->ctx;
     char opts[128];
     cl_program prog;
-    cl_device_fp_config fp = 0;
     int err, total = 0;
 
     if (fmt->bitdepth < 8 || fmt->bitdepth > 16)
@@ -131,10 +131,7 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
             if ((err = qgpu_output_register(f, 1 + k * MS_SCALES + i, &p->id_lcs[k][i])))
                 return err;
 
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
-    snprintf(opts, sizeof(opts), "-DSSIM_BPS=%d%s", fmt->bytes_per_sample,
-             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-                 ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    ssim_program_options(ctx, fmt, opts, sizeof(opts));
     if ((err = qgpu_program_get(ctx, "ssim", opts, &prog)))
         return err;
     if ((err = qgpu_results_reserve(ctx, (size_t)total * 4 * sizeof(float), &p->results_off)))

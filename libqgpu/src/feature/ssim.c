@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "feature.h"
+#include "ssim_options.h"
 #include "ssim_tiles.h"
 
 #define SSIM_TILE 16
@@ -69,16 +70,6 @@ static int ssim_auto_factor(int w, int h)
     return r > 1 ? r : 1;
 }
 
-static int ssim_build_options(QgpuContext *ctx, const QgpuVideoFormat *fmt, char *buf,
-                              size_t len)
-{
-    cl_device_fp_config fp = 0;
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
-    return snprintf(buf, len, "-DSSIM_BPS=%d%s", fmt->bytes_per_sample,
-                    (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-                        ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
-}
-
 static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     SsimPriv *p = f->priv;
@@ -122,7 +113,7 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = qgpu_outputs_register(f, 0, p->enable_lcs ? 4 : 1, p->id)))
         return err;
 
-    ssim_build_options(ctx, fmt, opts, sizeof(opts));
+    ssim_program_options(ctx, fmt, opts, sizeof(opts));
     if ((err = qgpu_program_get(ctx, "ssim", opts, &prog)))
         return err;
     p->tiles_x = (p->sw - 10 + SSIM_TILE - 1) / SSIM_TILE;

@@ -1,17 +1,20 @@
 /*
  * float_ssim and float_ms_ssim (libvmaf 3.2.0's IQA SSIM), luma only.
  *
- * Build options: -DSSIM_BPS=1 (8-bit samples) or -DSSIM_BPS=2 (16-bit words).
+ * Build options: -DSSIM_BPS=1 (8-bit samples) or -DSSIM_BPS=2 (16-bit words);
+ * -DSSIM_FP64=0/1 (the filter sums in float-float or in double).
  *
  * What has to match libvmaf (doc/metrics/ssim.md has the numbers):
  * - every product of a pixel and a filter weight is rounded to float, the
  *   products of one output are summed exactly (libvmaf: in a double) and
- *   the sum is rounded to float once. Kernels here have no fp64: they sum
- *   with a float-float accumulator (Knuth's TwoSum), which carries the
- *   exact sum of the products and rounds it once at the end. A plain
- *   float sum rounds up to 10 times per output and moves the variances of
- *   flat regions (sigma^2 = E[x^2] - mu^2, with E[x^2] ~ 65000) by several
- *   ulps, which is visible in the mean.
+ *   the sum is rounded to float once. Where the device has fp64
+ *   (-DSSIM_FP64=1, chosen by ssim_options.h) the kernels sum in a double
+ *   too; elsewhere with a float-float accumulator (Knuth's TwoSum), which
+ *   carries the exact sum of the products and rounds it once at the end
+ *   (on the H200 the double is the faster of the two: doc/metrics/ssim.md).
+ *   A plain float sum rounds up to 10 times per output and moves the
+ *   variances of flat regions (sigma^2 = E[x^2] - mu^2, with E[x^2] ~
+ *   65000) by several ulps, which is visible in the mean.
  * - no multiply-add contraction (FP_CONTRACT OFF below), for the same
  *   reason: libvmaf's products are rounded.
  * - SSIM's Gaussian covers only the "valid" region (output (w-10) x
@@ -54,8 +57,34 @@ __constant float LPF9[81] = {
      0.000714f,-0.000450f,-0.002090f, 0.007132f, 0.016114f, 0.007132f,-0.002090f,-0.000450f, 0.000714f,
 };
 
+#ifndef SSIM_FP64
+#define SSIM_FP64 0
+#endif
+#if SSIM_FP64
+/* where the device has fp64: the sum in a double, as libvmaf's (each
+ * product rounded to float first, then converted) */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double acc_t;
+#define ACC_ZERO 0.0
+
+static inline void acc_add(acc_t *a, float p)
+{
+    *a += (double)p;
+}
+
+static inline acc_t acc_start(float p)
+{
+    return (double)p;
+}
+
+static inline float acc_val(acc_t a)
+{
+    return (float)a;
+}
+#else
 /* float-float accumulator: hi + lo is the running sum, hi rounded */
 typedef struct { float hi, lo; } acc_t;
+#define ACC_ZERO { 0.0f, 0.0f }
 
 static inline void acc_add(acc_t *a, float p)
 {
@@ -82,6 +111,7 @@ static inline float acc_val(acc_t a)
 {
     return a.hi + a.lo;
 }
+#endif
 
 /* The SSIM window's five sums (x, y, xx, yy, xy) take their tap's
  * products: the first tap starts them, the others are added. */
@@ -114,7 +144,7 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
     if (x >= sw || y >= sh)
         return;
     int c = f / 2;
-    acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
+    acc_t a = ACC_ZERO, b = ACC_ZERO;
     for (int v = 0; v < f; v++) {
         int row = src_off + mirror_repeat_edge(y * f - c + v, h) * w;
         for (int u = 0; u < f; u++) {
@@ -142,7 +172,7 @@ lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __glo
     int x = get_group_id(0) * T + tx, y = get_group_id(1) * T + ty;
     if (x >= sw || y >= sh)
         return;
-    acc_t a = { 0.0f, 0.0f }, b = { 0.0f, 0.0f };
+    acc_t a = ACC_ZERO, b = ACC_ZERO;
 #pragma unroll
     for (int v = 0; v < 9; v++) {
         int base = (2 * ty + v) * DIN + 2 * tx;
@@ -225,8 +255,8 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
 
     for (int i = lid; i < hp; i += WG) {
         int r = i / T, c = i - r * T;
-        acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
-        acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+        acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
+        acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
 #pragma unroll
         for (int u = 0; u < 11; u++) {
             float g = G11[u];
@@ -247,8 +277,8 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
     for (int t = 0; t < nt; t++) {
         float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
         if (ox0 + tx < ow && oy0 + t * T + ty < oh) {
-            acc_t s0 = { 0.0f, 0.0f }, s1 = { 0.0f, 0.0f }, s2 = { 0.0f, 0.0f };
-            acc_t s3 = { 0.0f, 0.0f }, s4 = { 0.0f, 0.0f };
+            acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
+            acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
 #pragma unroll
             for (int v = 0; v < 11; v++) {
                 float g = G11[v];

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -45,6 +46,7 @@ typedef struct Ss2State {
     float yuv[8];
     float n2[3], d1[3];
     int radius;
+    int fp64;                      /* map values and sums in double (else float-float) */
     /* OpenCL */
     cl_kernel k_pyramid, k_hblur, k_vblur, k_reduce;
     cl_mem lut, geom_buf;
@@ -210,8 +212,18 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * the kernel corrects its quotients with fma remainders */
     cl_device_fp_config fp = 0;
     clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
-    char opts[96];
-    snprintf(opts, sizeof(opts), "-DSS2_N=%d%s", s->radius,
+    /* the map values and their sums in double where the device has fp64
+     * (the reference's own arithmetic, and far fewer instructions than
+     * float-float where fp64 is fast); QGPU_SS2_FP64=0/1 forces one path
+     * (tests, measurements) */
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
+    s->fp64 = fp64 != 0;
+    const char *force = getenv("QGPU_SS2_FP64");
+    if (force && (*force == '0' || *force == '1'))
+        s->fp64 = *force == '1' && fp64 != 0;
+    char opts[128];
+    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
                  : "");
@@ -246,11 +258,11 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
             err = qgpu_buffer_create(ctx, planes, &b->xyb2);
         if (!err) /* horizontal pass output: 5 quantities x 3 channels, every scale */
             err = qgpu_buffer_create(ctx, 5 * planes, &b->hbuf);
-        if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)parts * 2 * sizeof(float), &b->partials);
+        if (!err) /* a sum is 8 bytes: a double or a float-float pair */
+            err = qgpu_buffer_create(ctx, (size_t)parts * 8, &b->partials);
     }
     if (!err)
-        err = qgpu_results_reserve(ctx, SS2_SUMS * 2 * sizeof(float), &s->offset);
+        err = qgpu_results_reserve(ctx, SS2_SUMS * 8, &s->offset);
     return err;
 }
 
@@ -336,7 +348,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_mem("geom", s->geom_buf),
         qgpu_arg_int("scales", s->scales),
         qgpu_arg_mem("results", slot->results),
-        qgpu_arg_uint("results_index", (cl_uint)(s->offset / (2 * sizeof(float)))),
+        qgpu_arg_uint("results_index", (cl_uint)(s->offset / 8)),
     };
     return qgpu_launch(f->ctx, slot, s->k_reduce, "ssimulacra2: ss2_reduce", rargs,
                        QGPU_ARRAY_SIZE(rargs), 1, &gr, &lr);
@@ -355,19 +367,32 @@ static double ss2_pool(const double norms[SS2_SUMS])
     return x > 0.0 ? 100.0 - 10.0 * pow(x, 0.6276336467831387) : 100.0;
 }
 
+/* Sum j of the results: a double, or a float-float pair whose two halves
+ * are added in double. */
+static double ss2_sum(const Ss2State *s, const unsigned char *sums, int j)
+{
+    if (s->fp64) {
+        double d;
+        memcpy(&d, sums + 8 * j, sizeof(d));
+        return d;
+    }
+    float p[2];
+    memcpy(p, sums + 8 * j, sizeof(p));
+    return (double)p[0] + (double)p[1];
+}
+
 static int ss2_collect(QgpuFeature *f, const QgpuSlot *slot)
 {
     Ss2State *s = f->priv;
-    const float *sums = (const float *)((const unsigned char *)slot->results_host + s->offset);
+    const unsigned char *sums = (const unsigned char *)slot->results_host + s->offset;
     double norms[SS2_SUMS] = {0};
 
-    /* sums[(scale * 3 + c) * 6 + k]: k = ssim L1, L4, ringing L1, L4, blur L1, L4 */
+    /* sum (scale * 3 + c) * 6 + k: k = ssim L1, L4, ringing L1, L4, blur L1, L4 */
     for (int i = 0; i < s->scales; i++) {
         const double inv = 1.0 / ((double)s->w[i] * s->h[i]);
         for (int c = 0; c < 3; c++)
             for (int k = 0; k < 6; k++) {
-                const float *p = sums + 2 * ((i * 3 + c) * 6 + k);
-                const double sum = (double)p[0] + (double)p[1];
+                const double sum = ss2_sum(s, sums, (i * 3 + c) * 6 + k);
                 const int term = k / 2, l4 = k % 2;
                 const int idx = ((c * SS2_SCALES + i) * 2 + l4) * 3 + term;
                 norms[idx] = l4 ? sqrt(sqrt(inv * sum)) : inv * sum;

@@ -9,8 +9,10 @@
  * That matters: sigma = blur(x*x) - mu*mu cancels catastrophically against
  * C2 = 0.0009, so one ulp in a blurred plane moves a pixel's SSIM term by
  * up to ~3e-5. The per-pixel map values, which the reference computes in
- * double, are computed here in float-float (pairs of floats, ~44 bits) and
- * summed in float-float; the host adds the work-group partials in double.
+ * double, are computed here in double where the device has fp64
+ * (-DSS2_FP64=1: the reference's own operations, summed in double) and
+ * otherwise in float-float (pairs of floats, ~44 bits) and summed in
+ * float-float; either way the sums reach the host as 8 bytes each.
  *
  * Launches per frame (every scale, channel and picture in each):
  *   ss2_pyramid     YUV -> linear RGB, 2x2 boxes in __local memory, XYB of
@@ -21,9 +23,17 @@
  *   ss2_vblur_maps  vertical recursive Gaussian through __local tiles,
  *                   fused with the SSIM and edge-difference maps and a
  *                   work-group reduction
- *   ss2_reduce      the 108 sums, float-float, into the slot's results
+ *   ss2_reduce      the 108 sums (double or float-float) into the slot's
+ *                   results
  */
 #pragma OPENCL FP_CONTRACT OFF
+
+#ifndef SS2_FP64
+#error "ssimulacra2.cl is built with -DSS2_FP64=0 or 1"
+#endif
+#if SS2_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
 
 /* A product rounded on its own. The reference never fuses a multiply with
  * an add, and one fused multiply-add in the recursive Gaussian moves the
@@ -188,7 +198,7 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
 #define G_HG0 3    /* first horizontal-pass work-group of scale s */
 #define G_VG0 4    /* first vertical-pass work-group of scale s */
 #define G_VGN 5    /* vertical-pass work-groups per channel */
-#define G_POFF 6   /* first float2 of scale s in the partial sums */
+#define G_POFF 6   /* first sum (8 bytes) of scale s in the partial sums */
 #define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes) */
 
 /* Scale of a work-group: the last scale whose first group is <= g. */
@@ -478,6 +488,27 @@ static inline float2 ff_sq2(float2 x)
     return ff_mul(s, s);
 }
 
+/* ---- a sum of map values: a double where the device has fp64 (the
+ * reference sums in double), else float-float. 8 bytes either way, so the
+ * partials and the results take the same room on both paths. */
+#if SS2_FP64
+typedef double ss2_sum;
+#define SUM_ZERO 0.0
+/* a double product rounded on its own (see MUL) */
+#define DMUL(a, b) fma((a), (b), 0.0)
+static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
+{
+    return a + b;
+}
+#else
+typedef float2 ss2_sum;
+#define SUM_ZERO ((float2)(0.0f, 0.0f))
+static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
+{
+    return ff_add(a, b);
+}
+#endif
+
 /* Vertical pass + maps. Work-group (VB_COLS, 5) covers VB_COLS columns of
  * channel get_group_id(2): per chunk of VB_T rows it loads the rows the
  * recursion needs (coalesced, many loads in flight) into __local memory,
@@ -489,18 +520,21 @@ static inline float2 ff_sq2(float2 x)
  *   e   = (1 + |x2 - mu2|) / (1 + |x1 - mu1|) - 1 = (ed2 - ed1) / (1 + ed1)
  *   art = max(e, 0), det = max(-e, 0)
  * with num_m, num_s, denom_s and ed1/ed2 in float exactly as the reference
- * (ed = |x - mu| rounded to float, as its AVX-512 path), the rest in
- * float-float; sums of d, d^4, art, art^4, det, det^4 per work-item, then
- * per work-group into partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
+ * (ed = |x - mu| rounded to float, as its AVX-512 path), the rest in double
+ * as the reference (SS2_FP64) or in float-float; sums of d, d^4, art,
+ * art^4, det, det^4 per work-item, then per work-group into
+ * partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
 #define VB_COLS 32
 #define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower.
                    * It also decides which work-item sums which pixel's map
                    * values, so it fixes the order of the float-float sums: 32
-                   * (5% faster on the H200) moved scores by ~1e-15 */
+                   * (5% faster on the H200) moved scores by ~1e-15. On the
+                   * double path 32 was 5% faster one lane too, but not with
+                   * 4 lanes (doc/performance.md, wt-fp64): 24 on both */
 #define VB_WG (VB_COLS * 5)
 
 static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
-                            float x2, float2 acc[6])
+                            float x2, ss2_sum acc[6])
 {
     const float m11 = MUL(mu1, mu1), m22 = MUL(mu2, mu2), m12 = MUL(mu1, mu2);
     const float df = mu1 - mu2;
@@ -508,6 +542,31 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
     const float num_s = 2.0f * (s12 - m12) + 0.0009f;
     const float den_s = ((s11 - m11) + (s22 - m22)) + 0.0009f;
 
+#if SS2_FP64
+    /* the reference's double operations, one for one: the product of two
+     * floats is exact in double, the divisions are correctly rounded
+     * (OpenCL's double '/'), so d and e are the reference's values and
+     * only the order of the sums differs */
+    double d = 1.0 - DMUL((double)num_m, (double)num_s) / (double)den_s;
+    if (d < 0.0)
+        d = 0.0;
+    const double d2 = DMUL(d, d);
+    acc[0] += d;
+    acc[1] += DMUL(d2, d2);
+
+    const float ed1 = fabs(x1 - mu1);
+    const float ed2 = fabs(x2 - mu2);
+    const double e = (1.0 + (double)ed2) / (1.0 + (double)ed1) - 1.0;
+    const double e2 = DMUL(e, e);
+    /* the art / det sums selected, not branched to (see below) */
+    const bool pos = e > 0.0, neg = e < 0.0;
+    const double s1 = (pos ? acc[2] : acc[4]) + (pos ? e : -e);
+    const double s4 = (pos ? acc[3] : acc[5]) + DMUL(e2, e2);
+    acc[2] = pos ? s1 : acc[2];
+    acc[3] = pos ? s4 : acc[3];
+    acc[4] = neg ? s1 : acc[4];
+    acc[5] = neg ? s4 : acc[5];
+#else
     /* d = 1 - num_m * num_s / den, the product exact */
     float ph = MUL(num_m, num_s);
     float pl = fma(num_m, num_s, -ph);
@@ -534,6 +593,7 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
     acc[3] = pos ? s4 : acc[3];
     acc[4] = neg ? s1 : acc[4];
     acc[5] = neg ? s4 : acc[5];
+#endif
 }
 
 #define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
@@ -584,12 +644,12 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, __global cons
 __kernel __attribute__((reqd_work_group_size(VB_COLS, 5, 1)))
 void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
-                    float4 n2v, float4 d1v, __global float2 *partials)
+                    float4 n2v, float4 d1v, __global ss2_sum *partials)
 {
     /* the final reduction reuses the input tiles' memory */
     __local union {
         float tin[5][VB_IN][VB_COLS + 1];
-        float2 red[6][VB_WG];
+        ss2_sum red[6][VB_WG];
     } lm;
     const int col = get_local_id(0), q = get_local_id(1);
     const int lid = q * VB_COLS + col;
@@ -604,10 +664,10 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     __global const float *p2 = xyb2 + gm[G_OFF] + c * plane;
     __global const float *hin = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
-    float2 acc[6];
+    ss2_sum acc[6];
     VbFetch f;
     for (int k = 0; k < 6; k++)
-        acc[k] = (float2)(0.0f, 0.0f);
+        acc[k] = SUM_ZERO;
 
     /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
      * the next chunk's loads are in flight while this one is computed */
@@ -646,12 +706,12 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     /* VB_WG = 160: fold 160 -> 128, then halve */
     if (lid < VB_WG - 128)
         for (int k = 0; k < 6; k++)
-            lm.red[k][lid] = ff_add(lm.red[k][lid], lm.red[k][lid + 128]);
+            lm.red[k][lid] = sum_add(lm.red[k][lid], lm.red[k][lid + 128]);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int step = 64; step > 0; step >>= 1) {
         if (lid < step)
             for (int k = 0; k < 6; k++)
-                lm.red[k][lid] = ff_add(lm.red[k][lid], lm.red[k][lid + step]);
+                lm.red[k][lid] = sum_add(lm.red[k][lid], lm.red[k][lid + step]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid < 6)
@@ -659,29 +719,30 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
 }
 
 /* ---- final sums: work-group s*18 + c*6 + k adds that sum's partials of
- * scale s into results[results_index + s*18 + c*6 + k] (float-float). */
+ * scale s into results[results_index + s*18 + c*6 + k] (double or
+ * float-float, 8 bytes each). */
 #define RD_WG 64
 
 __kernel __attribute__((reqd_work_group_size(RD_WG, 1, 1)))
-void ss2_reduce(__global const float2 *partials, __constant const int *geom, int scales,
-                __global float2 *results, uint results_index)
+void ss2_reduce(__global const ss2_sum *partials, __constant const int *geom, int scales,
+                __global ss2_sum *results, uint results_index)
 {
-    __local float2 red[RD_WG];
+    __local ss2_sum red[RD_WG];
     const int g = get_group_id(0), lid = get_local_id(0);
     const int s = g / 18, c = (g / 6) % 3, k = g % 6;
-    float2 acc = (float2)(0.0f, 0.0f);
+    ss2_sum acc = SUM_ZERO;
     if (s < scales) {
         __constant const int *gm = geom + s * SS2_G;
         const int n = gm[G_VGN];
-        __global const float2 *p = partials + gm[G_POFF] + (size_t)c * n * 6 + k;
+        __global const ss2_sum *p = partials + gm[G_POFF] + (size_t)c * n * 6 + k;
         for (int i = lid; i < n; i += RD_WG)
-            acc = ff_add(acc, p[(size_t)i * 6]);
+            acc = sum_add(acc, p[(size_t)i * 6]);
     }
     red[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int step = RD_WG / 2; step > 0; step >>= 1) {
         if (lid < step)
-            red[lid] = ff_add(red[lid], red[lid + step]);
+            red[lid] = sum_add(red[lid], red[lid + step]);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0)

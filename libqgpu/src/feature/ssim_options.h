@@ -1,0 +1,33 @@
+/*
+ * The build options of ssim.cl, for float_ssim (ssim.c) and float_ms_ssim
+ * (ms_ssim.c).
+ */
+#ifndef QGPU_FEATURE_SSIM_OPTIONS_H
+#define QGPU_FEATURE_SSIM_OPTIONS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "feature.h"
+
+/* -DSSIM_BPS (bytes per sample); -DSSIM_FP64=1 where the device has fp64
+ * (the filter sums in double, as libvmaf's; else float-float),
+ * QGPU_SSIM_FP64=0/1 forcing one path (tests, measurements); and
+ * -cl-fp32-correctly-rounded-divide-sqrt where the device has it. */
+static inline void ssim_program_options(QgpuContext *ctx, const QgpuVideoFormat *fmt,
+                                        char *buf, size_t len)
+{
+    cl_device_id dev = qgpu_cl_device(ctx);
+    cl_device_fp_config fp = 0, fp64 = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
+    int use_fp64 = fp64 != 0;
+    const char *force = getenv("QGPU_SSIM_FP64");
+    if (force && (*force == '0' || *force == '1'))
+        use_fp64 = *force == '1' && fp64 != 0;
+    snprintf(buf, len, "-DSSIM_BPS=%d -DSSIM_FP64=%d%s", fmt->bytes_per_sample, use_fp64,
+             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+                 ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+}
+
+#endif
