@@ -225,3 +225,16 @@ cl_command_queue qgpu_compute_queue(QgpuContext *ctx)
 {
     return ctx->compute_queue;
 }
+
+int qgpu_fp64_variant(QgpuContext *ctx, const char *env, cl_device_fp_config need,
+                      int by_default)
+{
+    cl_device_fp_config fp64 = 0;
+    const char *force = getenv(env);
+    int has;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
+    has = fp64 != 0 && (fp64 & need) == need;
+    if (force && (*force == '0' || *force == '1'))
+        return *force == '1' && has;
+    return by_default && has;
+}

@@ -172,6 +172,13 @@ void qgpu_log(QgpuContext *ctx, int level, const char *fmt, ...)
 cl_context qgpu_cl_context(QgpuContext *ctx);
 cl_device_id qgpu_cl_device(QgpuContext *ctx);
 cl_command_queue qgpu_compute_queue(QgpuContext *ctx);
+/* Whether a feature builds its fp64 variant (doc/design.md: the kernels'
+ * double forms where the device has double precision): by_default unless
+ * environment variable env is "0" or "1" (tests, measurements), and never
+ * when the device's double precision lacks the config bits `need` (0: any
+ * double precision at all, e.g. CL_FP_DENORM: denormals kept). */
+int qgpu_fp64_variant(QgpuContext *ctx, const char *env, cl_device_fp_config need,
+                      int by_default);
 /* Lanes of the stream (1 .. QGPU_MAX_LANES), fixed before init(): a
  * QGPU_FEATURE_LANES feature allocates its per-frame scratch this many
  * times and uses copy number slot->lane in enqueue(). */

@@ -286,12 +286,7 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     /* libvmaf's few double expressions in IEEE double where the device has
      * it (same bits as the integer emulation, fewer instructions);
      * QGPU_ADM_FP64=0/1 forces a path (tests, measurements) */
-    cl_device_fp_config fp64 = 0;
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
-    int use_fp64 = fp64 != 0;
-    const char *force = getenv("QGPU_ADM_FP64");
-    if (force && (*force == '0' || *force == '1'))
-        use_fp64 = *force == '1' && fp64 != 0;
+    int use_fp64 = qgpu_fp64_variant(ctx, "QGPU_ADM_FP64", 0, 1);
     for (;;) {
         char opts[96];
         size_t kmax = 0;

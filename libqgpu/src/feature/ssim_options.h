@@ -6,7 +6,6 @@
 #define QGPU_FEATURE_SSIM_OPTIONS_H
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "feature.h"
 
@@ -17,14 +16,9 @@
 static inline void ssim_program_options(QgpuContext *ctx, const QgpuVideoFormat *fmt,
                                         char *buf, size_t len)
 {
-    cl_device_id dev = qgpu_cl_device(ctx);
-    cl_device_fp_config fp = 0, fp64 = 0;
-    clGetDeviceInfo(dev, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
-    int use_fp64 = fp64 != 0;
-    const char *force = getenv("QGPU_SSIM_FP64");
-    if (force && (*force == '0' || *force == '1'))
-        use_fp64 = *force == '1' && fp64 != 0;
+    cl_device_fp_config fp = 0;
+    int use_fp64 = qgpu_fp64_variant(ctx, "QGPU_SSIM_FP64", 0, 1);
+    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     snprintf(buf, len, "-DSSIM_BPS=%d -DSSIM_FP64=%d%s", fmt->bytes_per_sample, use_fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");

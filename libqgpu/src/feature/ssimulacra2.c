@@ -216,12 +216,7 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * (the reference's own arithmetic, and far fewer instructions than
      * float-float where fp64 is fast); QGPU_SS2_FP64=0/1 forces one path
      * (tests, measurements) */
-    cl_device_fp_config fp64 = 0;
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
-    s->fp64 = fp64 != 0;
-    const char *force = getenv("QGPU_SS2_FP64");
-    if (force && (*force == '0' || *force == '1'))
-        s->fp64 = *force == '1' && fp64 != 0;
+    s->fp64 = qgpu_fp64_variant(ctx, "QGPU_SS2_FP64", 0, 1);
     char opts[128];
     snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)

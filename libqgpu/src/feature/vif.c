@@ -106,20 +106,12 @@ static int build_kernels(QgpuFeature *f, VifState *s, int in8)
     /* the gain in IEEE double where the device has it (same bits, far fewer
      * instructions than the integer emulation); QGPU_VIF_FP64=0/1 forces
      * one path (tests, measurements) */
-    cl_device_fp_config fp64 = 0;
-    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
-    int use_fp64 = fp64 != 0;
-    const char *force = getenv("QGPU_VIF_FP64");
-    if (force && (*force == '0' || *force == '1'))
-        use_fp64 = *force == '1' && fp64 != 0;
+    int use_fp64 = qgpu_fp64_variant(ctx, "QGPU_VIF_FP64", 0, 1);
     /* scale 1's vertical 48-bit sums as fp64 fmas on subnormal doubles
      * (vif.cl) on GPUs whose doubles keep denormals; QGPU_VIF_S1FP64=0/1
      * forces it off / on (on, a CPU device takes the 64-bit multiply-adds
      * too: the tests check the form there) */
-    int s1fp64 = wide && (fp64 & CL_FP_DENORM);
-    const char *s1 = getenv("QGPU_VIF_S1FP64");
-    if (s1 && (*s1 == '0' || *s1 == '1'))
-        s1fp64 = *s1 == '1' && (fp64 & CL_FP_DENORM);
+    int s1fp64 = qgpu_fp64_variant(ctx, "QGPU_VIF_S1FP64", CL_FP_DENORM, wide);
     if (s1fp64)
         wide = 1;
     for (int wg = 256; wg >= 64; wg /= 2) {
