@@ -36,12 +36,13 @@
 
 /* The estimation is most of speed_chroma's host time: four images a
  * frame, 0.2-0.5 ms each (1080p), ~8 cores at VMAF v1's 4,000 frames/s on
- * the H200's host. On x86-64 Linux the entry points are built twice, for
- * AVX2 and for any x86-64, and the loader picks one (target_clones;
- * Makefile: this file at -O3). Same operations in the same order either
- * way: vectors only run independent sums side by side, FMA is not among the
- * targets and ISO C (-std=c11) contracts nothing, so the floats are the
- * same bits (tests/test_speed.c compares them with tests/ref/speed_ref.c). */
+ * the H200's host. On x86-64 Linux the workers marked SPEED_CLONES are
+ * built twice, for AVX2 and for any x86-64, and the loader picks one
+ * (target_clones; Makefile: this file at -O3). Same operations in the same
+ * order either way: vectors only run independent sums side by side, FMA
+ * is not among the targets and ISO C (-std=c11) contracts nothing, so the
+ * floats are the same bits (tests/test_speed.c compares them with
+ * tests/ref/speed_ref.c). */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
 #define SPEED_CLONES __attribute__((target_clones("avx2", "default")))
@@ -361,8 +362,8 @@ void speed_eigenvalues(const float *a_in, int n, float *eig)
 /* ---- linear system K X = Y by Householder QR (speed.c) ----------------- */
 
 /* dst = x * y for n x n times n x m, float, k-sequential per element */
-SPEED_CLONES static void mat_mul(float *restrict dst, const float *restrict x, const float *restrict y, int n,
-                    int m)
+SPEED_CLONES static void mat_mul(float *restrict dst, const float *restrict x,
+                                 const float *restrict y, int n, int m)
 {
     memset(dst, 0, sizeof(float) * n * m);
     for (int i = 0; i < n; i++)
@@ -584,8 +585,8 @@ void speed_work_free(SpeedWork *w)
  * (all of them advance one position at a time) so the compiler can
  * vectorise across them. speed_moments in speed.cl computes the same sums
  * on the device, one chain per work-item. */
-SPEED_CLONES static void covariance_sums(const SpeedGeometry *g, const float *data, size_t stride,
-                            double *sums_out)
+SPEED_CLONES static void covariance_sums(const SpeedGeometry *g, const float *data,
+                                         size_t stride, double *sums_out)
 {
     float sums[SPEED_N] = {0}, means[SPEED_N];
     double md[SPEED_N], dv[COV_PAD] = {0};
