@@ -34,6 +34,24 @@
 #define M_E 2.7182818284590452354
 #endif
 
+/* The estimation is most of speed_chroma's host time: four images a
+ * frame, 0.2-0.5 ms each (1080p), ~8 cores at VMAF v1's 4,000 frames/s on
+ * the H200's host. On x86-64 Linux the workers marked SPEED_CLONES are
+ * built twice, for AVX2 and for any x86-64, and the loader picks one
+ * (target_clones; Makefile: this file at -O3). Same operations in the same
+ * order either way: vectors only run independent sums side by side, FMA
+ * is not among the targets and ISO C (-std=c11) contracts nothing, so the
+ * floats are the same bits (tests/test_speed.c compares them with
+ * tests/ref/speed_ref.c). */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define SPEED_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef SPEED_CLONES
+#define SPEED_CLONES
+#endif
+
 #define EIG_EPS 1e-6          /* speed.c EIGENVALUE_EPS */
 #define EIG_MAX_ITERS 500     /* speed.c EIGENVALUE_MAX_ITERS */
 #define QR_W 28               /* padded row of the QR work matrices */
@@ -188,7 +206,7 @@ static float householder(float *a, int col, int r0, int n)
     return tau;
 }
 
-static void tridiag(float *a, int n, float *d, float *sd)
+SPEED_CLONES static void tridiag(float *a, int n, float *d, float *sd)
 {
     float v[SPEED_N], x[SPEED_N];
     for (int i = 0; i < n - 2; i++) {
@@ -309,7 +327,7 @@ static void qr_step(float *d, float *sd, int n)
     sd[n - 2] = bk;
 }
 
-void speed_eigenvalues(const float *a_in, int n, float *eig)
+SPEED_CLONES static void eigenvalues(const float *a_in, int n, float *eig)
 {
     float a[SPEED_N * SPEED_N], d[SPEED_N], sd[SPEED_N];
     memcpy(a, a_in, sizeof(float) * n * n);
@@ -336,11 +354,16 @@ void speed_eigenvalues(const float *a_in, int n, float *eig)
         eig[i] = d[i];
 }
 
+void speed_eigenvalues(const float *a_in, int n, float *eig)
+{
+    eigenvalues(a_in, n, eig);
+}
+
 /* ---- linear system K X = Y by Householder QR (speed.c) ----------------- */
 
 /* dst = x * y for n x n times n x m, float, k-sequential per element */
-static void mat_mul(float *restrict dst, const float *restrict x, const float *restrict y, int n,
-                    int m)
+SPEED_CLONES static void mat_mul(float *restrict dst, const float *restrict x,
+                                 const float *restrict y, int n, int m)
 {
     memset(dst, 0, sizeof(float) * n * m);
     for (int i = 0; i < n; i++)
@@ -451,7 +474,7 @@ static inline void reflect_row(float *restrict t, const float *v, int i, int k, 
  * the skipped products would not have been zeros; the caller then runs
  * qr_decompose(). With a finite band-pass image the entries stay far from
  * overflow (|v| <= 1, Q^T orthogonal, |z| bounded by the covariance). */
-static int qr_decompose_fast(const float *a, float *qt_out, float *r, int n)
+SPEED_CLONES static int qr_decompose_fast(const float *a, float *qt_out, float *r, int n)
 {
     /* rows padded to QR_W floats: fixed-length inner loops vectorise; the
      * padding columns stay 0 and nothing reads them */
@@ -510,7 +533,7 @@ static int qr_decompose_fast(const float *a, float *qt_out, float *r, int n)
 }
 
 /* back substitution R X = B (n x m); -1 when a pivot is below 1e-6 */
-static int back_subst(const float *r, float *x, const float *b, int n, int m)
+SPEED_CLONES static int back_subst(const float *r, float *x, const float *b, int n, int m)
 {
     for (int i = n - 1; i >= 0; i--) {
         float den = r[i * n + i];
@@ -562,8 +585,8 @@ void speed_work_free(SpeedWork *w)
  * (all of them advance one position at a time) so the compiler can
  * vectorise across them. speed_moments in speed.cl computes the same sums
  * on the device, one chain per work-item. */
-static void covariance_sums(const SpeedGeometry *g, const float *data, size_t stride,
-                            double *sums_out)
+SPEED_CLONES static void covariance_sums(const SpeedGeometry *g, const float *data,
+                                         size_t stride, double *sums_out)
 {
     float sums[SPEED_N] = {0}, means[SPEED_N];
     double md[SPEED_N], dv[COV_PAD] = {0};
@@ -615,23 +638,16 @@ static void covariance_from_sums(const SpeedGeometry *g, const double *sums, flo
         }
 }
 
-void speed_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
-                    SpeedWork *w, SpeedEstimate *out)
-{
-    double sums[SPEED_NSUMS];
-    covariance_sums(g, data, stride, sums);
-    speed_estimate_sums(g, sums, data, stride, sigma_nn, w, out);
-}
-
-void speed_estimate_sums(const SpeedGeometry *g, const double *sums, const float *data,
-                         size_t stride, float sigma_nn, SpeedWork *w, SpeedEstimate *out)
+SPEED_CLONES static void estimate_sums(const SpeedGeometry *g, const double *sums,
+                                       const float *data, size_t stride, float sigma_nn,
+                                       SpeedWork *w, SpeedEstimate *out)
 {
     float cov[SPEED_N * SPEED_N], eig[SPEED_N];
     const int nb = g->nblocks;
     int singular = 0;
 
     covariance_from_sums(g, sums, cov);
-    speed_eigenvalues(cov, SPEED_N, eig);
+    eigenvalues(cov, SPEED_N, eig);
 
     /* Y: row e = position (si, sj) inside the block, column = block */
     for (int si = 0; si < SPEED_BLOCK; si++)
@@ -671,6 +687,24 @@ void speed_estimate_sums(const SpeedGeometry *g, const double *sums, const float
             out->entropies[j] += log2(l * out->variances[j] + sigma_nn) + c2pie;
     }
     out->singular = singular;
+}
+
+/* After estimate_sums: clang takes a function as multiversioned
+ * (SPEED_CLONES) only when its definition comes before its first use. The
+ * clones are static: clang 14 does not export a multiversioned function's
+ * name to other files. */
+void speed_estimate_sums(const SpeedGeometry *g, const double *sums, const float *data,
+                         size_t stride, float sigma_nn, SpeedWork *w, SpeedEstimate *out)
+{
+    estimate_sums(g, sums, data, stride, sigma_nn, w, out);
+}
+
+void speed_estimate(const SpeedGeometry *g, const float *data, size_t stride, float sigma_nn,
+                    SpeedWork *w, SpeedEstimate *out)
+{
+    double sums[SPEED_NSUMS];
+    covariance_sums(g, data, stride, sums);
+    estimate_sums(g, sums, data, stride, sigma_nn, w, out);
 }
 
 float speed_pair_score(const SpeedGeometry *g, const SpeedEstimate *ref,
