@@ -284,10 +284,7 @@ static int speed_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * v1 4,179-4,443 against 5,042-5,337: the kernel (0.08 ms, latency-bound)
      * lengthens every frame, and with 4 frames in flight on 4 lanes that
      * costs more than the host's time. On PoCL (CPU) 255 against 900 fps. */
-    cl_device_fp_config fp64 = 0;
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(fp64), &fp64, NULL);
-    const char *force = getenv("QGPU_SPEED_FP64");
-    s->moments = force && *force == '1' && fp64 != 0;
+    s->moments = qgpu_fp64_variant(ctx, "QGPU_SPEED_FP64", 0, 0);
     snprintf(opts, sizeof(opts), "-DSPEED_BPS=%d -DSPEED_FP64=%d", fmt->bytes_per_sample,
              s->moments);
     err = qgpu_program_get(ctx, "speed", opts, &program);
