@@ -61,62 +61,33 @@ __constant float LPF9[81] = {
 #define SSIM_FP64 0
 #endif
 #if SSIM_FP64
+/* where the device has fp64: the sum in a double, as libvmaf's (each
+ * product rounded to float first, then converted) */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
+typedef double acc_t;
+#define ACC_ZERO 0.0
 
-/* Where the device has fp64, which sums take float-float all the same
- * (bit i set: float-float): SSIM_FF_H / SSIM_FF_V for the horizontal /
- * vertical pass's five sums (bit 0 mu_x, 1 mu_y, 2 E[x^2], 3 E[y^2],
- * 4 E[xy]), SSIM_FF_LPF for the 2x decimation's two pictures (bit 0 ref,
- * 1 dis). Both forms give the correctly rounded float of the exact sum (the
- * path without fp64 takes float-float for every sum, with the same
- * results in every test); the mix keeps both of the device's pipes busy:
- * each double add costs a float->double conversion, which NVIDIA's GPUs
- * run at a quarter of the fp32 rate, each float-float add six fp32
- * operations (doc/metrics/ssim.md). Without fp64 every sum is float-float. */
-#if !SSIM_FP64
-#undef SSIM_FF_H
-#undef SSIM_FF_V
-#undef SSIM_FF_LPF
-#define SSIM_FF_H 31
-#define SSIM_FF_V 31
-#define SSIM_FF_LPF 3
-#endif
-#ifndef SSIM_FF_H
-#define SSIM_FF_H 0
-#endif
-#ifndef SSIM_FF_V
-#define SSIM_FF_V 0
-#endif
-#ifndef SSIM_FF_LPF
-#define SSIM_FF_LPF 0
-#endif
-
-/* An accumulator of float products: ff (a compile-time constant at every
- * call) says which form it uses, the other's fields are left unused.
- * double: the sum in a double, as libvmaf's (each product rounded to float
- * first, then converted). float-float: hi + lo is the running sum, hi
- * rounded (Knuth's TwoSum). */
-typedef struct {
-    float hi, lo;
-#if SSIM_FP64
-    double d;
-#endif
-} acc_t;
-#if SSIM_FP64
-#define ACC_ZERO { 0.0f, 0.0f, 0.0 }
-#else
-#define ACC_ZERO { 0.0f, 0.0f }
-#endif
-
-static inline void acc_add(acc_t *a, float p, const int ff)
+static inline void acc_add(acc_t *a, float p)
 {
-#if SSIM_FP64
-    if (!ff) {
-        a->d += (double)p;
-        return;
-    }
-#endif
+    *a += (double)p;
+}
+
+static inline acc_t acc_start(float p)
+{
+    return (double)p;
+}
+
+static inline float acc_val(acc_t a)
+{
+    return (float)a;
+}
+#else
+/* float-float accumulator: hi + lo is the running sum, hi rounded */
+typedef struct { float hi, lo; } acc_t;
+#define ACC_ZERO { 0.0f, 0.0f }
+
+static inline void acc_add(acc_t *a, float p)
+{
     float s = a->hi + p;
     float bp = s - a->hi;
     float e = (a->hi - (s - bp)) + (p - bp);
@@ -124,47 +95,41 @@ static inline void acc_add(acc_t *a, float p, const int ff)
     a->lo += e;
 }
 
-/* An accumulator holding its first product. Float-float: what acc_add() of
- * p to { 0, 0 } leaves, without its six operations. That leaves { p, 0 }
- * for every p but -0, where it leaves { +0, +0 }; { -0, +0 } instead
- * behaves the same in every later acc_add() (a non-zero or +0 product gives
- * both the same accumulator, another -0 keeps both as they are) and in
- * acc_val() (-0 + +0 = +0): the same value whatever the products. */
-static inline acc_t acc_start(float p, const int ff)
+/* An accumulator holding its first product: what acc_add() of p to
+ * { 0, 0 } leaves, without its six operations. That leaves { p, 0 } for
+ * every p but -0, where it leaves { +0, +0 }; { -0, +0 } instead behaves the
+ * same in every later acc_add() (a non-zero or +0 product gives both the
+ * same accumulator, another -0 keeps both as they are) and in acc_val()
+ * (-0 + +0 = +0): the same value whatever the products. */
+static inline acc_t acc_start(float p)
 {
-    acc_t a = ACC_ZERO;
-#if SSIM_FP64
-    if (!ff) {
-        a.d = (double)p;
-        return a;
-    }
-#endif
-    a.hi = p;
+    acc_t a = { p, 0.0f };
     return a;
 }
 
-static inline float acc_val(acc_t a, const int ff)
+static inline float acc_val(acc_t a)
 {
-#if SSIM_FP64
-    if (!ff)
-        return (float)a.d;
-#endif
     return a.hi + a.lo;
 }
+#endif
 
 /* The SSIM window's five sums (x, y, xx, yy, xy) take their tap's
- * products: the first tap starts them, the others are added. ff: the
- * pass's SSIM_FF_H or SSIM_FF_V. */
-static inline void acc5_take(acc_t *s, float p0, float p1, float p2, float p3, float p4,
-                             int first, const int ff)
+ * products: the first tap starts them, the others are added. */
+static inline void acc5_take(acc_t *s0, acc_t *s1, acc_t *s2, acc_t *s3, acc_t *s4, float p0,
+                             float p1, float p2, float p3, float p4, int first)
 {
-    float p[5] = {p0, p1, p2, p3, p4};
-#pragma unroll
-    for (int k = 0; k < 5; k++) {
-        if (first)
-            s[k] = acc_start(p[k], (ff >> k) & 1);
-        else
-            acc_add(&s[k], p[k], (ff >> k) & 1);
+    if (first) {
+        *s0 = acc_start(p0);
+        *s1 = acc_start(p1);
+        *s2 = acc_start(p2);
+        *s3 = acc_start(p3);
+        *s4 = acc_start(p4);
+    } else {
+        acc_add(s0, p0);
+        acc_add(s1, p1);
+        acc_add(s2, p2);
+        acc_add(s3, p3);
+        acc_add(s4, p4);
     }
 }
 
@@ -186,12 +151,12 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
             int col = mirror_repeat_edge(x * f - c + u, w);
             float pa = ((float)ref[row + col] * unit) * k;
             float pb = ((float)dis[row + col] * unit) * k;
-            acc_add(&a, pa, 0);
-            acc_add(&b, pb, 0);
+            acc_add(&a, pa);
+            acc_add(&b, pb);
         }
     }
-    dref[y * sw + x] = acc_val(a, 0);
-    ddis[y * sw + x] = acc_val(b, 0);
+    dref[y * sw + x] = acc_val(a);
+    ddis[y * sw + x] = acc_val(b);
 }
 
 /* ---- MS-SSIM's 2x decimation with the 9x9 low-pass ----
@@ -217,16 +182,16 @@ lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __glo
             float pa = la[base + u] * kk;
             float pb = lb[base + u] * kk;
             if (v == 0 && u == 0) {
-                a = acc_start(pa, SSIM_FF_LPF & 1);
-                b = acc_start(pb, SSIM_FF_LPF >> 1 & 1);
+                a = acc_start(pa);
+                b = acc_start(pb);
             } else {
-                acc_add(&a, pa, SSIM_FF_LPF & 1);
-                acc_add(&b, pb, SSIM_FF_LPF >> 1 & 1);
+                acc_add(&a, pa);
+                acc_add(&b, pb);
             }
         }
     }
-    dref[dst_off + y * sw + x] = acc_val(a, SSIM_FF_LPF & 1);
-    ddis[dst_off + y * sw + x] = acc_val(b, SSIM_FF_LPF >> 1 & 1);
+    dref[dst_off + y * sw + x] = acc_val(a);
+    ddis[dst_off + y * sw + x] = acc_val(b);
 }
 
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
@@ -290,18 +255,21 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
 
     for (int i = lid; i < hp; i += WG) {
         int r = i / T, c = i - r * T;
-        acc_t s[5];
+        acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
+        acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
 #pragma unroll
         for (int u = 0; u < 11; u++) {
             float g = G11[u];
             float a = lx[r * NIN + c + u], b = ly[r * NIN + c + u];
             float aa = a * a, bb = b * b, ab = a * b;
             float p0 = a * g, p1 = b * g, p2 = aa * g, p3 = bb * g, p4 = ab * g;
-            acc5_take(s, p0, p1, p2, p3, p4, u == 0, SSIM_FF_H);
+            acc5_take(&s0, &s1, &s2, &s3, &s4, p0, p1, p2, p3, p4, u == 0);
         }
-#pragma unroll
-        for (int k = 0; k < 5; k++)
-            hb[k * hp + i] = acc_val(s[k], (SSIM_FF_H >> k) & 1);
+        hb[0 * hp + i] = acc_val(s0);
+        hb[1 * hp + i] = acc_val(s1);
+        hb[2 * hp + i] = acc_val(s2);
+        hb[3 * hp + i] = acc_val(s3);
+        hb[4 * hp + i] = acc_val(s4);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -309,7 +277,8 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
     for (int t = 0; t < nt; t++) {
         float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
         if (ox0 + tx < ow && oy0 + t * T + ty < oh) {
-            acc_t s[5];
+            acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
+            acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
 #pragma unroll
             for (int v = 0; v < 11; v++) {
                 float g = G11[v];
@@ -319,13 +288,13 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
                 float p2 = hb[2 * hp + i] * g;
                 float p3 = hb[3 * hp + i] * g;
                 float p4 = hb[4 * hp + i] * g;
-                acc5_take(s, p0, p1, p2, p3, p4, v == 0, SSIM_FF_V);
+                acc5_take(&s0, &s1, &s2, &s3, &s4, p0, p1, p2, p3, p4, v == 0);
             }
-            float m1 = acc_val(s[0], SSIM_FF_V & 1), m2 = acc_val(s[1], SSIM_FF_V >> 1 & 1);
+            float m1 = acc_val(s0), m2 = acc_val(s1);
             float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
-            float v1 = acc_val(s[2], SSIM_FF_V >> 2 & 1) - m11;
-            float v2 = acc_val(s[3], SSIM_FF_V >> 3 & 1) - m22;
-            float v12 = acc_val(s[4], SSIM_FF_V >> 4 & 1) - m12;
+            float v1 = acc_val(s2) - m11;
+            float v2 = acc_val(s3) - m22;
+            float v12 = acc_val(s4) - m12;
             if (v1 < 0.0f)
                 v1 = 0.0f;
             if (v2 < 0.0f)
