@@ -22,8 +22,7 @@
  * halo in __local memory; writes the frame's blurred plane into the
  * feature's history buffer and, from the second frame on, |prev - cur| into
  * a difference plane) and, from the second frame on, fmotion_sad_rows (one
- * work-item per row: the float row sum has to run in libvmaf's order; its
- * terms loaded 32 at a time ahead of the adds).
+ * work-item per row: the float row sum has to run in libvmaf's order).
  * Planes on the device are column-major so that the row kernel's loads
  * coalesce.
  *
@@ -106,32 +105,16 @@ __kernel void fmotion_blur(__global const PIX *src, uint src_offset, int pitch, 
 }
 
 /* One work-item per row: libvmaf's left-to-right float sum of the row of
- * |blur_prev - blur_cur| (column-major diff plane). The sum is one chain
- * of dependent adds, and only h work-items share the device: the terms are
- * loaded SAD_B at a time before they are added (in the same order), so a
- * row waits for memory w / SAD_B times instead of once per few terms. */
-#define SAD_B 32
-
+ * |blur_prev - blur_cur| (column-major diff plane). */
 __kernel void fmotion_sad_rows(__global const float *diff, int w, int h, __global float *results,
                                uint results_index)
 {
     int y = get_global_id(0);
     if (y >= h)
         return;
-    __global const float *col = diff + y; /* column x at col[x * h] */
     float acc = 0.0f;
-    int x = 0;
-    for (; x + SAD_B <= w; x += SAD_B, col += (size_t)SAD_B * h) {
-        float t[SAD_B];
-#pragma unroll
-        for (int k = 0; k < SAD_B; k++)
-            t[k] = col[k * h];
-#pragma unroll
-        for (int k = 0; k < SAD_B; k++)
-            acc += t[k];
-    }
-    for (; x < w; x++, col += h)
-        acc += col[0];
+    for (int x = 0; x < w; x++)
+        acc += diff[(size_t)x * h + y];
     results[results_index + y] = acc;
 }
 
