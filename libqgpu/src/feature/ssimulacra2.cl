@@ -654,10 +654,9 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     __global const float *xyb2, __constant const int *geom, int scales,
                     float4 n2v, float4 d1v, __global ss2_sum *partials)
 {
-    /* two tiles, a chunk's and the next one's; the final reduction reuses
-     * their memory */
+    /* the final reduction reuses the input tiles' memory */
     __local union {
-        float tin[2][5][VB_IN][VB_COLS + 1];
+        float tin[5][VB_IN][VB_COLS + 1];
         ss2_sum red[6][VB_WG];
     } lm;
     const int col = get_local_id(0), q = get_local_id(1);
@@ -678,39 +677,31 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     for (int k = 0; k < 6; k++)
         acc[k] = SUM_ZERO;
 
-    /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1.
-     * Chunk i runs on tile i % 2. The next chunk's window is loaded into
-     * registers before this chunk's recursion and stored into the other
-     * tile right after it, before the maps: the loads wait for memory
-     * while the recursion runs, and their registers are free again during
-     * the maps (which need the most). The other tile's last readers, the
-     * previous chunk's maps, finished before this chunk's first barrier. */
+    /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
+     * the next chunk's loads are in flight while this one is computed */
     vb_fetch(&f, hin, col, x0, -N + 1, w, h);
-    for (int rr = 0; rr < VB_IN; rr++)
-        lm.tin[0][q][rr][col] = f.v[rr];
-    for (int base = -N + 1, b = 0; base < h; base += VB_T, b ^= 1) {
+    for (int base = -N + 1; base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
-        const bool more = base + VB_T < h;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int rr = 0; rr < VB_IN; rr++)
+            lm.tin[q][rr][col] = f.v[rr];
         vb_samples(x1, x2, p1, p2, lid, x0, base, w, h);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (more)
+        if (base + VB_T < h)
             vb_fetch(&f, hin, col, x0, base + VB_T, w, h);
         /* the output of step t goes over the sample it has read (later
          * steps read t' and t' + 2N > t): no output tile */
-        __local float (*tq)[VB_COLS + 1] = lm.tin[b][q];
         for (int t = 0; t < VB_T; t++)
-            tq[t][col] = iir_step(&st, tq[t][col] + tq[t + 2 * N][col], n2, d1);
-        if (more)
-            for (int rr = 0; rr < VB_IN; rr++)
-                lm.tin[b ^ 1][q][rr][col] = f.v[rr];
+            lm.tin[q][t][col] =
+                iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < VB_MPI; k++) {
             const int idx = lid + k * VB_WG;
             const int t = idx / VB_COLS, j = idx - t * VB_COLS;
             const int n = base + t, x = x0 + j;
             if (idx < VB_T * VB_COLS && n >= 0 && n < h && x < w)
-                ss2_maps(lm.tin[b][0][t][j], lm.tin[b][1][t][j], lm.tin[b][2][t][j],
-                         lm.tin[b][3][t][j], lm.tin[b][4][t][j], x1[k], x2[k], acc);
+                ss2_maps(lm.tin[0][t][j], lm.tin[1][t][j], lm.tin[2][t][j], lm.tin[3][t][j],
+                         lm.tin[4][t][j], x1[k], x2[k], acc);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE); /* the maps read the tiles red overlays */
