@@ -312,11 +312,38 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     int x0 = gx0 - pad, y0 = gy0 - pad;
     if (lid == 0)
         *nneed = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
+     * only a masked centre whose value passes the visibility tests for
+     * some d needs its window counted; the others' c-value is 0. Most
+     * tiles have none (1080p: ~9 in 10 of scales 0-1): those skip the
+     * window tile's reads (every work-item still passes every barrier:
+     * PoCL 3.1 gave wrong counts with a return here) */
+    if (lid < ct * ct) {
+        int qx = lid % ct, qy = lid / ct;
+        int x = gx0 + qx, y = gy0 + qy;
+        if (x < w && y < h) {
+            int v = mask[(y << mask_shift) * mask_w + (x << mask_shift)] ? img[y * w + x]
+                                                                         : (int)UNMASKED;
+            int any = 0;
+#pragma unroll
+            for (int d = 0; d < ND; d++)
+                any |= v <= params[d] && v + ND + d + 1 > vlt;
+            if (v != (int)UNMASKED && any)
+                need[atomic_inc(nneed)] = lid;
+            else
+                cval[y * w + x] = 0.0f;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int count = *nneed;
+
     /* the tile by rows and columns (no division by rw per sample), each
      * sample's mask and value read together at a clamped position and
      * kept where the position is inside (the value was read only after
      * its mask, and the next sample's reads waited for both) */
-    for (int ty = ly; ty < rw; ty += rows) {
+    for (int ty = count > 0 ? ly : rw; ty < rw; ty += rows) {
         int y = y0 + ty, yc = clamp(y, 0, h - 1);
         __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
         __global const ushort *irow = img + yc * w;
@@ -330,27 +357,7 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
-     * only a masked centre whose value passes the visibility tests for
-     * some d needs its window counted; the others' c-value is 0 */
-    if (lid < ct * ct) {
-        int qx = lid % ct, qy = lid / ct;
-        int x = gx0 + qx, y = gy0 + qy;
-        int v = tile[(qy + pad) * rw + qx + pad];
-        int any = 0;
-#pragma unroll
-        for (int d = 0; d < ND; d++)
-            any |= v <= params[d] && v + ND + d + 1 > vlt;
-        if (x < w && y < h) {
-            if (v != (int)UNMASKED && any)
-                need[atomic_inc(nneed)] = lid;
-            else
-                cval[y * w + x] = 0.0f;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    int count = *nneed, t = 1;
+    int t = 1;
     while (t < CV_TEAM_MAX && count * t * 2 <= CV_WG)
         t *= 2;
     int team = lid / t, lane = lid - team * t;
