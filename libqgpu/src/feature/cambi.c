@@ -460,7 +460,7 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         size_t rw = CAMBI_TILE + pad2;
         size_t slide = (CAMBI_SX + pad2) * (CAMBI_SY + pad2) * sizeof(cl_ushort) +
                        (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort);
-        size_t direct = rw * rw * sizeof(cl_ushort) + direct_fixed;
+        size_t direct = rw * (rw | 2) * sizeof(cl_ushort) + direct_fixed;
         if (slide + 1024 > local_mem)
             slide_fits = 0;
         if (direct + 1024 > local_mem)
@@ -629,7 +629,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_mem("geom", p->geom),
             qgpu_arg_int("s0", s0),
             qgpu_arg_int("ns", ns),
-            qgpu_arg_local("tile", crw * crw * sizeof(cl_ushort)),
+            qgpu_arg_local("tile", crw * (crw | 2) * sizeof(cl_ushort)),
             qgpu_arg_mem("cval_base", b->cval),
             qgpu_arg_mem("hist_base", b->hist1),
         };

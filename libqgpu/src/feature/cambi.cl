@@ -266,6 +266,37 @@ static inline ulong cambi_widen8(uint c)
            ((ulong)((c >> 16) & 0xFFu) << 32) | ((ulong)(c >> 24) << 48);
 }
 
+#if NB <= 9
+/* max_log_contrast <= 2: the samples are counted first in 7-bit fields
+ * of one ulong, bin b at bit 7 b (127 samples cannot carry a field into
+ * the next), added into acc every 127 samples at most (whole rows where
+ * a row is shorter): one shift and one 64-bit addition a sample in
+ * place of the 8-bit fields' select and addition per counter word. */
+static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
+                                    int n, int v, ulong acc[NW])
+{
+    const int vlo = v - ND;
+    const int per = max(1, 127 / n) * step;
+    for (int dy0 = first; dy0 < n; dy0 += per) {
+        const int dy1 = min(n, dy0 + per);
+        for (int dx0 = 0; dx0 < n; dx0 += 127) {
+            const int dx1 = min(n, dx0 + 127);
+            ulong rc = 0;
+            for (int dy = dy0; dy < dy1; dy += step) {
+                __local const ushort *row = tile + dy * rw;
+                for (int dx = dx0; dx < dx1; dx++) {
+                    uint b = (uint)((int)row[dx] - vlo);
+                    if (b <= 2 * ND)
+                        rc += (ulong)1 << (b * 7);
+                }
+            }
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                acc[b >> 2] += ((rc >> (7 * b)) & 0x7F) << ((b & 3) * 16);
+        }
+    }
+}
+#else
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
@@ -293,6 +324,7 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
         }
     }
 }
+#endif
 
 /* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
  * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
@@ -307,7 +339,9 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
-    int rw = ct + 2 * pad, n = 2 * pad + 1;
+    /* rows of rw samples stored rs apart, rs / 2 odd: the lanes of a team
+     * read one column of different rows, in different banks */
+    int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
     int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
     if (lid == 0)
@@ -352,7 +386,7 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
             uchar m = mrow[xc << mask_shift];
             ushort v = irow[xc];
             bool inside = x >= 0 && x < w && y >= 0 && y < h;
-            tile[ty * rw + tx] = inside && m ? v : UNMASKED;
+            tile[ty * rs + tx] = inside && m ? v : UNMASKED;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -370,8 +404,8 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
         int p = need[team];
         px = p % ct;
         py = p / ct;
-        pv = tile[(py + pad) * rw + px + pad];
-        cambi_count_rows(tile + py * rw + px, rw, lane, t, n, pv, acc);
+        pv = tile[(py + pad) * rs + px + pad];
+        cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc);
     }
 #if CV_TEAM_MAX > 1
 #pragma unroll
