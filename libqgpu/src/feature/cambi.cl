@@ -66,10 +66,15 @@ static inline int cambi_to10(int v, int bitdepth)
     return (v + (1 << (sh - 1))) >> sh;
 }
 
+/* scaled: the maps are not the identity (enc/src size below the
+ * input's); without it the sample is read without them (one dependent
+ * load fewer) */
 static inline int cambi_conv(__global const uchar *in, int bps, int bitdepth, int in_pitch,
-                             __global const int *mx, __global const int *my, int x, int y)
+                             __global const int *mx, __global const int *my, int scaled,
+                             int x, int y)
 {
-    return cambi_to10(cambi_in_sample(in, bps, my[y] * in_pitch + mx[x]), bitdepth);
+    const int idx = scaled ? my[y] * in_pitch + mx[x] : y * in_pitch + x;
+    return cambi_to10(cambi_in_sample(in, bps, idx), bitdepth);
 }
 
 /* ---- 2. spatial mask (and, at full size, scale 0's mode filter) ---- */
@@ -105,7 +110,7 @@ __kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
 void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
                      int in_pitch,
                      __global const int *maps, /* mx[w] then my[h] */
-                     int w, int h, int anti_dither, int threshold, int filter0, int dst_off,
+                     int scaled, int w, int h, int anti_dither, int threshold, int filter0, int dst_off,
                      __global ushort *img, __global uchar *mask)
 {
     __local ushort raw[(MP + 1) * (MP + 1)];
@@ -123,7 +128,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
         const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
         int p = 0;
         if (x >= 0 && x < w && y >= 0 && y < h)
-            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y);
+            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, scaled, x, y);
         raw[i] = (ushort)p;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
