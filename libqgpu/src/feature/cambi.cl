@@ -259,18 +259,8 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
-/* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2].
- * Each row's samples are counted first in 8-bit fields of 32-bit words
- * (a row of at most 255 samples cannot carry a field into the next),
- * added into acc once per row: the 64-bit selects and additions per
- * sample were most of the count's instructions. Integers: the counts
- * are the same. */
-static inline ulong cambi_widen8(uint c)
-{
-    return (ulong)(c & 0xFFu) | ((ulong)((c >> 8) & 0xFFu) << 16) |
-           ((ulong)((c >> 16) & 0xFFu) << 32) | ((ulong)(c >> 24) << 48);
-}
-
+/* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2]
+ * (integers: however they are counted, the counts are the same). */
 #if NB <= 9
 /* max_log_contrast <= 2: the samples are counted first in 7-bit fields
  * of one ulong, bin b at bit 7 b (127 samples cannot carry a field into
@@ -302,6 +292,16 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
     }
 }
 #else
+/* max_log_contrast > 2: each row's samples are counted first in 8-bit
+ * fields of 32-bit words (a row of at most 255 samples cannot carry a
+ * field into the next), added into acc once per row: the 64-bit selects
+ * and additions per sample were most of the count's instructions. */
+static inline ulong cambi_widen8(uint c)
+{
+    return (ulong)(c & 0xFFu) | ((ulong)((c >> 8) & 0xFFu) << 16) |
+           ((ulong)((c >> 16) & 0xFFu) << 32) | ((ulong)(c >> 24) << 48);
+}
+
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
