@@ -110,7 +110,8 @@ __kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
 void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
                      int in_pitch,
                      __global const int *maps, /* mx[w] then my[h] */
-                     int scaled, int w, int h, int anti_dither, int threshold, int filter0, int dst_off,
+                     int scaled, int w, int h, int anti_dither, int threshold, int filter0,
+                     int dst_off,
                      __global ushort *img, __global uchar *mask)
 {
     __local ushort raw[(MP + 1) * (MP + 1)];
