@@ -64,6 +64,7 @@ typedef struct CambiPic {
     int groups[2];               /* groups of the 16 x 16 launch, of the 8 x 8 one */
     int n16;                     /* scales 0 .. n16 - 1 have 16 x 16 tiles */
     cl_mem maps;              /* mx[w], my[h] */
+    int scaled;               /* the maps are not the identity (enc/src size) */
     cl_mem geom;              /* the c-value launches' geometry (CG_* per scale) */
     size_t res_off;           /* bytes in the slot results */
 } CambiPic;
@@ -317,6 +318,10 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
         return qgpu_error(f->ctx, QGPU_ERR_NO_MEMORY, "cambi: out of memory");
     cambi_resize_map(s->in_w, w, maps);
     cambi_resize_map(s->in_h, h, maps + w);
+    p->scaled = 0;
+    for (int i = 0; i < w + h; i++)
+        if (maps[i] != (i < w ? i : i - w))
+            p->scaled = 1;
     int err = qgpu_buffer_create(f->ctx, sizeof(cl_int) * (size_t)(w + h), &p->maps);
     if (!err)
         err = qgpu_buffer_write(f->ctx, p->maps, sizeof(cl_int) * (size_t)(w + h), maps,
@@ -460,7 +465,7 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         size_t rw = CAMBI_TILE + pad2;
         size_t slide = (CAMBI_SX + pad2) * (CAMBI_SY + pad2) * sizeof(cl_ushort) +
                        (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort);
-        size_t direct = rw * rw * sizeof(cl_ushort) + direct_fixed;
+        size_t direct = rw * (rw | 2) * sizeof(cl_ushort) + direct_fixed;
         if (slide + 1024 > local_mem)
             slide_fits = 0;
         if (direct + 1024 > local_mem)
@@ -575,6 +580,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("bitdepth", s->bitdepth),
             qgpu_arg_int("in_pitch", fmt->plane_w[0]),
             qgpu_arg_mem("maps", p->maps),
+            qgpu_arg_int("scaled", p->scaled),
             qgpu_arg_int("w", p->w),
             qgpu_arg_int("h", p->h),
             qgpu_arg_int("anti_dither", s->anti_dither),
@@ -629,7 +635,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_mem("geom", p->geom),
             qgpu_arg_int("s0", s0),
             qgpu_arg_int("ns", ns),
-            qgpu_arg_local("tile", crw * crw * sizeof(cl_ushort)),
+            qgpu_arg_local("tile", crw * (crw | 2) * sizeof(cl_ushort)),
             qgpu_arg_mem("cval_base", b->cval),
             qgpu_arg_mem("hist_base", b->hist1),
         };

@@ -66,10 +66,15 @@ static inline int cambi_to10(int v, int bitdepth)
     return (v + (1 << (sh - 1))) >> sh;
 }
 
+/* scaled: the maps are not the identity (enc/src size below the
+ * input's); without it the sample is read without them (one dependent
+ * load fewer) */
 static inline int cambi_conv(__global const uchar *in, int bps, int bitdepth, int in_pitch,
-                             __global const int *mx, __global const int *my, int x, int y)
+                             __global const int *mx, __global const int *my, int scaled,
+                             int x, int y)
 {
-    return cambi_to10(cambi_in_sample(in, bps, my[y] * in_pitch + mx[x]), bitdepth);
+    const int idx = scaled ? my[y] * in_pitch + mx[x] : y * in_pitch + x;
+    return cambi_to10(cambi_in_sample(in, bps, idx), bitdepth);
 }
 
 /* ---- 2. spatial mask (and, at full size, scale 0's mode filter) ---- */
@@ -105,7 +110,8 @@ __kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
 void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
                      int in_pitch,
                      __global const int *maps, /* mx[w] then my[h] */
-                     int w, int h, int anti_dither, int threshold, int filter0, int dst_off,
+                     int scaled, int w, int h, int anti_dither, int threshold, int filter0,
+                     int dst_off,
                      __global ushort *img, __global uchar *mask)
 {
     __local ushort raw[(MP + 1) * (MP + 1)];
@@ -123,7 +129,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
         const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
         int p = 0;
         if (x >= 0 && x < w && y >= 0 && y < h)
-            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, x, y);
+            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, scaled, x, y);
         raw[i] = (ushort)p;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -254,12 +260,43 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
-/* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2].
- * Each row's samples are counted first in 8-bit fields of 32-bit words
- * (a row of at most 255 samples cannot carry a field into the next),
- * added into acc once per row: the 64-bit selects and additions per
- * sample were most of the count's instructions. Integers: the counts
- * are the same. */
+/* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2]
+ * (integers: however they are counted, the counts are the same). */
+#if NB <= 9
+/* max_log_contrast <= 2: the samples are counted first in 7-bit fields
+ * of one ulong, bin b at bit 7 b (127 samples cannot carry a field into
+ * the next), added into acc every 127 samples at most (whole rows where
+ * a row is shorter): one shift and one 64-bit addition a sample in
+ * place of the 8-bit fields' select and addition per counter word. */
+static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
+                                    int n, int v, ulong acc[NW])
+{
+    const int vlo = v - ND;
+    const int per = max(1, 127 / n) * step;
+    for (int dy0 = first; dy0 < n; dy0 += per) {
+        const int dy1 = min(n, dy0 + per);
+        for (int dx0 = 0; dx0 < n; dx0 += 127) {
+            const int dx1 = min(n, dx0 + 127);
+            ulong rc = 0;
+            for (int dy = dy0; dy < dy1; dy += step) {
+                __local const ushort *row = tile + dy * rw;
+                for (int dx = dx0; dx < dx1; dx++) {
+                    uint b = (uint)((int)row[dx] - vlo);
+                    if (b <= 2 * ND)
+                        rc += (ulong)1 << (b * 7);
+                }
+            }
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                acc[b >> 2] += ((rc >> (7 * b)) & 0x7F) << ((b & 3) * 16);
+        }
+    }
+}
+#else
+/* max_log_contrast > 2: each row's samples are counted first in 8-bit
+ * fields of 32-bit words (a row of at most 255 samples cannot carry a
+ * field into the next), added into acc once per row: the 64-bit selects
+ * and additions per sample were most of the count's instructions. */
 static inline ulong cambi_widen8(uint c)
 {
     return (ulong)(c & 0xFFu) | ((ulong)((c >> 8) & 0xFFu) << 16) |
@@ -293,6 +330,7 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
         }
     }
 }
+#endif
 
 /* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
  * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
@@ -307,16 +345,45 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
-    int rw = ct + 2 * pad, n = 2 * pad + 1;
+    /* rows of rw samples stored rs apart, rs / 2 odd: the lanes of a team
+     * read one column of different rows, in different banks */
+    int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
     int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
     if (lid == 0)
         *nneed = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
+     * only a masked centre whose value passes the visibility tests for
+     * some d needs its window counted; the others' c-value is 0. Most
+     * tiles have none (1080p: ~9 in 10 of scales 0-1): those skip the
+     * window tile's reads (every work-item still passes every barrier:
+     * PoCL 3.1 gave wrong counts with a return here) */
+    if (lid < ct * ct) {
+        int qx = lid % ct, qy = lid / ct;
+        int x = gx0 + qx, y = gy0 + qy;
+        if (x < w && y < h) {
+            int v = mask[(y << mask_shift) * mask_w + (x << mask_shift)] ? img[y * w + x]
+                                                                         : (int)UNMASKED;
+            int any = 0;
+#pragma unroll
+            for (int d = 0; d < ND; d++)
+                any |= v <= params[d] && v + ND + d + 1 > vlt;
+            if (v != (int)UNMASKED && any)
+                need[atomic_inc(nneed)] = lid;
+            else
+                cval[y * w + x] = 0.0f;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int count = *nneed;
+
     /* the tile by rows and columns (no division by rw per sample), each
      * sample's mask and value read together at a clamped position and
      * kept where the position is inside (the value was read only after
      * its mask, and the next sample's reads waited for both) */
-    for (int ty = ly; ty < rw; ty += rows) {
+    for (int ty = count > 0 ? ly : rw; ty < rw; ty += rows) {
         int y = y0 + ty, yc = clamp(y, 0, h - 1);
         __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
         __global const ushort *irow = img + yc * w;
@@ -325,32 +392,12 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
             uchar m = mrow[xc << mask_shift];
             ushort v = irow[xc];
             bool inside = x >= 0 && x < w && y >= 0 && y < h;
-            tile[ty * rw + tx] = inside && m ? v : UNMASKED;
+            tile[ty * rs + tx] = inside && m ? v : UNMASKED;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
-     * only a masked centre whose value passes the visibility tests for
-     * some d needs its window counted; the others' c-value is 0 */
-    if (lid < ct * ct) {
-        int qx = lid % ct, qy = lid / ct;
-        int x = gx0 + qx, y = gy0 + qy;
-        int v = tile[(qy + pad) * rw + qx + pad];
-        int any = 0;
-#pragma unroll
-        for (int d = 0; d < ND; d++)
-            any |= v <= params[d] && v + ND + d + 1 > vlt;
-        if (x < w && y < h) {
-            if (v != (int)UNMASKED && any)
-                need[atomic_inc(nneed)] = lid;
-            else
-                cval[y * w + x] = 0.0f;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    int count = *nneed, t = 1;
+    int t = 1;
     while (t < CV_TEAM_MAX && count * t * 2 <= CV_WG)
         t *= 2;
     int team = lid / t, lane = lid - team * t;
@@ -363,8 +410,8 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
         int p = need[team];
         px = p % ct;
         py = p / ct;
-        pv = tile[(py + pad) * rw + px + pad];
-        cambi_count_rows(tile + py * rw + px, rw, lane, t, n, pv, acc);
+        pv = tile[(py + pad) * rs + px + pad];
+        cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc);
     }
 #if CV_TEAM_MAX > 1
 #pragma unroll
