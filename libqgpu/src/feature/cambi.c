@@ -245,6 +245,14 @@ static int cambi_mask_threshold(int w, int h)
     return (7 * 7 + 3 * (lg - 11) - 1) >> 1;
 }
 
+/* cambi_cvalues' window tile in __local memory for tiles of ct + 2 pad =
+ * rw samples a side: rows stored rw | 2 apart (cambi.cl: the lanes of a
+ * team read one column of different rows, in different banks). */
+static size_t cvalue_tile_bytes(size_t rw)
+{
+    return rw * (rw | 2) * sizeof(cl_ushort);
+}
+
 /* libvmaf's nearest-neighbour walk: a float position starting at
  * ratio/2 - 0.5 (computed in double, stored in float), + ratio per step,
  * index = (int)(pos + 0.5). */
@@ -465,7 +473,7 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         size_t rw = CAMBI_TILE + pad2;
         size_t slide = (CAMBI_SX + pad2) * (CAMBI_SY + pad2) * sizeof(cl_ushort) +
                        (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort);
-        size_t direct = rw * (rw | 2) * sizeof(cl_ushort) + direct_fixed;
+        size_t direct = cvalue_tile_bytes(rw) + direct_fixed;
         if (slide + 1024 > local_mem)
             slide_fits = 0;
         if (direct + 1024 > local_mem)
@@ -635,7 +643,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_mem("geom", p->geom),
             qgpu_arg_int("s0", s0),
             qgpu_arg_int("ns", ns),
-            qgpu_arg_local("tile", crw * (crw | 2) * sizeof(cl_ushort)),
+            qgpu_arg_local("tile", cvalue_tile_bytes(crw)),
             qgpu_arg_mem("cval_base", b->cval),
             qgpu_arg_mem("hist_base", b->hist1),
         };
