@@ -383,7 +383,7 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
  * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
  * each work-item issues per chunk are its time.) */
-__kernel __attribute__((reqd_work_group_size(HB_ROWS, 5, 1)))
+__kernel /* no reqd_work_group_size: see the register cap in ssimulacra2.c */
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
