@@ -238,11 +238,13 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * float-float where fp64 is fast); QGPU_SS2_FP64=0/1 forces one path
      * (tests, measurements) */
     s->fp64 = qgpu_fp64_variant(ctx, "QGPU_SS2_FP64", 0, 1);
-    /* NVIDIA: ss2_hblur in at most 128 registers (the compiler took 162:
-     * two of its work-groups per SM, three at 128, so that more of other
-     * frames' work fits beside it). The cap is program-wide but binds only
-     * ss2_hblur: NVIDIA's compiler ignores it for kernels with a
-     * reqd_work_group_size, which ss2_hblur alone does not declare. */
+    /* NVIDIA (cl_nv_compiler_options): ss2_hblur in at most 128 registers.
+     * The compiler took 162, two of its work-groups per SM; at 128 three
+     * fit, and with four lanes other frames' work runs beside it
+     * (doc/performance.md, issue #21, wt-ss2g). The cap is
+     * program-wide but binds only ss2_hblur: NVIDIA's compiler ignores it
+     * for kernels with a reqd_work_group_size, which ss2_hblur alone does
+     * not declare (ss2_vblur_maps at 96 spilled). */
     char opts[192];
     snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)

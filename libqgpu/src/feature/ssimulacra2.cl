@@ -382,8 +382,14 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * into registers while the recursion runs over this one. Output: plane
  * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
  * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
- * each work-item issues per chunk are its time.) */
-__kernel /* no reqd_work_group_size: see the register cap in ssimulacra2.c */
+ * each work-item issues per chunk are its time.) The launch is always
+ * (HB_ROWS, 5), but the kernel declares no reqd_work_group_size: with one,
+ * NVIDIA's compiler ignores the register cap ssimulacra2.c sets for this
+ * program (-cl-nv-maxrregcount=128: 162 registers, two work-groups per SM,
+ * became 128, three: more of other frames' work fits beside it). Splitting
+ * each recursion's three chains over three work-items (16 rows, 240
+ * work-items) was slower: 0.186 -> 0.233 ms (doc/performance.md, wt-ss2g). */
+__kernel
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
