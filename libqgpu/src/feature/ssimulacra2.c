@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -155,6 +156,27 @@ static void ss2_make_yuv(Ss2State *s, int bitdepth)
     s->yuv[7] = 2.0f * t; /* cb_b */
 }
 
+/* Whether the device lists an OpenCL extension (a whole word of
+ * CL_DEVICE_EXTENSIONS). */
+static int has_extension(QgpuContext *ctx, const char *name)
+{
+    size_t size = 0, len = strlen(name);
+    int found = 0;
+    cl_device_id dev = qgpu_cl_device(ctx);
+    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || !size)
+        return 0;
+    char *list = malloc(size + 1);
+    if (!list)
+        return 0;
+    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, size, list, NULL) == CL_SUCCESS) {
+        list[size] = '\0';
+        for (const char *p = strstr(list, name); p && !found; p = strstr(p + 1, name))
+            found = (p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0');
+    }
+    free(list);
+    return found;
+}
+
 static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     Ss2State *s = f->priv;
@@ -216,11 +238,19 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * float-float where fp64 is fast); QGPU_SS2_FP64=0/1 forces one path
      * (tests, measurements) */
     s->fp64 = qgpu_fp64_variant(ctx, "QGPU_SS2_FP64", 0, 1);
-    char opts[128];
-    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s", s->radius, s->fp64,
+    /* NVIDIA (cl_nv_compiler_options): ss2_hblur in at most 128 registers.
+     * The compiler took 162, two of its work-groups per SM; at 128 three
+     * fit, and with four lanes other frames' work runs beside it
+     * (doc/performance.md, issue #21, wt-ss2g). The cap is
+     * program-wide but binds only ss2_hblur: NVIDIA's compiler ignores it
+     * for kernels with a reqd_work_group_size, which ss2_hblur alone does
+     * not declare (ss2_vblur_maps at 96 spilled). */
+    char opts[192];
+    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
-                 : "");
+                 : "",
+             has_extension(ctx, "cl_nv_compiler_options") ? " -cl-nv-maxrregcount=128" : "");
     err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ss2_pyramid", &s->k_pyramid);

@@ -382,8 +382,14 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * into registers while the recursion runs over this one. Output: plane
  * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
  * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
- * each work-item issues per chunk are its time.) */
-__kernel __attribute__((reqd_work_group_size(HB_ROWS, 5, 1)))
+ * each work-item issues per chunk are its time.) The launch is always
+ * (HB_ROWS, 5), but the kernel declares no reqd_work_group_size: with one,
+ * NVIDIA's compiler ignores the register cap ssimulacra2.c sets for this
+ * program (-cl-nv-maxrregcount=128: 162 registers, two work-groups per SM,
+ * became 128, three: more of other frames' work fits beside it). Splitting
+ * each recursion's three chains over three work-items (16 rows, 240
+ * work-items) was slower: 0.186 -> 0.233 ms (doc/performance.md, wt-ss2g). */
+__kernel
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
@@ -599,17 +605,14 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
 #define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
 #define VB_MPI ((VB_T * VB_COLS + VB_WG - 1) / VB_WG) /* map pixels per work-item */
 
-/* One chunk's loads, issued together (see HbFetch): work-item (col, q)'s
- * window of column x0 + col of quantity q, and the pictures' samples at the
- * map pixels it will take (pixel idx = lid + k * VB_WG of the chunk). */
+/* One chunk's window, loaded into registers a chunk ahead (see HbFetch):
+ * work-item (col, q)'s rows of column x0 + col of quantity q. */
 typedef struct VbFetch {
     float v[VB_IN];
-    float x1[VB_MPI], x2[VB_MPI];
 } VbFetch;
 
-static inline void vb_fetch(VbFetch *f, __global const float *hin, __global const float *p1,
-                            __global const float *p2, int col, int q, int lid, int x0,
-                            int base, int w, int h)
+static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int x0, int base,
+                            int w, int h)
 {
     const int x = x0 + col, ws = base - SS2_N - 1;
     if (ws >= 0 && ws + VB_IN <= h) {
@@ -630,14 +633,26 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, __global cons
             f->v[rr] = inside ? hin[i] : 0.0f;
         }
     }
+}
+
+/* The pictures' samples at the map pixels work-item lid takes in the chunk
+ * at row base (pixel idx = lid + k * VB_WG of the chunk). Loaded in the
+ * chunk that uses them, before its recursion (which hides their latency),
+ * not a chunk ahead: held and copied through a whole chunk they cost more
+ * than their earlier start gained (0.182 -> 0.170 ms one lane on the H200,
+ * doc/performance.md, wt-ss2f). */
+static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const float *p1,
+                              __global const float *p2, int lid, int x0, int base, int w,
+                              int h)
+{
     for (int k = 0; k < VB_MPI; k++) {
         const int idx = lid + k * VB_WG;
         const int t = idx / VB_COLS, j = idx - t * VB_COLS;
         const int n = base + t, xx = x0 + j;
         const bool inside = idx < VB_T * VB_COLS && n >= 0 && n < h && xx < w;
         const int i = inside ? n * w + xx : 0;
-        f->x1[k] = inside ? p1[i] : 0.0f;
-        f->x2[k] = inside ? p2[i] : 0.0f;
+        x1[k] = inside ? p1[i] : 0.0f;
+        x2[k] = inside ? p2[i] : 0.0f;
     }
 }
 
@@ -671,19 +686,16 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
 
     /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
      * the next chunk's loads are in flight while this one is computed */
-    vb_fetch(&f, hin, p1, p2, col, q, lid, x0, -N + 1, w, h);
+    vb_fetch(&f, hin, col, x0, -N + 1, w, h);
     for (int base = -N + 1; base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int rr = 0; rr < VB_IN; rr++)
             lm.tin[q][rr][col] = f.v[rr];
-        for (int k = 0; k < VB_MPI; k++) {
-            x1[k] = f.x1[k];
-            x2[k] = f.x2[k];
-        }
+        vb_samples(x1, x2, p1, p2, lid, x0, base, w, h);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
-            vb_fetch(&f, hin, p1, p2, col, q, lid, x0, base + VB_T, w, h);
+            vb_fetch(&f, hin, col, x0, base + VB_T, w, h);
         /* the output of step t goes over the sample it has read (later
          * steps read t' and t' + 2N > t): no output tile */
         for (int t = 0; t < VB_T; t++)
