@@ -238,3 +238,20 @@ int qgpu_fp64_variant(QgpuContext *ctx, const char *env, cl_device_fp_config nee
         return *force == '1' && has;
     return by_default && has;
 }
+
+int qgpu_device_has_extension(QgpuContext *ctx, const char *name)
+{
+    size_t size = 0, len = strlen(name);
+    int found = 0;
+    char *list;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS ||
+        !size || !(list = malloc(size + 1)))
+        return 0;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, size, list, NULL) == CL_SUCCESS) {
+        list[size] = '\0';
+        for (const char *p = strstr(list, name); p && !found; p = strstr(p + 1, name))
+            found = (p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0');
+    }
+    free(list);
+    return found;
+}

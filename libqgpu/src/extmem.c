@@ -57,24 +57,6 @@ static void *lookup(cl_platform_id platform, const char *name)
     return fn ? fn : dlsym(RTLD_DEFAULT, name);
 }
 
-static int has_extension(QgpuContext *ctx, const char *name)
-{
-    size_t size = 0;
-    char *list;
-    int found = 0;
-    if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS ||
-        !size || !(list = malloc(size + 1)))
-        return 0;
-    if (clGetDeviceInfo(ctx->device, CL_DEVICE_EXTENSIONS, size, list, NULL) == CL_SUCCESS) {
-        size_t n = strlen(name);
-        list[size] = 0;
-        for (const char *p = strstr(list, name); p && !found; p = strstr(p + 1, name))
-            found = (p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0);
-    }
-    free(list);
-    return found;
-}
-
 static int is_imported(const QgpuContext *ctx, cl_mem buffer)
 {
     for (int i = 0; i < ctx->nb_imports; i++)
@@ -95,7 +77,7 @@ int qgpu_import_memory_fd(QgpuContext *ctx, int fd, size_t size, cl_mem *buffer)
     if (!ctx || !buffer || fd < 0 || !size)
         return QGPU_ERR_INVALID_ARG;
     *buffer = NULL;
-    if (!has_extension(ctx, "cl_khr_external_memory_opaque_fd"))
+    if (!qgpu_device_has_extension(ctx, "cl_khr_external_memory_opaque_fd"))
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
                           "%s has no cl_khr_external_memory_opaque_fd: memory of other APIs "
                           "cannot be imported",

@@ -179,6 +179,9 @@ cl_command_queue qgpu_compute_queue(QgpuContext *ctx);
  * double precision at all, e.g. CL_FP_DENORM: denormals kept). */
 int qgpu_fp64_variant(QgpuContext *ctx, const char *env, cl_device_fp_config need,
                       int by_default);
+/* Whether the device lists OpenCL extension `name` (a whole word of
+ * CL_DEVICE_EXTENSIONS). */
+int qgpu_device_has_extension(QgpuContext *ctx, const char *name);
 /* Lanes of the stream (1 .. QGPU_MAX_LANES), fixed before init(): a
  * QGPU_FEATURE_LANES feature allocates its per-frame scratch this many
  * times and uses copy number slot->lane in enqueue(). */

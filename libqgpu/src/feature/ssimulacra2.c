@@ -156,27 +156,6 @@ static void ss2_make_yuv(Ss2State *s, int bitdepth)
     s->yuv[7] = 2.0f * t; /* cb_b */
 }
 
-/* Whether the device lists an OpenCL extension (a whole word of
- * CL_DEVICE_EXTENSIONS). */
-static int has_extension(QgpuContext *ctx, const char *name)
-{
-    size_t size = 0, len = strlen(name);
-    int found = 0;
-    cl_device_id dev = qgpu_cl_device(ctx);
-    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || !size)
-        return 0;
-    char *list = malloc(size + 1);
-    if (!list)
-        return 0;
-    if (clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, size, list, NULL) == CL_SUCCESS) {
-        list[size] = '\0';
-        for (const char *p = strstr(list, name); p && !found; p = strstr(p + 1, name))
-            found = (p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0');
-    }
-    free(list);
-    return found;
-}
-
 static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     Ss2State *s = f->priv;
@@ -250,7 +229,7 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
                  : "",
-             has_extension(ctx, "cl_nv_compiler_options") ? " -cl-nv-maxrregcount=128" : "");
+             qgpu_device_has_extension(ctx, "cl_nv_compiler_options") ? " -cl-nv-maxrregcount=128" : "");
     err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ss2_pyramid", &s->k_pyramid);
