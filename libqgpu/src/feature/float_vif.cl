@@ -129,14 +129,17 @@ fvif_taps(__constant float *filt, const int fw, float *f)
                                       horizontal pass hit different banks */
 
 /* vertical: output row y's sum down source column c of the window, which
- * starts at (off, off) of the staged sr / sd */
+ * starts at (off, off) of the staged sr / sd; taken by work-items first ..
+ * wg - 1 (k = lid - first of them) */
 static inline __attribute__((always_inline)) void
 fvif_dec_vertical(__local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW], int off,
                   const float *fd, const int fwd, __local float (*vr)[FVIF_DV_W],
-                  __local float (*vd)[FVIF_DV_W], int lid, int nitems)
+                  __local float (*vd)[FVIF_DV_W], int lid, int first, int wg)
 {
     const int span_w = 2 * FVIF_DW - 2 + fwd;
-    for (int i = lid; i < FVIF_DH * span_w; i += nitems) {
+    if (lid < first)
+        return;
+    for (int i = lid - first; i < FVIF_DH * span_w; i += wg - first) {
         int y = i / span_w, c = i - y * span_w;
         float tr = 0.0f, td = 0.0f;
 #pragma unroll
@@ -306,9 +309,12 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
             v[4][2 * p + q][c] = axy[q];
         }
     }
-    /* the next scale's vertical sums, from the same staged window */
+    /* the next scale's vertical sums, from the same staged window, by the
+     * work-items that took one column pair fewer above (the last 128,
+     * 64, 32 of 256 at scales 0, 1, 2) */
     if (fwd)
-        fvif_dec_vertical(sr, sd, r - fwd / 2, fd, fwd, vr, vd, lid, wg);
+        fvif_dec_vertical(sr, sd, r - fwd / 2, fd, fwd, vr, vd, lid,
+                          (FVIF_TH / 2) * span_w % wg, wg);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int x = x0 + lx;
