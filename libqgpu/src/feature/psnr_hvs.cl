@@ -8,9 +8,8 @@
  *   block's 64 masked, CSF-weighted squared DCT errors with exactly
  *   libvmaf's single-precision operations and order (contraction off,
  *   correctly rounded divide/sqrt requested at build time), and store them
- *   in scan order (through __local memory, so that a group's stores are
- *   consecutive). A work-item's block (samples, then DCT coefficients)
- *   lives in __local memory, not in registers.
+ *   in scan order (through a __local tile, so that a group's stores are
+ *   consecutive).
  *
  * Then the terms are added up. libvmaf adds them one by one into a single
  * float, and the rounding of that running sum moves the score by up to
@@ -65,11 +64,11 @@ static inline int mulr(int a, int k, int s)
     return (a * k + (1 << (s - 1))) >> s;
 }
 
-/* Daala's 8-point forward DCT (od_bin_fdct8) on x[0..7], in place */
-static void fdct8(int *x)
+/* Daala's 8-point forward DCT (od_bin_fdct8) on v[o], v[o+st], ... */
+static void fdct8(int *v, int o, int st)
 {
-    int t0 = x[0], t4 = x[1], t2 = x[2], t6 = x[3];
-    int t7 = x[4], t3 = x[5], t5 = x[6], t1 = x[7];
+    int t0 = v[o], t4 = v[o + st], t2 = v[o + 2 * st], t6 = v[o + 3 * st];
+    int t7 = v[o + 4 * st], t3 = v[o + 5 * st], t5 = v[o + 6 * st], t1 = v[o + 7 * st];
     int t1h, t4h, t6h;
 
     t1 = t0 - t1;
@@ -112,41 +111,30 @@ static void fdct8(int *x)
     t3 -= mulr(t5, 18205, 15);
     t5 += mulr(t3, 2485, 13);
 
-    x[0] = t0;
-    x[1] = t1;
-    x[2] = t2;
-    x[3] = t3;
-    x[4] = t4;
-    x[5] = t5;
-    x[6] = t6;
-    x[7] = t7;
-}
-
-/* fdct8 on v[o], v[o + st], ... v[o + 7 st] of a block in __local memory */
-static void fdct8_at(__local int *v, int o, int st)
-{
-    int x[8];
-    for (int i = 0; i < 8; i++)
-        x[i] = v[o + i * st];
-    fdct8(x);
-    for (int i = 0; i < 8; i++)
-        v[o + i * st] = x[i];
+    v[o] = t0;
+    v[o + st] = t1;
+    v[o + 2 * st] = t2;
+    v[o + 3 * st] = t3;
+    v[o + 4 * st] = t4;
+    v[o + 5 * st] = t5;
+    v[o + 6 * st] = t6;
+    v[o + 7 * st] = t7;
 }
 
 /* 2-D DCT in place: columns, then rows (od_bin_fdct8x8's order). The
  * column pass leaves column c's coefficients in column c, so the row pass
  * transforms rows: same values as Daala's transposed intermediate. */
-static void fdct8x8(__local int *v)
+static void fdct8x8(int *v)
 {
     for (int c = 0; c < 8; c++)
-        fdct8_at(v, c, 8);
+        fdct8(v, c, 8);
     for (int r = 0; r < 8; r++)
-        fdct8_at(v, r * 8, 1);
+        fdct8(v, r * 8, 1);
 }
 
 /* Variance ratio of a block (sum of quadrant variances / block variance),
  * in libvmaf's float order. */
-static float var_ratio(__local const int *v)
+static float var_ratio(const int *v)
 {
     float gmean = 0.0f, gvar = 0.0f;
     float means[4] = {0.0f, 0.0f, 0.0f, 0.0f}, vars[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -176,7 +164,7 @@ static float var_ratio(__local const int *v)
 }
 
 /* Masking strength of a block from its DCT coefficients. */
-static float masking(__local const int *coef, float ratio, __constant const float *mask)
+static float masking(const int *coef, float ratio, __constant const float *mask)
 {
     float energy = 0.0f;
     for (int k = 1; k < 64; k++)
@@ -186,14 +174,13 @@ static float masking(__local const int *coef, float ratio, __constant const floa
 
 /*
  * One picture's part of a block: its samples, variance ratio, DCT and
- * masking strength. The samples, then the coefficients (DCT in place),
- * are kept in v[0..63] (__local memory: a work-item holding the 64 values
- * in registers needed 127 of them, 16 warps an SM), the masking strength
- * goes to *m.
+ * masking strength. The coefficients go to coef[0..63], the masking
+ * strength to *m.
  */
 static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int x0, int y0,
-                        __constant const float *mask, __local int *v, __local float *m)
+                        __constant const float *mask, __local int *coef, __local float *m)
 {
+    int v[64];
     for (int i = 0; i < 8; i++) {
         ulong row = off + (ulong)(y0 + i) * pitch + x0;
         for (int j = 0; j < 8; j++)
@@ -202,6 +189,8 @@ static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int 
     float ratio = var_ratio(v);
     fdct8x8(v);
     *m = masking(v, ratio, mask);
+    for (int k = 0; k < 64; k++)
+        coef[k] = v[k];
 }
 
 /*
@@ -214,7 +203,7 @@ static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int 
  * tables: [plane][0] = csf (64), [plane][1] = mask (64), 128 floats a plane.
  * Plane p's blocks are [start_p, start_{p+1}); its block b sits at block
  * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the block's
- * terms (through __local memory, so that the group's stores are
+ * terms (through a __local tile, so that the group's stores are
  * consecutive); block_sums[block] their sum, in any order (only its size
  * matters: psnr_hvs_total).
  */
@@ -227,13 +216,12 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
                      __constant const float *tables, __global float *terms,
                      __global float *block_sums)
 {
-    /* row 2 b + p: block b's picture p (samples, then coefficients), then
-     * in row 2 b the block's terms (float bits) over its reference
-     * coefficients; rows of 65: the work-items of a warp, at the same k,
-     * hit different banks */
+    /* rows of 65: the work-items of a warp, at the same k, hit different
+     * banks */
     __local int coef[HVS_BPG * 2 * TILE_ROW];
     __local float mstr[HVS_BPG * 2];
     __local float half_sum[HVS_BPG * 2];
+    __local float tile[HVS_BPG * TILE_ROW];
     int lid = get_local_id(0);
     int lb = lid / 2, p = lid % 2;
     int group_first = get_group_id(0) * HVS_BPG;
@@ -273,9 +261,7 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
                 err = err < thr ? 0.0f : err - thr;
             }
             float e = err * csf[k];
-            /* term k over coefficient k of the reference, which only this
-             * work-item reads (k in its half), and only before */
-            cref[k] = as_int(e * e);
+            tile[lb * TILE_ROW + k] = e * e;
             bsum += e * e;
         }
     }
@@ -286,7 +272,7 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
         block_sums[blk] = half_sum[lid] + half_sum[lid + 1];
     __global float *out = terms + (ulong)group_first * 64;
     for (int i = lid; i < nblk * 64; i += HVS_WG)
-        out[i] = as_float(coef[(2 * (i / 64)) * TILE_ROW + i % 64]);
+        out[i] = tile[(i / 64) * TILE_ROW + i % 64];
 }
 
 /* Ulps of the binade of exponent field e that a term of exponent field et
