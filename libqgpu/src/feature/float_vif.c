@@ -3,8 +3,9 @@
  * float_vif.c, vif.c, vif_tools.c), luma only, fp32 kernels
  * (float_vif.cl).
  *
- * Launches per frame: 4 statistic (one per scale) + 3 decimation + 1
- * row-sum = 8 (scale 0 is read from the uploaded luma). The results hold
+ * Launches per frame: 4 statistic (one per scale; those of scales 0..2
+ * also make the next scale's pictures) + 1 row-sum = 5 (scale 0 is read
+ * from the uploaded luma). The results hold
  * one (num, den) float pair per row of every scale; collect() adds them
  * top to bottom in float (libvmaf's accum_num/accum_den are floats) and
  * finishes in double:
@@ -21,8 +22,6 @@
 
 #define FVIF_TW 32       /* as in float_vif.cl: statistic tile 32 x 16, work-group 32 x 8 */
 #define FVIF_TH 16
-#define FVIF_DW 16       /* as in float_vif.cl: decimation work-group 16 x 8 */
-#define FVIF_DH 8
 #define FVIF_RS_ROWS 8   /* common.cl ROW_SUMS_ROWS: rows per row-sum work-group */
 #define FVIF_RS_WG 256   /* common.cl ROW_SUMS_WG: its work-items */
 #define FVIF_MIN_SIZE 16 /* scale 3 (w/8) needs 2 samples for its 3-tap mirror */
@@ -66,7 +65,7 @@ typedef struct FloatVifState {
     bool skip_scale0;
     /* state */
     cl_kernel k_rowsum;
-    cl_kernel k_stat[4], k_dec[4]; /* per scale, of its filter width; no k_dec[0] */
+    cl_kernel k_stat[4]; /* per scale, of its filter width */
     cl_mem img[QGPU_MAX_LANES][4][2]; /* per lane and scale 1..3: ref, dis (float) */
     cl_mem terms[QGPU_MAX_LANES]; /* per lane: num/den terms of every scale */
     float sigma_max_inv;
@@ -200,13 +199,10 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                                       "float_vif: filter")))
             return err;
         /* one kernel per filter width (float_vif.cl): fvif_stat17 ...
-         * fvif_stat3, fvif_dec9 ... fvif_dec3 */
+         * fvif_stat3 */
         char name[32];
         snprintf(name, sizeof(name), "fvif_stat%d", s->fw[i]);
         if ((err = qgpu_kernel_create(ctx, prog, name, &s->k_stat[i])))
-            return err;
-        snprintf(name, sizeof(name), "fvif_dec%d", s->fw[i]);
-        if (i && (err = qgpu_kernel_create(ctx, prog, name, &s->k_dec[i])))
             return err;
     }
     for (int i = 0; i < qgpu_lanes(ctx); i++)
@@ -237,41 +233,22 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     static const char *const what_stat[4] = {"float_vif: scale 0", "float_vif: scale 1",
                                              "float_vif: scale 2", "float_vif: scale 3"};
-    static const char *const what_dec[4] = {"", "float_vif: decimate 1", "float_vif: decimate 2",
-                                            "float_vif: decimate 3"};
     FloatVifState *s = f->priv;
     cl_mem(*img)[2] = s->img[slot->lane];
     cl_mem terms = s->terms[slot->lane];
     int err;
 
-    /* scale 0 is read from the uploaded luma (fvif_stat17, fvif_dec9), the
-     * others from the float pictures the decimations write */
+    /* scale 0 is read from the uploaded luma (fvif_stat17), the others
+     * from the float pictures the statistic of the scale before made */
     const cl_float unit = 1.0f / (float)(1 << (f->fmt->bitdepth - 8));
     for (int i = 0; i < 4; i++) {
         int w = s->w[i], h = s->h[i];
-        if (i) {
-            size_t local[2] = {FVIF_DW, FVIF_DH};
-            size_t global[2] = {qgpu_round_up((size_t)w, FVIF_DW),
-                                qgpu_round_up((size_t)h, FVIF_DH)};
-            QgpuArg args[10];
-            int n = source_args(args, slot, i == 1 ? NULL : img[i - 1], unit);
-            args[n++] = qgpu_arg_int("sw", s->w[i - 1]);
-            args[n++] = qgpu_arg_int("sh", s->h[i - 1]);
-            args[n++] = qgpu_arg_mem("filt", s->filt[i]);
-            args[n++] = qgpu_arg_mem("dst_ref", img[i][0]);
-            args[n++] = qgpu_arg_mem("dst_dis", img[i][1]);
-            args[n++] = qgpu_arg_int("dw", w);
-            args[n++] = qgpu_arg_int("dh", h);
-            if ((err = qgpu_launch(f->ctx, slot, s->k_dec[i], what_dec[i], args, n, 2, global,
-                                   local)))
-                return err;
-        }
         size_t local[2] = {FVIF_TW, FVIF_TH / 2};
         size_t global[2] = {qgpu_round_up((size_t)w, FVIF_TW),
                             qgpu_round_up((size_t)h, FVIF_TH) / 2};
         /* the terms of scale i: a sub-range of one buffer, passed as a
          * sub-buffer would need alignment; use a separate offset instead */
-        QgpuArg args[11];
+        QgpuArg args[14];
         int n = source_args(args, slot, i == 0 ? NULL : img[i], unit);
         args[n++] = qgpu_arg_int("w", w);
         args[n++] = qgpu_arg_int("h", h);
@@ -281,6 +258,11 @@ static int float_vif_enqueue(QgpuFeature *f, QgpuSlot *slot)
         args[n++] = qgpu_arg_float("sigma_max_inv", s->sigma_max_inv);
         args[n++] = qgpu_arg_mem("terms", terms);
         args[n++] = qgpu_arg_int("toff", (cl_int)s->toff[i]);
+        if (i < 3) { /* the next scale's filter and pictures */
+            args[n++] = qgpu_arg_mem("dfilt", s->filt[i + 1]);
+            args[n++] = qgpu_arg_mem("dst_ref", img[i + 1][0]);
+            args[n++] = qgpu_arg_mem("dst_dis", img[i + 1][1]);
+        }
         if ((err = qgpu_launch(f->ctx, slot, s->k_stat[i], what_stat[i], args, n, 2, global,
                                local)))
             return err;
@@ -361,7 +343,6 @@ static void float_vif_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_rowsum);
     for (int i = 0; i < 4; i++) {
         qgpu_kernel_release(&s->k_stat[i]);
-        qgpu_kernel_release(&s->k_dec[i]);
         qgpu_buffer_release(&s->filt[i]);
     }
     for (int k = 0; k < QGPU_MAX_LANES * 8; k++)

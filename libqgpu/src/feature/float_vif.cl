@@ -7,18 +7,17 @@
  * Per frame (float_vif.c enqueues them):
  *   fvif_stat17..3  one per scale: the five separable filters (mu1, mu2,
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the
- *                 per-pixel VIF statistic; num/den terms stored column-major
- *   fvif_dec9..3  scales 1..3: blur the previous scale with this scale's
- *                 filter and keep the even rows/columns (from a __local
- *                 tile)
+ *                 per-pixel VIF statistic; num/den terms stored column-major.
+ *                 Scales 0..2 also make the next scale's pictures from the
+ *                 same __local tile: blurred with the next scale's filter,
+ *                 the even rows/columns kept (vif_dec2_s)
  *   fvif_rowsum   every scale's rows, 8 per work-group: each row's num/den
  *                 terms added left to right in float by one work-item (from
  *                 __local tiles the whole group loads), as vif_statistic_s
  *                 does; the host adds the row sums top to bottom in float.
- * Scale 0 (fvif_stat17, fvif_dec9) is read from the uploaded luma, each
- * sample made a float in 8-bit units minus 128 as it is staged
- * (libvmaf's picture_copy); the other scales from the decimations' float
- * pictures.
+ * Scale 0 (fvif_stat17) is read from the uploaded luma, each sample made
+ * a float in 8-bit units minus 128 as it is staged (libvmaf's
+ * picture_copy); the other scales from the decimations' float pictures.
  *
  * What has to match libvmaf: every filter output is a float sum of float
  * products taken in tap order (vertical pass first, then horizontal on the
@@ -88,7 +87,8 @@ static inline float fvif_in(__global const float *pic, __global const sample_t *
 }
 
 /* The filters' widths are compile-time constants: one kernel per width
- * (FVIF_STAT_KERNEL, FVIF_DEC_KERNEL below), so that every tap loop is
+ * (FVIF_STAT_KERNEL below: the statistic's width and the width of the
+ * decimation it makes for the next scale), so that every tap loop is
  * unrolled and the taps sit in registers (a width passed as an argument
  * left the loops rolled, one __constant load per tap). The tap loops run
  * to FVIF_FW_MAX with a test of the width inside: a constant trip count
@@ -107,103 +107,74 @@ fvif_taps(__constant float *filt, const int fw, float *f)
             f[k] = filt[k];
 }
 
-/* Blur (this scale's filter) + decimation by 2 (vif_dec2_s). A work-group
- * makes a FVIF_DW x FVIF_DH tile of the output from the (2 FVIF_DW - 2 +
- * fw) x (2 FVIF_DH - 2 + fw) source window it reads, staged in __local
- * memory (mirrored at the picture's borders as each tap would be). The
- * vertical sums of the output rows are taken once per source column
- * (vertical pass), then each output adds fw of them (horizontal pass):
- * the same products and sums, in the same order, as a 2-D loop taking
- * each column's vertical sum inside the horizontal one. Scales 1-3 only:
- * their filters have at most 9 taps. */
+/* Blur (the next scale's filter) + decimation by 2 (vif_dec2_s), taken
+ * by the statistic's kernel of the scale it reads (fvif_stat_tile), from
+ * the window that kernel has staged. Work-group (gx, gy) of the statistic
+ * (tile x0 = 32 gx, y0 = 16 gy) makes the FVIF_DW x FVIF_DH tile of the
+ * next scale from (x0 / 2, y0 / 2): it reads the (2 FVIF_DW - 2 + fwd) x
+ * (2 FVIF_DH - 2 + fwd) source window from (x0 - rd, y0 - rd), which lies
+ * in the statistic's (32 + 2 r) x (16 + 2 r) window from (x0 - r, y0 - r)
+ * (rd = fwd / 2 <= r, the statistic's radius) with the same mirrored
+ * samples, and the next scale's floor(w/2) x floor(h/2) tiles are never
+ * more than the statistic's. The vertical sums of the output rows are
+ * taken once per source column (with the statistic's vertical pass), then
+ * each output adds fwd of them (with the statistic's pixels): the same
+ * products and sums, in the same order, as a 2-D loop taking each
+ * column's vertical sum inside the horizontal one. */
 #define FVIF_DW 16
 #define FVIF_DH 8
 #define FVIF_DRMAX 4
 #define FVIF_DIN_W (2 * FVIF_DW + 2 * FVIF_DRMAX)
-#define FVIF_DIN_H (2 * FVIF_DH + 2 * FVIF_DRMAX)
 #define FVIF_DV_W (FVIF_DIN_W + 1) /* odd: the strided reads of the
                                       horizontal pass hit different banks */
 
+/* vertical: output row y's sum down source column c of the window, which
+ * starts at (off, off) of the staged sr / sd; taken by work-items first ..
+ * wg - 1 (k = lid - first of them) */
 static inline __attribute__((always_inline)) void
-fvif_dec_tile(__global const float *src_ref, __global const float *src_dis,
-              __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
-              float unit, int sw, int sh, __constant float *filt, const int fw,
-              __global float *dst_ref, __global float *dst_dis, int dw, int dh,
-              __local float (*lr)[FVIF_DIN_W], __local float (*ld)[FVIF_DIN_W],
-              __local float (*vr)[FVIF_DV_W], __local float (*vd)[FVIF_DV_W])
+fvif_dec_vertical(__local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW], int off,
+                  const float *fd, const int fwd, __local float (*vr)[FVIF_DV_W],
+                  __local float (*vd)[FVIF_DV_W], int lid, int first, int wg)
 {
-    const int r = fw / 2;
-    const int span_w = 2 * FVIF_DW - 2 + fw, span_h = 2 * FVIF_DH - 2 + fw;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_DW + lx;
-    int j0 = get_group_id(0) * FVIF_DW, i0 = get_group_id(1) * FVIF_DH;
-    float f[FVIF_FW_MAX];
-
-    fvif_taps(filt, fw, f);
-    for (int yy = ly; yy < span_h; yy += FVIF_DH) {
-        int row = mirror_skip_edge(2 * i0 - r + yy, sh);
-        for (int xx = lx; xx < span_w; xx += FVIF_DW) {
-            int c = mirror_skip_edge(2 * j0 - r + xx, sw);
-            lr[yy][xx] = fvif_in(src_ref, raw_ref, raw, unit, row * sw + c);
-            ld[yy][xx] = fvif_in(src_dis, raw_dis, raw, unit, row * sw + c);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* vertical: output row y's sum down source column c */
-    for (int i = lid; i < FVIF_DH * span_w; i += FVIF_DW * FVIF_DH) {
+    const int span_w = 2 * FVIF_DW - 2 + fwd;
+    if (lid < first)
+        return;
+    for (int i = lid - first; i < FVIF_DH * span_w; i += wg - first) {
         int y = i / span_w, c = i - y * span_w;
         float tr = 0.0f, td = 0.0f;
 #pragma unroll
         for (int ky = 0; ky < FVIF_FW_MAX; ky++) {
-            if (ky < fw) {
-                tr += f[ky] * lr[2 * y + ky][c];
-                td += f[ky] * ld[2 * y + ky][c];
+            if (ky < fwd) {
+                tr += fd[ky] * sr[off + 2 * y + ky][off + c];
+                td += fd[ky] * sd[off + 2 * y + ky][off + c];
             }
         }
         vr[y][c] = tr;
         vd[y][c] = td;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+}
 
+/* horizontal: work-item k < FVIF_DW * FVIF_DH makes output (k % FVIF_DW,
+ * k / FVIF_DW) of the tile from (j0, i0) */
+static inline __attribute__((always_inline)) void
+fvif_dec_horizontal(__local float (*vr)[FVIF_DV_W], __local float (*vd)[FVIF_DV_W],
+                    const float *fd, const int fwd, int k, int j0, int i0,
+                    __global float *dst_ref, __global float *dst_dis, int dw, int dh)
+{
+    int lx = k % FVIF_DW, ly = k / FVIF_DW;
     int j = j0 + lx, i = i0 + ly;
-    if (j >= dw || i >= dh)
+    if (ly >= FVIF_DH || j >= dw || i >= dh)
         return;
     float acc_r = 0.0f, acc_d = 0.0f;
 #pragma unroll
     for (int kx = 0; kx < FVIF_FW_MAX; kx++) {
-        if (kx < fw) {
-            acc_r += f[kx] * vr[ly][2 * lx + kx];
-            acc_d += f[kx] * vd[ly][2 * lx + kx];
+        if (kx < fwd) {
+            acc_r += fd[kx] * vr[ly][2 * lx + kx];
+            acc_d += fd[kx] * vd[ly][2 * lx + kx];
         }
     }
     dst_ref[i * dw + j] = acc_r;
     dst_dis[i * dw + j] = acc_d;
-}
-
-#define FVIF_DEC_KERNEL(FW)                                                                    \
-    __kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))                       \
-    void fvif_dec##FW(__global const float *src_ref, __global const float *src_dis, int sw,    \
-                      int sh, __constant float *filt, __global float *dst_ref,                 \
-                      __global float *dst_dis, int dw, int dh)                                 \
-    {                                                                                          \
-        __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];                  \
-        __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W];                          \
-        fvif_dec_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, sw, sh, filt, FW, dst_ref,        \
-                      dst_dis, dw, dh, lr, ld, vr, vd);                                        \
-    }
-FVIF_DEC_KERNEL(5)
-FVIF_DEC_KERNEL(3)
-
-/* scale 1 from scale 0, which is read from the uploaded samples */
-__kernel __attribute__((reqd_work_group_size(FVIF_DW, FVIF_DH, 1)))
-void fvif_dec9(__global const sample_t *ref, __global const sample_t *dis, float unit, int sw,
-               int sh, __constant float *filt, __global float *dst_ref, __global float *dst_dis,
-               int dw, int dh)
-{
-    __local float lr[FVIF_DIN_H][FVIF_DIN_W], ld[FVIF_DIN_H][FVIF_DIN_W];
-    __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W];
-    fvif_dec_tile(NULL, NULL, ref, dis, 1, unit, sw, sh, filt, 9, dst_ref, dst_dis, dw, dh, lr,
-                  ld, vr, vd);
 }
 
 /* The vertical sums' rows (a warp of the horizontal pass reads one row,
@@ -276,17 +247,22 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
                float unit, int w, int h, __constant float *filt, const int fw, float egl,
                float sigma_nsq, float sigma_max_inv, __global float *terms,
+               __constant float *dfilt, const int fwd, __global float *dst_ref,
+               __global float *dst_dis,
                __local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW],
                __local float (*v)[FVIF_TH][FVIF_VS], __local float (*tn)[FVIF_TH + 1],
-               __local float (*td)[FVIF_TH + 1])
+               __local float (*td)[FVIF_TH + 1], __local float (*vr)[FVIF_DV_W],
+               __local float (*vd)[FVIF_DV_W])
 {
     const int r = fw / 2, span_w = FVIF_TW + 2 * r, span_h = FVIF_TH + 2 * r;
     const int wg = FVIF_TW * FVIF_TH / 2;
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_TW + lx;
     int x0 = get_group_id(0) * FVIF_TW, y0 = get_group_id(1) * FVIF_TH;
-    float f[FVIF_FW_MAX];
+    float f[FVIF_FW_MAX], fd[FVIF_FW_MAX];
 
     fvif_taps(filt, fw, f);
+    if (fwd)
+        fvif_taps(dfilt, fwd, fd);
     for (int yy = ly; yy < span_h; yy += FVIF_TH / 2) {
         int gy = mirror_skip_edge(y0 - r + yy, h);
         for (int xx = lx; xx < span_w; xx += FVIF_TW) {
@@ -333,6 +309,12 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
             v[4][2 * p + q][c] = axy[q];
         }
     }
+    /* the next scale's vertical sums, from the same staged window, by the
+     * work-items that took one column pair fewer above (the last 128,
+     * 64, 32 of 256 at scales 0, 1, 2) */
+    if (fwd)
+        fvif_dec_vertical(sr, sd, r - fwd / 2, fd, fwd, vr, vd, lid,
+                          (FVIF_TH / 2) * span_w % wg, wg);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     int x = x0 + lx;
@@ -346,6 +328,10 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
             td[lx][row] = den;
         }
     }
+    /* the next scale's tile: outputs (x0 / 2, y0 / 2) on */
+    if (fwd)
+        fvif_dec_horizontal(vr, vd, fd, fwd, lid, x0 / 2, y0 / 2, dst_ref, dst_dis, w / 2,
+                            h / 2);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* the terms are stored column-major: item k = c FVIF_TH + rr of the
@@ -362,36 +348,55 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
     }
 }
 
-/* this scale's terms: num at [toff + x*h + y], den at [toff + w*h + x*h + y] */
-#define FVIF_STAT_KERNEL(FW)                                                                   \
+/* this scale's terms: num at [toff + x*h + y], den at [toff + w*h + x*h + y];
+ * with a decimation (FWD taps, the next scale's filter dfilt), the next
+ * scale's pictures into dst_ref / dst_dis (floor(w/2) x floor(h/2)):
+ * scales 0..2 */
+#define FVIF_STAT_LOCALS                                                                       \
+    __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];                                  \
+    __local float v[5][FVIF_TH][FVIF_VS];                                                      \
+    /* the tile's terms, column by column (padded: the work-items of a row                     \
+     * writing their column hit different banks) */                                            \
+    __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];                          \
+    __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W]
+
+#define FVIF_STAT_KERNEL(FW, FWD)                                                              \
     __kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))                   \
     void fvif_stat##FW(__global const float *src_ref, __global const float *src_dis, int w,    \
                        int h, __constant float *filt, float egl, float sigma_nsq,              \
-                       float sigma_max_inv, __global float *terms, int toff)                   \
+                       float sigma_max_inv, __global float *terms, int toff,                   \
+                       __constant float *dfilt, __global float *dst_ref,                       \
+                       __global float *dst_dis)                                                \
     {                                                                                          \
-        __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];                              \
-        __local float v[5][FVIF_TH][FVIF_VS];                                                  \
-        /* the tile's terms, column by column (padded: the work-items of a                     \
-         * row writing their column hit different banks) */                                    \
-        __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];                      \
+        FVIF_STAT_LOCALS;                                                                      \
         fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, FW, egl, sigma_nsq,  \
-                       sigma_max_inv, terms + toff, sr, sd, v, tn, td);                        \
+                       sigma_max_inv, terms + toff, dfilt, FWD, dst_ref, dst_dis, sr, sd, v,   \
+                       tn, td, vr, vd);                                                        \
     }
-FVIF_STAT_KERNEL(9)
-FVIF_STAT_KERNEL(5)
-FVIF_STAT_KERNEL(3)
+FVIF_STAT_KERNEL(9, 5)
+FVIF_STAT_KERNEL(5, 3)
 
-/* scale 0, from the uploaded samples */
+/* scale 3, the last: no decimation */
+__kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))
+void fvif_stat3(__global const float *src_ref, __global const float *src_dis, int w, int h,
+                __constant float *filt, float egl, float sigma_nsq, float sigma_max_inv,
+                __global float *terms, int toff)
+{
+    FVIF_STAT_LOCALS;
+    fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, 3, egl, sigma_nsq,
+                   sigma_max_inv, terms + toff, NULL, 0, NULL, NULL, sr, sd, v, tn, td, vr, vd);
+}
+
+/* scale 0, from the uploaded samples, and scale 1 */
 __kernel __attribute__((reqd_work_group_size(FVIF_TW, FVIF_TH / 2, 1)))
 void fvif_stat17(__global const sample_t *ref, __global const sample_t *dis, float unit, int w,
                  int h, __constant float *filt, float egl, float sigma_nsq, float sigma_max_inv,
-                 __global float *terms, int toff)
+                 __global float *terms, int toff, __constant float *dfilt,
+                 __global float *dst_ref, __global float *dst_dis)
 {
-    __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];
-    __local float v[5][FVIF_TH][FVIF_VS];
-    __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];
+    FVIF_STAT_LOCALS;
     fvif_stat_tile(NULL, NULL, ref, dis, 1, unit, w, h, filt, 17, egl, sigma_nsq, sigma_max_inv,
-                   terms + toff, sr, sd, v, tn, td);
+                   terms + toff, dfilt, 9, dst_ref, dst_dis, sr, sd, v, tn, td, vr, vd);
 }
 
 /* Row sums of every scale. A work-group takes ROW_SUMS_ROWS rows of one
