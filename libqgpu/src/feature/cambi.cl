@@ -275,7 +275,10 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * of one ulong, bin b at bit 7 b (127 samples cannot carry a field into
  * the next), added into acc every 127 samples at most (whole rows where
  * a row is shorter): one shift and one 64-bit addition a sample in
- * place of the 8-bit fields' select and addition per counter word. */
+ * place of the 8-bit fields' select and addition per counter word.
+ * Samples outside the bins are counted too, in field NB (the bin index
+ * clamped to NB, no test and select a sample), which is never read: with
+ * NB = 9 that field is bit 63 alone, whose carries leave the word. */
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
@@ -289,9 +292,8 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
             for (int dy = dy0; dy < dy1; dy += step) {
                 __local const ushort *row = tile + dy * rw;
                 for (int dx = dx0; dx < dx1; dx++) {
-                    uint b = (uint)((int)row[dx] - vlo);
-                    if (b <= 2 * ND)
-                        rc += (ulong)1 << (b * 7);
+                    uint b = min((uint)((int)row[dx] - vlo), (uint)NB);
+                    rc += (ulong)1 << (b * 7);
                 }
             }
 #pragma unroll
