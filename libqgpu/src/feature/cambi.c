@@ -25,7 +25,9 @@
 #include "feature.h"
 
 #define CAMBI_SCALES 5
-#define CAMBI_TILE 16       /* MT in cambi.cl; cambi_cvalues' tile side */
+#define CAMBI_TILE 16       /* cambi_cvalues' tile side; cambi_filter's groups */
+#define CAMBI_PREP_TILE 32  /* MT in cambi.cl: cambi_prep_mask's outputs per group side */
+#define CAMBI_PREP_WG 16    /* MG: its work-items per side */
 #define CAMBI_CG 8          /* CG in cambi.cl: geometry fields per scale: */
 enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_SHIFT, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
@@ -574,8 +576,9 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     const struct CambiLane *b = &s->lane[slot->lane];
     QgpuArg args[16];
     int n, err;
-    size_t local2[2] = {CAMBI_TILE, CAMBI_TILE};
-    size_t global2[2] = {qgpu_round_up(p->w, CAMBI_TILE), qgpu_round_up(p->h, CAMBI_TILE)};
+    size_t local2[2] = {CAMBI_PREP_WG, CAMBI_PREP_WG};
+    size_t global2[2] = {qgpu_round_up(p->w, CAMBI_PREP_TILE) / CAMBI_PREP_TILE * CAMBI_PREP_WG,
+                         qgpu_round_up(p->h, CAMBI_PREP_TILE) / CAMBI_PREP_TILE * CAMBI_PREP_WG};
 
     /* 1. the working picture (10 bits, enc/src size, anti-dithered), its
      * spatial mask and, when scale 0 is the working size, scale 0 */
@@ -605,6 +608,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     }
 
     /* 2. the other scales: 2x decimation of the previous one + mode filter */
+    local2[0] = local2[1] = CAMBI_TILE;
     for (int i = filter0 ? 1 : 0; i < CAMBI_SCALES; i++) {
         global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
         global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);

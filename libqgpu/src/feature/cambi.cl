@@ -79,7 +79,8 @@ static inline int cambi_conv(__global const uchar *in, int bps, int bitdepth, in
 
 /* ---- 2. spatial mask (and, at full size, scale 0's mode filter) ---- */
 
-#define MT 16                    /* tile of outputs */
+#define MT 32                    /* tile of outputs */
+#define MG 16                    /* work-items per side: MT / MG outputs each way */
 #define MR (MT + 6)              /* zero flags: tile + 3 each side */
 #define MP (MT + 7)              /* working samples: the flags' + 1 right and below */
 
@@ -94,10 +95,11 @@ static inline int cambi_mode3(int a, int b, int c)
 
 /* One launch for the working picture's first three steps (three launches
  * before, the working picture stored and read back between them): each
- * 16 x 16 group converts the (16 + 8)^2 input samples its outputs need
- * into __local memory (libvmaf's conversion to 10 bits, nearest decimation
- * through the index maps), anti-dithers (16 + 7)^2 of them there (2x2
- * averages), then writes
+ * group of 16 x 16 work-items takes 32 x 32 outputs (2 x 2 each: the
+ * borders below are a smaller share of a larger tile), converts the
+ * (32 + 8)^2 input samples they need into __local memory (libvmaf's
+ * conversion to 10 bits, nearest decimation through the index maps),
+ * anti-dithers (32 + 7)^2 of them there (2x2 averages), then writes
  *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold;
  *   - with filter0 (scale 0 is the working size: no high-res speed-up),
  *     scale 0, the 3x3 separable mode of the working picture (first and
@@ -106,7 +108,7 @@ static inline int cambi_mode3(int a, int b, int c)
  *     cambi_filter decimates into scale 0.
  * The samples outside the picture are never read as values (the flags and
  * the filter test the picture's edges first). Integers throughout. */
-__kernel __attribute__((reqd_work_group_size(MT, MT, 1)))
+__kernel __attribute__((reqd_work_group_size(MG, MG, 1)))
 void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
                      int in_pitch,
                      __global const int *maps, /* mx[w] then my[h] */
@@ -120,12 +122,13 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
     __local uchar rows7[MR * MT];
     __global const uchar *in = in_base + in_off;
     __global const int *mx = maps, *my = maps + w;
-    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * MT + lx;
-    const int x0 = get_group_id(0) * MT - 3, y0 = get_group_id(1) * MT - 3;
+    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * MG + lx;
+    const int gx0 = get_group_id(0) * MT, gy0 = get_group_id(1) * MT;
+    const int x0 = gx0 - 3, y0 = gy0 - 3;
 
     /* the converted samples, one more right and below for the
      * anti-dithering (each converted once, not up to four times) */
-    for (int i = lid; i < (MP + 1) * (MP + 1); i += MT * MT) {
+    for (int i = lid; i < (MP + 1) * (MP + 1); i += MG * MG) {
         const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
         int p = 0;
         if (x >= 0 && x < w && y >= 0 && y < h)
@@ -133,7 +136,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
         raw[i] = (ushort)p;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < MP * MP; i += MT * MT) {
+    for (int i = lid; i < MP * MP; i += MG * MG) {
         const int tx = i % MP, ty = i / MP, x = x0 + tx, y = y0 + ty;
 #define RAW(dx, dy) ((int)raw[(ty + (dy)) * (MP + 1) + tx + (dx)])
         int p = RAW(0, 0);
@@ -153,7 +156,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #define P(tx, ty) ((int)pic[(ty) * MP + (tx)])
-    for (int i = lid; i < MR * MR; i += MT * MT) {
+    for (int i = lid; i < MR * MR; i += MG * MG) {
         const int tx = i % MR, ty = i / MR, x = x0 + tx, y = y0 + ty;
         uchar z = 0;
         if (x >= 0 && x < w && y >= 0 && y < h) {
@@ -166,7 +169,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     /* 7-wide horizontal sums of the MR flag rows, then 7-tall sums */
-    for (int i = lid; i < MR * MT; i += MT * MT) {
+    for (int i = lid; i < MR * MT; i += MG * MG) {
         const int r = i / MT, c = i % MT;
         int n = 0;
         for (int dx = 0; dx < 7; dx++)
@@ -174,33 +177,38 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
         rows7[i] = (uchar)n;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int x = get_global_id(0), y = get_global_id(1);
-    if (x >= w || y >= h)
-        return;
-    int n = 0;
-    for (int dy = 0; dy < 7; dy++)
-        n += rows7[(ly + dy) * MT + lx];
-    mask[y * w + x] = (uchar)(n > threshold);
+    /* the work-item's outputs (lx + MG i, ly + MG j) of the tile */
+    for (int j = 0; j < MT / MG; j++) {
+        for (int i = 0; i < MT / MG; i++) {
+            const int ox = lx + MG * i, oy = ly + MG * j, x = gx0 + ox, y = gy0 + oy;
+            if (x >= w || y >= h)
+                continue;
+            int n = 0;
+            for (int dy = 0; dy < 7; dy++)
+                n += rows7[(oy + dy) * MT + ox];
+            mask[y * w + x] = (uchar)(n > threshold);
 
-    /* the output's sample is P(lx + 3, ly + 3) */
-    const int cx = lx + 3, cy = ly + 3;
-    if (!filter0) {
-        img[y * w + x] = (ushort)P(cx, cy);
-        return;
-    }
-    int v;
-    if (y == 0 || y == h - 1) {
-        v = P(cx, cy);
-    } else if (x == 0 || x == w - 1) {
-        v = cambi_mode3(P(cx, cy - 1), P(cx, cy), P(cx, cy + 1));
-    } else {
-        const int a = cambi_mode3(P(cx - 1, cy - 1), P(cx, cy - 1), P(cx + 1, cy - 1));
-        const int b = cambi_mode3(P(cx - 1, cy), P(cx, cy), P(cx + 1, cy));
-        const int c = cambi_mode3(P(cx - 1, cy + 1), P(cx, cy + 1), P(cx + 1, cy + 1));
-        v = cambi_mode3(a, b, c);
+            /* the output's sample is P(ox + 3, oy + 3) */
+            const int cx = ox + 3, cy = oy + 3;
+            if (!filter0) {
+                img[y * w + x] = (ushort)P(cx, cy);
+                continue;
+            }
+            int v;
+            if (y == 0 || y == h - 1) {
+                v = P(cx, cy);
+            } else if (x == 0 || x == w - 1) {
+                v = cambi_mode3(P(cx, cy - 1), P(cx, cy), P(cx, cy + 1));
+            } else {
+                const int a = cambi_mode3(P(cx - 1, cy - 1), P(cx, cy - 1), P(cx + 1, cy - 1));
+                const int b = cambi_mode3(P(cx - 1, cy), P(cx, cy), P(cx + 1, cy));
+                const int c = cambi_mode3(P(cx - 1, cy + 1), P(cx, cy + 1), P(cx + 1, cy + 1));
+                v = cambi_mode3(a, b, c);
+            }
+            img[dst_off + y * w + x] = (ushort)v;
+        }
     }
 #undef P
-    img[dst_off + y * w + x] = (ushort)v;
 }
 
 /* ---- 3. decimation + mode filter ---- */
@@ -267,7 +275,10 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * of one ulong, bin b at bit 7 b (127 samples cannot carry a field into
  * the next), added into acc every 127 samples at most (whole rows where
  * a row is shorter): one shift and one 64-bit addition a sample in
- * place of the 8-bit fields' select and addition per counter word. */
+ * place of the 8-bit fields' select and addition per counter word.
+ * Samples outside the bins are counted too, in field NB (the bin index
+ * clamped to NB, no test and select a sample), which is never read: with
+ * NB = 9 that field is bit 63 alone, whose carries leave the word. */
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
@@ -281,9 +292,8 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
             for (int dy = dy0; dy < dy1; dy += step) {
                 __local const ushort *row = tile + dy * rw;
                 for (int dx = dx0; dx < dx1; dx++) {
-                    uint b = (uint)((int)row[dx] - vlo);
-                    if (b <= 2 * ND)
-                        rc += (ulong)1 << (b * 7);
+                    uint b = min((uint)((int)row[dx] - vlo), (uint)NB);
+                    rc += (ulong)1 << (b * 7);
                 }
             }
 #pragma unroll
