@@ -32,6 +32,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libavutil/imgutils.h>
 
@@ -73,6 +74,11 @@ struct PinnedFrames {
     unsigned misses;           /* since the last growth */
     unsigned total_misses;
     unsigned submitted;
+    /* QGPU_TIMING: blocks made at attach and while decoding, and the
+     * seconds their allocations took (on the scoring thread) */
+    unsigned made_attach, made_run;
+    double t_attach, t_run;
+    int attached;
 };
 
 /* Pinned bytes held by the blocks of every pool, and the budget. */
@@ -313,9 +319,16 @@ void pinned_frames_install(PinnedFrames **out, AVCodecContext *codec)
     *out = pool;
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* Allocates `want` blocks, or GROW_PER_SUBMIT when the decoder missed
- * some since the last call (scoring thread). */
-static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
+ * some since the last call (scoring thread). Returns how many it made. */
+static int make_blocks(PinnedFrames *pool, QgpuContext *ctx, int want)
 {
     QgpuPinned *drop[MAX_BLOCKS];
     int n;
@@ -339,12 +352,12 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
     for (int i = 0; i < want; i++) {
         Entry *e;
         if (!budget_take(size))
-            return; /* the process's budget is spent: FFmpeg's buffers */
+            return i; /* the process's budget is spent: FFmpeg's buffers */
         e = calloc(1, sizeof(*e));
         if (!e || qgpu_pinned_alloc(ctx, size, &e->block)) {
             free(e);
             atomic_fetch_sub(&pinned_bytes, size);
-            return; /* FFmpeg's buffers then: the frames still go through */
+            return i; /* FFmpeg's buffers then: the frames still go through */
         }
         e->pool = pool;
         e->generation = generation;
@@ -359,6 +372,23 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
             free(e);
         }
     }
+    return want;
+}
+
+/* make_blocks, timed for QGPU_TIMING (the counts are the scoring
+ * thread's: only it makes blocks). */
+static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
+{
+    double t0 = now();
+    int made = make_blocks(pool, ctx, want);
+    double spent = now() - t0;
+    if (!pool->attached) {
+        pool->made_attach += made;
+        pool->t_attach += spent;
+    } else if (made > 0) {
+        pool->made_run += made;
+        pool->t_run += spent;
+    }
 }
 
 void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx)
@@ -369,6 +399,7 @@ void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx)
     pool->ctx = ctx;
     pthread_mutex_unlock(&pool->lock);
     grow(pool, ctx, FIRST_BLOCKS);
+    pool->attached = 1;
 }
 
 /* The block of the pool holding every plane of pic, or NULL. */
@@ -424,6 +455,15 @@ unsigned pinned_frames_submitted(const PinnedFrames *pool)
 unsigned pinned_frames_misses(const PinnedFrames *pool)
 {
     return pool ? pool->total_misses : 0;
+}
+
+void pinned_frames_setup(const PinnedFrames *pool, unsigned *attach, double *t_attach,
+                         unsigned *run, double *t_run)
+{
+    *attach = pool ? pool->made_attach : 0;
+    *t_attach = pool ? pool->t_attach : 0.0;
+    *run = pool ? pool->made_run : 0;
+    *t_run = pool ? pool->t_run : 0.0;
 }
 
 void pinned_frames_close(PinnedFrames **ppool)

@@ -36,6 +36,12 @@ int pinned_frames_submit(QgpuContext *ctx, PinnedFrames *ref_pool, const QgpuPic
 unsigned pinned_frames_submitted(const PinnedFrames *pool);
 unsigned pinned_frames_misses(const PinnedFrames *pool);
 
+/* QGPU_TIMING: blocks made at attach (before the run's clock starts) and
+ * while the frames were read (inside it, on the scoring thread), and the
+ * seconds each took. Zeros for a NULL pool. */
+void pinned_frames_setup(const PinnedFrames *pool, unsigned *attach, double *t_attach,
+                         unsigned *run, double *t_run);
+
 /* After avcodec_free_context: the decoder's reference; blocks still in
  * frames elsewhere are freed with their last frame. NULL-safe. */
 void pinned_frames_close(PinnedFrames **pool);
