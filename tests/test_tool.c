@@ -33,6 +33,7 @@
 #include "hwdec.h"
 #include "pairing.h"
 #include "probe.h"
+#include "stretch_choice.h"
 #include "test_util.h"
 #include "tool_run.h"
 
@@ -1123,6 +1124,52 @@ static void test_hwdec(void)
           "--decode-only -o: a usage error (rc %d): %s", rc, out_err);
 }
 
+/* ---- the stretch a CPU session takes on the CPU path ---- */
+
+static void test_stretch_choice(void)
+{
+    /* the low-bitrate H.264 pair: key frames 250 apart, 600 frames */
+    StretchView b600[] = {{0, 250, 0}, {250, 250, 1}, {500, 100, 1}};
+    /* looped to 1,200 */
+    StretchView b1200[] = {{0, 250, 0}, {250, 250, 1}, {500, 250, 1}, {750, 250, 1},
+                           {1000, 200, 1}};
+    /* before any rate (equal rates), half to spare: the next stretch is
+     * too close (250 x 1.5 > 250), the last one is in time */
+    CHECK(stretch_choose_in_time(b600, 3, 0, 0, 0.0, 0.0, 1.5) == 2,
+          "600 frames: the last stretch");
+    CHECK(stretch_choose_in_time(b600, 3, 0, 0, 1100.0, 0.0, 1.5) == 2 &&
+              stretch_choose_in_time(b600, 3, 0, 0, 0.0, 1100.0, 1.5) == 2,
+          "one rate unknown: equal rates");
+    /* once the own decoder is halfway through the second stretch, the last
+     * is no longer in time (100 x 1.5 > 500 - 400) */
+    CHECK(stretch_choose_in_time(b600, 3, 1, 400, 0.0, 0.0, 1.5) == -1,
+          "600 frames, own decoder at 400: none");
+    CHECK(stretch_choose_in_time(b600, 3, 1, 340, 0.0, 0.0, 1.5) == 2,
+          "600 frames, own decoder at 340: the last");
+    b600[2].free = 0;
+    CHECK(stretch_choose_in_time(b600, 3, 0, 0, 0.0, 0.0, 1.5) == -1, "taken: none");
+    /* 1,200 frames: the first in time, then the next after it */
+    CHECK(stretch_choose_in_time(b1200, 5, 0, 0, 0.0, 0.0, 1.5) == 2,
+          "1,200 frames: the third stretch");
+    b1200[2].free = 0;
+    CHECK(stretch_choose_in_time(b1200, 5, 2, 300, 1100.0, 1000.0, 1.25) == 3,
+          "1,200 frames, measured rates: the fourth after the third");
+    /* a session four times slower than the own decoder is in time for none */
+    CHECK(stretch_choose_in_time(b1200, 5, 2, 300, 1100.0, 275.0, 1.25) == -1,
+          "a slow session: none");
+    /* a fast one takes the next stretch */
+    CHECK(stretch_choose_in_time(b1200, 5, 0, 0, 1000.0, 3000.0, 1.25) == 1,
+          "a session three times faster: the next stretch");
+    /* never the stretch being read nor one behind the own decoder, nor
+     * one before `after` */
+    CHECK(stretch_choose_in_time(b1200, 5, -1, 800, 0.0, 0.0, 1.0) == 4,
+          "own decoder at 800: the last");
+    CHECK(stretch_choose_in_time(b1200, 5, 4, 0, 0.0, 0.0, 1.0) == -1 &&
+              stretch_choose_in_time(b1200, 5, 9, 0, 0.0, 0.0, 1.0) == -1,
+          "after the last: none");
+    CHECK(stretch_choose_in_time(b1200, 0, -1, 0, 0.0, 0.0, 1.0) == -1, "no stretches: none");
+}
+
 /* ---- --hwdec auto's choice by measurement ---- */
 
 static void test_decoder_choice(void)
@@ -1621,6 +1668,7 @@ int main(int argc, char **argv)
     char cmd[256];
     (void)argc;
     test_pairing();
+    test_stretch_choice();
     test_decoder_choice();
     test_upload_semiplanar();
     if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))
