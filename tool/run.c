@@ -731,6 +731,16 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
             pinned_frames_submitted(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(dis)));
+    for (int i = 0; i < 2; i++) {
+        unsigned attach, during;
+        double t_attach, t_during;
+        pinned_frames_setup(decoder_pinned_frames(i ? dis : ref), &attach, &t_attach, &during,
+                            &t_during);
+        if (attach || during)
+            fprintf(r->msg, "qgpu: timing: %s pinned blocks: %u made before the run (%.3f s, "
+                    "in the set-up), %u while scoring (%.3f s on the scoring thread)\n",
+                    i ? "distorted" : "reference", attach, t_attach, during, t_during);
+    }
     decoder_print_timing(ref, "reference", r->msg);
     decoder_print_timing(dis, "distorted", r->msg);
 }
@@ -1092,7 +1102,9 @@ static int auto_cpu_sessions(int may, const Decoder *d)
  * per input (on the H200 more NVDEC sessions decode faster but score
  * slower: the GPU then shares its time between the decoders' CUDA context
  * and the scoring's OpenCL one; CPU decoders share the cores and lose the
- * pinned frames; doc/performance.md) and auto_cpu_sessions; a note when
+ * pinned frames: on the CPU path, with one CPU session per input taking
+ * a stretch it decodes in time, low-bitrate 1080p H.264 decoded and
+ * scored no faster; doc/performance.md) and auto_cpu_sessions; a note when
  * more were asked for and cannot be had. 0, or an exit status with the
  * message on msg. */
 static int start_sessions(FILE *msg, const Options *o, const int auto_may[2], Decoder *ref,
