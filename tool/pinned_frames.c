@@ -14,8 +14,11 @@
  * scoring thread (pinned_frames_submit), since the context is used by one
  * thread at a time: get_buffer2 only takes free blocks, and when none is
  * free (or the frames have a geometry the blocks were not made for) it
- * falls back to FFmpeg's buffers and counts a miss; the next submit
- * allocates a few more blocks, up to MAX_BLOCKS. Attaching (before the
+ * falls back to FFmpeg's buffers and counts a miss; each later submit
+ * allocates one more block while misses are unanswered, up to MAX_BLOCKS
+ * (one block, ~2-5 ms of the scoring thread, is absorbed by the reading
+ * thread's queue of pairs; eight at once, as before, stalled the
+ * decoders for ~25 ms of a 0.6 s run on the H200). Attaching (before the
  * reading thread starts) makes the first FIRST_BLOCKS, for the layout of
  * the frame decoder_start decoded. A block is free when no
  * frame holds it and the library has finished reading it
@@ -40,7 +43,7 @@
 
 #define MAX_BLOCKS 64    /* per decoder: frame threads, references, queues */
 #define FIRST_BLOCKS 24   /* at attach: measured 16-24 in use (1080p H.264, HEVC) */
-#define GROW_PER_SUBMIT 8
+#define GROW_PER_SUBMIT 1
 #define PLANE_ALIGN 64
 #define PLANE_PADDING 128 /* after each plane: decoders may touch past it */
 #define PINNED_BUDGET_MB 2048 /* every pool of the process together */
@@ -71,7 +74,7 @@ struct PinnedFrames {
     int have_layout;
     Entry *entries[MAX_BLOCKS];
     int nb_entries;
-    unsigned misses;           /* since the last growth */
+    unsigned misses;           /* not yet answered with a block */
     unsigned total_misses;
     unsigned submitted;
     /* QGPU_TIMING: blocks made at attach and while decoding, and the
@@ -326,8 +329,8 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Allocates `want` blocks, or GROW_PER_SUBMIT when the decoder missed
- * some since the last call (scoring thread). Returns how many it made. */
+/* Allocates `want` blocks, or GROW_PER_SUBMIT while the decoder's misses
+ * are not answered (scoring thread). Returns how many it made. */
 static int make_blocks(PinnedFrames *pool, QgpuContext *ctx, int want)
 {
     QgpuPinned *drop[MAX_BLOCKS];
@@ -343,7 +346,7 @@ static int make_blocks(PinnedFrames *pool, QgpuContext *ctx, int want)
         want = 0;
     if (want > MAX_BLOCKS - pool->nb_entries)
         want = MAX_BLOCKS - pool->nb_entries;
-    pool->misses = 0;
+    pool->misses = pool->misses > (unsigned)want ? pool->misses - (unsigned)want : 0;
     size = pool->layout.size;
     generation = pool->generation;
     pthread_mutex_unlock(&pool->lock);
@@ -440,11 +443,15 @@ int pinned_frames_submit(QgpuContext *ctx, PinnedFrames *ref_pool, const QgpuPic
     } else {
         err = qgpu_submit(ctx, ref, dist);
     }
-    if (ref_pool)
-        grow(ref_pool, ctx, 0);
-    if (dist_pool)
-        grow(dist_pool, ctx, 0);
+    pinned_frames_grow(ref_pool, ctx);
+    pinned_frames_grow(dist_pool, ctx);
     return err;
+}
+
+void pinned_frames_grow(PinnedFrames *pool, QgpuContext *ctx)
+{
+    if (pool)
+        grow(pool, ctx, 0);
 }
 
 unsigned pinned_frames_submitted(const PinnedFrames *pool)

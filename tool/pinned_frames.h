@@ -30,6 +30,11 @@ void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx);
 int pinned_frames_submit(QgpuContext *ctx, PinnedFrames *ref_pool, const QgpuPicture *ref,
                          PinnedFrames *dist_pool, const QgpuPicture *dist);
 
+/* What pinned_frames_submit does to each pool after the submit (scoring
+ * thread): stale blocks dropped, and one more block made while the
+ * decoder's misses are not answered. NULL-safe. */
+void pinned_frames_grow(PinnedFrames *pool, QgpuContext *ctx);
+
 /* Pairs submitted from the pools' blocks so far (by pinned_frames_submit
  * with this pool as the reference's), and frames the decoders got
  * FFmpeg's buffers for because no block was free. */

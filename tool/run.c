@@ -574,6 +574,7 @@ typedef struct Run {
     /* QGPU_TIMING=1: the scoring thread's seconds waiting for pairs, in
      * the submits, in collect */
     double t_pairs, t_submit, t_collect;
+    double t_first; /* the first pair's submit (the device's first use) */
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
@@ -722,9 +723,11 @@ static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *re
 static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
 {
     fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
-            "%.3f s, submits %.3f s, collect %.3f s; decoding threads' copies into the CUDA "
-            "ring (queued; waits when %d frames are held): reference %.3f s, distorted %.3f s\n",
-            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect, QGPU_CUDA_HELD,
+            "%.3f s, submits %.3f s (the first %.3f s), collect %.3f s; decoding threads' "
+            "copies into the CUDA ring (queued; waits when %d frames are held): reference "
+            "%.3f s, distorted %.3f s\n",
+            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_first, r->t_collect,
+            QGPU_CUDA_HELD,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
     fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames given "
             "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",
@@ -803,6 +806,8 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
         r->t_submit += now_seconds() - t;
+        if (!r->submitted)
+            r->t_first = now_seconds() - t;
         if (ret == GPU_COPY_FAILED) {
             end_progress();
             fprintf(msg, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
