@@ -339,15 +339,6 @@ static void fixed_size_frames(Decoder *d)
     }
 }
 
-/* Threads of an input's own CPU decoder: $QGPU_CPU_DECODER_THREADS, else
- * 0 (FFmpeg's choice: one per core and one more, at most 16). */
-static int cpu_decoder_threads(void)
-{
-    const char *env = getenv("QGPU_CPU_DECODER_THREADS");
-    int n = env && *env ? atoi(env) : 0;
-    return n > 0 ? n : 0;
-}
-
 static int open_input(Decoder **out, const char *path, AVDictionary **opts,
                       const AVInputFormat *ifmt, int hwdec, int threads, char *err,
                       size_t err_len)
@@ -415,8 +406,6 @@ static int open_input(Decoder **out, const char *path, AVDictionary **opts,
         ret = DECODER_ERR_HWDEC;
         goto fail;
     }
-    if (!d->hw && !threads)
-        d->codec->thread_count = cpu_decoder_threads();
     if (!d->hw)
         pinned_frames_install(&d->pinned, d->codec);
     ret = avcodec_open2(d->codec, codec, NULL);
