@@ -16,9 +16,9 @@
  * free (or the frames have a geometry the blocks were not made for) it
  * falls back to FFmpeg's buffers and counts a miss; each later submit
  * allocates one more block while misses are unanswered, up to MAX_BLOCKS
- * (one block, ~2-5 ms of the scoring thread, is absorbed by the reading
- * thread's queue of pairs; eight at once, as before, stalled the
- * decoders for ~25 ms of a 0.6 s run on the H200). Attaching (before the
+ * (one block, ~1.5-2 ms of the scoring thread on the H200, is absorbed
+ * by the reading thread's queue of pairs; eight at once, as before,
+ * stalled the decoders for ~25 ms of a 0.6 s run). Attaching (before the
  * reading thread starts) makes the first FIRST_BLOCKS, for the layout of
  * the frame decoder_start decoded. A block is free when no
  * frame holds it and the library has finished reading it
