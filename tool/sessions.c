@@ -434,7 +434,9 @@ static int take_stretch(Session *w)
     Sessions *s = w->s;
     int k;
     pthread_mutex_lock(&s->lock);
-    if (w->on_cpu && s->own_on_cpu) {
+    /* (QGPU_SESSIONS_CLEAN_ONLY=1 makes the CPU path's sessions behave
+     * as beside a hardware decoder, for the tests) */
+    if (w->on_cpu && s->own_on_cpu && !w->clean_only) {
         k = s->stop ? -1 : in_time_stretch(s, w);
         if (k >= 0)
             s->stretch[k].taker = w->index;
