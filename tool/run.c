@@ -574,7 +574,7 @@ typedef struct Run {
     /* QGPU_TIMING=1: the scoring thread's seconds waiting for pairs, in
      * the submits, in collect */
     double t_pairs, t_submit, t_collect;
-    double t_first; /* the first pair's submit (the device's first use) */
+    double t_first; /* the first pair's submit (the library's set-up with it) */
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
