@@ -32,7 +32,9 @@
 #include "framehash.h"
 #include "hwdec.h"
 #include "pairing.h"
+#include "pinned_frames.h"
 #include "probe.h"
+#include "stretch_choice.h"
 #include "test_util.h"
 #include "tool_run.h"
 
@@ -1123,6 +1125,142 @@ static void test_hwdec(void)
           "--decode-only -o: a usage error (rc %d): %s", rc, out_err);
 }
 
+/* ---- the stretch a CPU session takes on the CPU path ---- */
+
+static void test_stretch_choice(void)
+{
+    /* the low-bitrate H.264 pair: key frames 250 apart, 600 frames */
+    StretchView b600[] = {{0, 250, 0}, {250, 250, 1}, {500, 100, 1}};
+    /* looped to 1,200 */
+    StretchView b1200[] = {{0, 250, 0}, {250, 250, 1}, {500, 250, 1}, {750, 250, 1},
+                           {1000, 200, 1}};
+    /* before any rate (equal rates), half to spare: the next stretch is
+     * too close (250 x 1.5 > 250), the last one is in time */
+    CHECK(stretch_choose_in_time(b600, 3, 0, 0, 0.0, 0.0, 1.5) == 2,
+          "600 frames: the last stretch");
+    CHECK(stretch_choose_in_time(b600, 3, 0, 0, 1100.0, 0.0, 1.5) == 2 &&
+              stretch_choose_in_time(b600, 3, 0, 0, 0.0, 1100.0, 1.5) == 2,
+          "one rate unknown: equal rates");
+    /* once the own decoder is halfway through the second stretch, the last
+     * is no longer in time (100 x 1.5 > 500 - 400) */
+    CHECK(stretch_choose_in_time(b600, 3, 1, 400, 0.0, 0.0, 1.5) == -1,
+          "600 frames, own decoder at 400: none");
+    CHECK(stretch_choose_in_time(b600, 3, 1, 340, 0.0, 0.0, 1.5) == 2,
+          "600 frames, own decoder at 340: the last");
+    b600[2].free = 0;
+    CHECK(stretch_choose_in_time(b600, 3, 0, 0, 0.0, 0.0, 1.5) == -1, "taken: none");
+    /* 1,200 frames: the first in time, then the next after it */
+    CHECK(stretch_choose_in_time(b1200, 5, 0, 0, 0.0, 0.0, 1.5) == 2,
+          "1,200 frames: the third stretch");
+    b1200[2].free = 0;
+    CHECK(stretch_choose_in_time(b1200, 5, 2, 300, 1100.0, 1000.0, 1.25) == 3,
+          "1,200 frames, measured rates: the fourth after the third");
+    /* a session four times slower than the own decoder is in time for none */
+    CHECK(stretch_choose_in_time(b1200, 5, 2, 300, 1100.0, 275.0, 1.25) == -1,
+          "a slow session: none");
+    /* a fast one takes the next stretch */
+    CHECK(stretch_choose_in_time(b1200, 5, 0, 0, 1000.0, 3000.0, 1.25) == 1,
+          "a session three times faster: the next stretch");
+    /* never the stretch being read nor one behind the own decoder, nor
+     * one before `after` */
+    CHECK(stretch_choose_in_time(b1200, 5, -1, 800, 0.0, 0.0, 1.0) == 4,
+          "own decoder at 800: the last");
+    CHECK(stretch_choose_in_time(b1200, 5, 4, 0, 0.0, 0.0, 1.0) == -1 &&
+              stretch_choose_in_time(b1200, 5, 9, 0, 0.0, 0.0, 1.0) == -1,
+          "after the last: none");
+    CHECK(stretch_choose_in_time(b1200, 0, -1, 0, 0.0, 0.0, 1.0) == -1, "no stretches: none");
+}
+
+
+/* ---- the pool of pinned blocks behind a CPU decoder's get_buffer2 ---- */
+
+/* One frame of the codec's size from its get_buffer2; 1 when it lies in
+ * a pinned block (the pool's misses did not grow), 0 in FFmpeg's buffers,
+ * -1 on an error. */
+static int pool_frame(AVCodecContext *c, PinnedFrames *pool, AVFrame *f)
+{
+    unsigned misses = pinned_frames_misses(pool);
+    f->format = AV_PIX_FMT_YUV420P;
+    f->width = 64;
+    f->height = 48;
+    if (c->get_buffer2(c, f, 0) < 0 || !f->data[0] || !f->buf[0])
+        return -1;
+    return pinned_frames_misses(pool) == misses;
+}
+
+static void test_pinned_pool(void)
+{
+    const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_MPEG2VIDEO);
+    AVCodecContext *c = codec ? avcodec_alloc_context3(codec) : NULL;
+    AVFrame *f[40] = {NULL};
+    PinnedFrames *pool = NULL;
+    QgpuContext *ctx = NULL;
+    QgpuConfig cfg;
+    unsigned attach = 0, during = 0;
+    double t_attach, t_during;
+    int n = 0, ok = 1, got;
+
+    qgpu_config_default(&cfg);
+    if (!CHECK(c && qgpu_open(&ctx, &cfg) == 0, "a codec and a context"))
+        goto done;
+    c->width = 64;
+    c->height = 48;
+    c->pix_fmt = AV_PIX_FMT_YUV420P;
+    pinned_frames_install(&pool, c);
+    if (!CHECK(pool && avcodec_open2(c, codec, NULL) == 0, "the pool installed, codec opened"))
+        goto done;
+    for (int i = 0; i < 40; i++)
+        if (!(f[i] = av_frame_alloc()))
+            ok = 0;
+    if (!CHECK(ok, "frames"))
+        goto done;
+    /* before attach: FFmpeg's buffers, no miss counted, the layout learnt */
+    got = pool_frame(c, pool, f[n++]);
+    CHECK(got == 1 && pinned_frames_misses(pool) == 0, "before attach: no miss (%d)", got);
+    av_frame_unref(f[--n]);
+    pinned_frames_attach(pool, ctx);
+    pinned_frames_setup(pool, &attach, &t_attach, &during, &t_during);
+    CHECK(attach >= 8 && attach < 40 && during == 0, "attach made %u blocks", attach);
+    /* every block taken, then one frame more: a miss */
+    for (unsigned i = 0; i < attach && ok; i++)
+        ok = pool_frame(c, pool, f[n++]) == 1;
+    CHECK(ok, "%u frames in the %u blocks made at attach", attach, attach);
+    got = pool_frame(c, pool, f[n++]);
+    CHECK(got == 0 && pinned_frames_misses(pool) == 1, "one frame more: a miss (%d)", got);
+    /* one block per call while misses are unanswered */
+    pinned_frames_grow(pool, ctx);
+    pinned_frames_setup(pool, &attach, &t_attach, &during, &t_during);
+    CHECK(during == 1, "one miss: one block made (%u)", during);
+    pinned_frames_grow(pool, ctx);
+    pinned_frames_setup(pool, &attach, &t_attach, &during, &t_during);
+    CHECK(during == 1, "miss answered: no more blocks (%u)", during);
+    got = pool_frame(c, pool, f[n++]);
+    CHECK(got == 1, "the new block taken (%d)", got);
+    got = pool_frame(c, pool, f[n++]);
+    CHECK(got == 0, "then a miss again (%d)", got);
+    got = pool_frame(c, pool, f[n++]);
+    CHECK(got == 0 && pinned_frames_misses(pool) == 3, "and another (%d)", got);
+    pinned_frames_grow(pool, ctx);
+    pinned_frames_grow(pool, ctx);
+    pinned_frames_grow(pool, ctx);
+    pinned_frames_setup(pool, &attach, &t_attach, &during, &t_during);
+    CHECK(during == 3, "two misses: two more blocks, one per call (%u made)", during);
+    /* frames given back: their blocks are taken again, without a miss */
+    while (n > 0)
+        av_frame_unref(f[--n]);
+    for (int i = 0; i < 4 && ok; i++)
+        ok = pool_frame(c, pool, f[n++]) == 1;
+    CHECK(ok && pinned_frames_misses(pool) == 3, "blocks given back are reused");
+done:
+    while (n > 0)
+        av_frame_unref(f[--n]);
+    for (int i = 0; i < 40; i++)
+        av_frame_free(&f[i]);
+    avcodec_free_context(&c);
+    pinned_frames_close(&pool); /* after the codec, as decode.c does */
+    qgpu_close(&ctx);
+}
+
 /* ---- --hwdec auto's choice by measurement ---- */
 
 static void test_decoder_choice(void)
@@ -1621,6 +1759,8 @@ int main(int argc, char **argv)
     char cmd[256];
     (void)argc;
     test_pairing();
+    test_stretch_choice();
+    test_pinned_pool();
     test_decoder_choice();
     test_upload_semiplanar();
     if (!CHECK(tool_find(argv[0], tool, sizeof(tool)), "the qgpu binary (set QGPU_BUILD)"))

@@ -14,8 +14,11 @@
  * scoring thread (pinned_frames_submit), since the context is used by one
  * thread at a time: get_buffer2 only takes free blocks, and when none is
  * free (or the frames have a geometry the blocks were not made for) it
- * falls back to FFmpeg's buffers and counts a miss; the next submit
- * allocates a few more blocks, up to MAX_BLOCKS. Attaching (before the
+ * falls back to FFmpeg's buffers and counts a miss; each later submit
+ * allocates one more block while misses are unanswered, up to MAX_BLOCKS
+ * (one block, ~1.5-2 ms of the scoring thread on the H200, is absorbed
+ * by the reading thread's queue of pairs; eight at once, as before,
+ * stalled the decoders for ~25 ms of a 0.6 s run). Attaching (before the
  * reading thread starts) makes the first FIRST_BLOCKS, for the layout of
  * the frame decoder_start decoded. A block is free when no
  * frame holds it and the library has finished reading it
@@ -32,6 +35,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libavutil/imgutils.h>
 
@@ -39,7 +43,7 @@
 
 #define MAX_BLOCKS 64    /* per decoder: frame threads, references, queues */
 #define FIRST_BLOCKS 24   /* at attach: measured 16-24 in use (1080p H.264, HEVC) */
-#define GROW_PER_SUBMIT 8
+#define GROW_PER_SUBMIT 1
 #define PLANE_ALIGN 64
 #define PLANE_PADDING 128 /* after each plane: decoders may touch past it */
 #define PINNED_BUDGET_MB 2048 /* every pool of the process together */
@@ -70,9 +74,14 @@ struct PinnedFrames {
     int have_layout;
     Entry *entries[MAX_BLOCKS];
     int nb_entries;
-    unsigned misses;           /* since the last growth */
+    unsigned misses;           /* not yet answered with a block */
     unsigned total_misses;
     unsigned submitted;
+    /* QGPU_TIMING: blocks made at attach and while decoding, and the
+     * seconds their allocations took (on the scoring thread) */
+    unsigned made_attach, made_run;
+    double t_attach, t_run;
+    int attached;
 };
 
 /* Pinned bytes held by the blocks of every pool, and the budget. */
@@ -313,9 +322,16 @@ void pinned_frames_install(PinnedFrames **out, AVCodecContext *codec)
     *out = pool;
 }
 
-/* Allocates `want` blocks, or GROW_PER_SUBMIT when the decoder missed
- * some since the last call (scoring thread). */
-static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Allocates `want` blocks, or GROW_PER_SUBMIT while the decoder's misses
+ * are not answered (scoring thread). Returns how many it made. */
+static int make_blocks(PinnedFrames *pool, QgpuContext *ctx, int want)
 {
     QgpuPinned *drop[MAX_BLOCKS];
     int n;
@@ -330,7 +346,7 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
         want = 0;
     if (want > MAX_BLOCKS - pool->nb_entries)
         want = MAX_BLOCKS - pool->nb_entries;
-    pool->misses = 0;
+    pool->misses = pool->misses > (unsigned)want ? pool->misses - (unsigned)want : 0;
     size = pool->layout.size;
     generation = pool->generation;
     pthread_mutex_unlock(&pool->lock);
@@ -339,12 +355,12 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
     for (int i = 0; i < want; i++) {
         Entry *e;
         if (!budget_take(size))
-            return; /* the process's budget is spent: FFmpeg's buffers */
+            return i; /* the process's budget is spent: FFmpeg's buffers */
         e = calloc(1, sizeof(*e));
         if (!e || qgpu_pinned_alloc(ctx, size, &e->block)) {
             free(e);
             atomic_fetch_sub(&pinned_bytes, size);
-            return; /* FFmpeg's buffers then: the frames still go through */
+            return i; /* FFmpeg's buffers then: the frames still go through */
         }
         e->pool = pool;
         e->generation = generation;
@@ -359,6 +375,23 @@ static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
             free(e);
         }
     }
+    return want;
+}
+
+/* make_blocks, timed for QGPU_TIMING (the counts are the scoring
+ * thread's: only it makes blocks). */
+static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
+{
+    double t0 = now();
+    int made = make_blocks(pool, ctx, want);
+    double spent = now() - t0;
+    if (!pool->attached) {
+        pool->made_attach += made;
+        pool->t_attach += spent;
+    } else if (made > 0) {
+        pool->made_run += made;
+        pool->t_run += spent;
+    }
 }
 
 void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx)
@@ -369,6 +402,7 @@ void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx)
     pool->ctx = ctx;
     pthread_mutex_unlock(&pool->lock);
     grow(pool, ctx, FIRST_BLOCKS);
+    pool->attached = 1;
 }
 
 /* The block of the pool holding every plane of pic, or NULL. */
@@ -409,11 +443,15 @@ int pinned_frames_submit(QgpuContext *ctx, PinnedFrames *ref_pool, const QgpuPic
     } else {
         err = qgpu_submit(ctx, ref, dist);
     }
-    if (ref_pool)
-        grow(ref_pool, ctx, 0);
-    if (dist_pool)
-        grow(dist_pool, ctx, 0);
+    pinned_frames_grow(ref_pool, ctx);
+    pinned_frames_grow(dist_pool, ctx);
     return err;
+}
+
+void pinned_frames_grow(PinnedFrames *pool, QgpuContext *ctx)
+{
+    if (pool)
+        grow(pool, ctx, 0);
 }
 
 unsigned pinned_frames_submitted(const PinnedFrames *pool)
@@ -424,6 +462,15 @@ unsigned pinned_frames_submitted(const PinnedFrames *pool)
 unsigned pinned_frames_misses(const PinnedFrames *pool)
 {
     return pool ? pool->total_misses : 0;
+}
+
+void pinned_frames_setup(const PinnedFrames *pool, unsigned *attach, double *t_attach,
+                         unsigned *run, double *t_run)
+{
+    *attach = pool ? pool->made_attach : 0;
+    *t_attach = pool ? pool->t_attach : 0.0;
+    *run = pool ? pool->made_run : 0;
+    *t_run = pool ? pool->t_run : 0.0;
 }
 
 void pinned_frames_close(PinnedFrames **ppool)

@@ -30,11 +30,22 @@ void pinned_frames_attach(PinnedFrames *pool, QgpuContext *ctx);
 int pinned_frames_submit(QgpuContext *ctx, PinnedFrames *ref_pool, const QgpuPicture *ref,
                          PinnedFrames *dist_pool, const QgpuPicture *dist);
 
+/* What pinned_frames_submit does to each pool after the submit (scoring
+ * thread): stale blocks dropped, and one more block made while the
+ * decoder's misses are not answered. NULL-safe. */
+void pinned_frames_grow(PinnedFrames *pool, QgpuContext *ctx);
+
 /* Pairs submitted from the pools' blocks so far (by pinned_frames_submit
  * with this pool as the reference's), and frames the decoders got
  * FFmpeg's buffers for because no block was free. */
 unsigned pinned_frames_submitted(const PinnedFrames *pool);
 unsigned pinned_frames_misses(const PinnedFrames *pool);
+
+/* QGPU_TIMING: blocks made at attach (before the run's clock starts) and
+ * while the frames were read (inside it, on the scoring thread), and the
+ * seconds each took. Zeros for a NULL pool. */
+void pinned_frames_setup(const PinnedFrames *pool, unsigned *attach, double *t_attach,
+                         unsigned *run, double *t_run);
 
 /* After avcodec_free_context: the decoder's reference; blocks still in
  * frames elsewhere are freed with their last frame. NULL-safe. */

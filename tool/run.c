@@ -574,6 +574,7 @@ typedef struct Run {
     /* QGPU_TIMING=1: the scoring thread's seconds waiting for pairs, in
      * the submits, in collect */
     double t_pairs, t_submit, t_collect;
+    double t_first; /* the first pair's submit (the library's set-up with it) */
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
@@ -722,15 +723,27 @@ static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *re
 static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
 {
     fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
-            "%.3f s, submits %.3f s, collect %.3f s; decoding threads' copies into the CUDA "
-            "ring (queued; waits when %d frames are held): reference %.3f s, distorted %.3f s\n",
-            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_collect, QGPU_CUDA_HELD,
+            "%.3f s, submits %.3f s (the first %.3f s), collect %.3f s; decoding threads' "
+            "copies into the CUDA ring (queued; waits when %d frames are held): reference "
+            "%.3f s, distorted %.3f s\n",
+            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_first, r->t_collect,
+            QGPU_CUDA_HELD,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
     fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames given "
             "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",
             pinned_frames_submitted(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(ref)),
             pinned_frames_misses(decoder_pinned_frames(dis)));
+    for (int i = 0; i < 2; i++) {
+        unsigned attach, during;
+        double t_attach, t_during;
+        pinned_frames_setup(decoder_pinned_frames(i ? dis : ref), &attach, &t_attach, &during,
+                            &t_during);
+        if (attach || during)
+            fprintf(r->msg, "qgpu: timing: %s pinned blocks: %u made before the run (%.3f s, "
+                    "in the set-up), %u while scoring (%.3f s on the scoring thread)\n",
+                    i ? "distorted" : "reference", attach, t_attach, during, t_during);
+    }
     decoder_print_timing(ref, "reference", r->msg);
     decoder_print_timing(dis, "distorted", r->msg);
 }
@@ -793,6 +806,8 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
         r->t_submit += now_seconds() - t;
+        if (!r->submitted)
+            r->t_first = now_seconds() - t;
         if (ret == GPU_COPY_FAILED) {
             end_progress();
             fprintf(msg, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
@@ -1092,7 +1107,9 @@ static int auto_cpu_sessions(int may, const Decoder *d)
  * per input (on the H200 more NVDEC sessions decode faster but score
  * slower: the GPU then shares its time between the decoders' CUDA context
  * and the scoring's OpenCL one; CPU decoders share the cores and lose the
- * pinned frames; doc/performance.md) and auto_cpu_sessions; a note when
+ * pinned frames: on the CPU path, with one CPU session per input taking
+ * a stretch it decodes in time, low-bitrate 1080p H.264 decoded and
+ * scored no faster; doc/performance.md) and auto_cpu_sessions; a note when
  * more were asked for and cannot be had. 0, or an exit status with the
  * message on msg. */
 static int start_sessions(FILE *msg, const Options *o, const int auto_may[2], Decoder *ref,

@@ -17,6 +17,7 @@
 
 #include "hwdec.h"
 #include "sessions.h"
+#include "stretch_choice.h"
 
 /* Who decodes a stretch: nobody yet, the input's own decoder, else the
  * index of a session. */
@@ -69,13 +70,16 @@ struct Sessions {
                         thread the stretches nobody took */
     int n;           /* sessions besides it (threads) */
     int n_cpu;       /* of them, the first n_cpu decode on the CPU */
+    int own_on_cpu;  /* the own decoder is a CPU decoder (the CPU path) */
     int cpu_threads; /* each of those decoders' threads */
     int ahead;       /* frames a session queues at most */
     int ring_slots;
     int hw_slot;
     Stretch *stretch;
     int nb_stretches;
+    StretchView *view; /* the stretches as stretch_choose_in_time sees them */
     unsigned total;  /* frames of the whole input */
+    unsigned delivered; /* frames handed out so far (under the lock) */
     Session *session;
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -397,14 +401,50 @@ static int cpu_lead(const Sessions *s, const Session *w)
     return lead < 1.0 ? 1 : lead > s->nb_stretches ? s->nb_stretches : (int)lead;
 }
 
+/* Margins of a CPU session's time on the CPU path (stretch_choice.h): a
+ * quarter to spare once its rate is measured, a half before. */
+#define IN_TIME_MARGIN 1.25
+#define IN_TIME_MARGIN_UNKNOWN 1.5
+
+/* On the CPU path: the first free stretch after the one being read and
+ * after w's last that w can decode before the own decoder comes to it
+ * (stretch_choose_in_time, from the rates so far), -1 when none. Under
+ * the lock. */
+static int in_time_stretch(const Sessions *s, const Session *w)
+{
+    double own_rate = s->own_frames >= 8 && s->t_own > 0.0 ? s->own_frames / s->t_own : 0.0;
+    double rate = w->frames >= 8 && w->t_decode > 0.0 ? w->frames / w->t_decode : 0.0;
+    int after = s->current > w->last ? s->current : w->last;
+    for (int k = 0; k < s->nb_stretches; k++) {
+        s->view[k].first = s->stretch[k].first;
+        s->view[k].frames = s->stretch[k].frames + 1; /* and the frame that ends it */
+        s->view[k].free = s->stretch[k].taker == TAKER_NONE &&
+                          s->stretch[k].frames + 1 <= (unsigned)s->ahead;
+    }
+    return stretch_choose_in_time(s->view, s->nb_stretches, after, s->delivered, own_rate, rate,
+                                  rate > 0.0 ? IN_TIME_MARGIN : IN_TIME_MARGIN_UNKNOWN);
+}
+
 /* The next stretch for session w, marked as its own: the first nobody
  * took from the one after the stretch being read (a CPU session: further
- * on, cpu_lead) and after w's last; -1 when none is left or stopping. */
+ * on, cpu_lead; on the CPU path, in_time_stretch) and after w's last; -1
+ * when none is left or stopping. */
 static int take_stretch(Session *w)
 {
     Sessions *s = w->s;
     int k;
     pthread_mutex_lock(&s->lock);
+    /* (QGPU_SESSIONS_CLEAN_ONLY=1 makes the CPU path's sessions behave
+     * as beside a hardware decoder, for the tests) */
+    if (w->on_cpu && s->own_on_cpu && !w->clean_only) {
+        k = s->stop ? -1 : in_time_stretch(s, w);
+        if (k >= 0)
+            s->stretch[k].taker = w->index;
+        pthread_mutex_unlock(&s->lock);
+        if (k >= 0)
+            w->last = k;
+        return k;
+    }
     /* beside a hardware decoder: none after the input's first decoding
      * error (a damaged file: its stretches go to the own decoder, which
      * decodes on without seeking where it can) */
@@ -580,11 +620,13 @@ int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, i
     /* CPU decoders beside a hardware one ($QGPU_SESSIONS_CLEAN_ONLY=1: also
      * beside the CPU's, for the tests) */
     decoder_get_info(own, &info);
-    clean_only = strcmp(info.decoder, "cpu") || env_is_one("QGPU_SESSIONS_CLEAN_ONLY");
+    s->own_on_cpu = !strcmp(info.decoder, "cpu");
+    clean_only = !s->own_on_cpu || env_is_one("QGPU_SESSIONS_CLEAN_ONLY");
+    s->view = calloc((size_t)s->nb_stretches, sizeof(*s->view));
     s->session = calloc((size_t)s->n, sizeof(*s->session));
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
-    for (int i = 0; s->session && i < s->n; i++) {
+    for (int i = 0; s->session && s->view && i < s->n; i++) {
         Session *w = &s->session[i];
         w->s = s;
         w->index = i;
@@ -601,7 +643,7 @@ int sessions_start(Sessions **out, Decoder *own, const char *path, int stream, i
         }
         w->running = 1;
     }
-    if (!s->session || !s->session[s->n - 1].running) {
+    if (!s->view || !s->session || !s->session[s->n - 1].running) {
         sessions_free(&s);
         snprintf(err, err_len, "out of memory");
         return AVERROR(ENOMEM);
@@ -649,6 +691,7 @@ static int own_next(Sessions *s, void **owner, double *pts, char *err, size_t er
     s->t_own += spent;
     if (ret == 1) {
         s->own_frames++;
+        s->delivered++;
         s->errors_now = errors;
         s->corrupt_now = corrupt;
     } else if (ret == 0) {
@@ -749,6 +792,7 @@ static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char 
         w->count--;
         pthread_cond_broadcast(&s->changed);
         if (e.ret == 1) {
+            s->delivered++;
             s->errors_now = e.errors;
             s->corrupt_now = e.corrupt;
             pthread_mutex_unlock(&s->lock);
@@ -887,6 +931,7 @@ void sessions_free(Sessions **ps)
     }
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
+    free(s->view);
     free(s->stretch);
     free(s);
     *ps = NULL;

@@ -12,9 +12,11 @@
  * decoders beside a hardware one, their frames put on the GPU) take
  * stretches ahead of the one being read and queue what they decode. A
  * session takes the first stretch nobody took after the one being read;
- * a CPU session skips as many more as the own decoder decodes while it
- * decodes one (from the rates so far), so that its frames are ready when
- * they are needed. The frames are handed out in presentation order,
+ * a CPU session beside a hardware decoder skips as many more as the own
+ * decoder decodes while it decodes one (from the rates so far), so that
+ * its frames are ready when they are needed; beside the CPU's own
+ * decoder it takes the first it can decode before the own decoder comes
+ * to it (stretch_choice.h). The frames are handed out in presentation order,
  * stretch after stretch, exactly the frames one decoder would give.
  *
  * The stretches come from a first pass over the file's packets (read, not
