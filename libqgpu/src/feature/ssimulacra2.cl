@@ -332,69 +332,74 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
  * in doc/performance.md.) The values are the same; only when they are
  * loaded changes. */
 #define HB_RPI ((HB_ROWS + 4) / 5)             /* rows per work-item (of 5) */
-#define HB_CPI ((HB_IN + HB_ROWS - 1) / HB_ROWS) /* window columns per work-item */
 
+/* Step t of a chunk adds the window's samples t and t + 2N (in[n-N-1] and
+ * in[n+N-1]); work-item (r, q) loads both for step r: a[k][0] and a[k][1]
+ * (b: the distorted picture) of row q + 5k. */
 typedef struct HbFetch {
-    float v1[HB_RPI][HB_CPI], v2[HB_RPI][HB_CPI];
+    float a[HB_RPI][2], b[HB_RPI][2];
 } HbFetch;
 
-/* work-item (r, q): columns r, r + HB_ROWS, .. of rows q, q + 5, .. of the
- * window starting at column ws (no run-time divisions: that index
- * arithmetic, not the recursion, was once most of the pass's time). A
- * window inside the row (every chunk but the first and the last) is read
- * through row pointers stepped by 5 rows, without column checks. */
+/* work-item (r, q): columns ws + r and ws + r + 2N of rows q, q + 5, ..
+ * (no run-time divisions: that index arithmetic, not the recursion, was
+ * once most of the pass's time). A window inside the row (every chunk but
+ * the first and the last) is read through row pointers stepped by 5 rows,
+ * without column checks. */
 static inline void hb_fetch(HbFetch *f, __global const float *in1, __global const float *in2,
                             int r, int q, int y0, int ws, int w, int h)
 {
+    const int N = SS2_N;
     if (ws >= 0 && ws + HB_IN <= w) {
         const int i0 = (y0 + q) * w + ws + r; /* < 2^31: see vb_fetch */
         __global const float *a = in1 + i0, *b = in2 + i0;
-        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w)
-            for (int m = 0; m < HB_CPI; m++) {
-                const int rr = q + 5 * k, j = r + HB_ROWS * m;
-                const bool inside = rr < HB_ROWS && j < HB_IN && y0 + rr < h;
-                f->v1[k][m] = inside ? a[HB_ROWS * m] : 0.0f;
-                f->v2[k][m] = inside ? b[HB_ROWS * m] : 0.0f;
-            }
+        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w) {
+            const int rr = q + 5 * k;
+            const bool inside = rr < HB_ROWS && y0 + rr < h;
+            f->a[k][0] = inside ? a[0] : 0.0f;
+            f->a[k][1] = inside ? a[2 * N] : 0.0f;
+            f->b[k][0] = inside ? b[0] : 0.0f;
+            f->b[k][1] = inside ? b[2 * N] : 0.0f;
+        }
         return;
     }
     for (int k = 0; k < HB_RPI; k++)
-        for (int m = 0; m < HB_CPI; m++) {
-            const int rr = q + 5 * k, j = r + HB_ROWS * m;
-            const int y = y0 + rr, x = ws + j;
-            const bool inside = rr < HB_ROWS && j < HB_IN && x >= 0 && x < w && y < h;
+        for (int m = 0; m < 2; m++) {
+            const int rr = q + 5 * k, y = y0 + rr, x = ws + r + 2 * N * m;
+            const bool inside = rr < HB_ROWS && x >= 0 && x < w && y < h;
             const int i = inside ? y * w + x : 0;
-            f->v1[k][m] = inside ? in1[i] : 0.0f;
-            f->v2[k][m] = inside ? in2[i] : 0.0f;
+            f->a[k][m] = inside ? in1[i] : 0.0f;
+            f->b[k][m] = inside ? in2[i] : 0.0f;
         }
 }
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
  * quantity q (0: x1, 1: x2, 2: x1*x1, 3: x2*x2, 4: x1*x2; zero padding
- * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's window
- * is stored as the five quantities, transposed (tq[q][column][row]), so
- * each quantity is computed once per sample and the recursion's accesses
- * are consecutive across work-items; the recursion writes its output for
- * step t over tq[q][t][r], which no later step reads (step t' reads t' and
- * t' + 2N), and work-item (r, q) then stores column base + r of plane q,
- * row after row (coalesced across r). The next chunk's window is loaded
- * into registers while the recursion runs over this one. Output: plane
- * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
- * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
- * each work-item issues per chunk are its time.) The launch is always
- * (HB_ROWS, 5), but the kernel declares no reqd_work_group_size: with one,
- * NVIDIA's compiler ignores the register cap ssimulacra2.c sets for this
- * program (-cl-nv-maxrregcount=128: 162 registers, two work-groups per SM,
- * became 128, three: more of other frames' work fits beside it). Splitting
- * each recursion's three chains over three work-items (16 rows, 240
- * work-items) was slower: 0.186 -> 0.233 ms (doc/performance.md, wt-ss2g). */
+ * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's
+ * recursion inputs, the sums in[n-N-1] + in[n+N-1] of the five quantities,
+ * are formed while the tile is filled (the same products and additions,
+ * in the same order, as a step would make) and stored transposed
+ * (tq[q][step][row]), so the recursion reads one __local value a step,
+ * consecutive across work-items; it writes its output for step t over
+ * tq[q][t][r], and work-item (r, q) then stores column base + r of plane
+ * q, row after row (coalesced across r). The next chunk's window is
+ * loaded into registers while the recursion runs over this one. Output:
+ * plane q*3 + c. (Measured with Nsight Compute on the H200,
+ * doc/performance.md: the pass is latency-bound, ~1.7 warps per
+ * scheduler, so the instructions each work-item issues per chunk are its
+ * time.) The launch is always (HB_ROWS, 5), but the kernel declares no
+ * reqd_work_group_size: with one, NVIDIA's compiler ignores the register
+ * cap ssimulacra2.c sets for this program (-cl-nv-maxrregcount=128: 162
+ * registers, two work-groups per SM, became 128, three: more of other
+ * frames' work fits beside it). Splitting each recursion's three chains
+ * over three work-items (16 rows, 240 work-items) was slower: 0.186 ->
+ * 0.233 ms (doc/performance.md, wt-ss2g). */
 __kernel
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
 {
-    __local float tq[5][HB_IN][HB_ROWS + 1];
+    __local float tq[5][HB_T][HB_ROWS + 1];
     const int r = get_local_id(0), q = get_local_id(1);
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
@@ -414,25 +419,23 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     hb_fetch(&f, in1, in2, r, q, y0, -2 * N, w, h);
     for (int base = -N + 1; base < w; base += HB_T) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < HB_RPI; k++)
-            for (int m = 0; m < HB_CPI; m++) {
-                const int rr = q + 5 * k, j = r + HB_ROWS * m;
-                if (rr < HB_ROWS && j < HB_IN) {
-                    const float a = f.v1[k][m], b = f.v2[k][m];
-                    tq[0][j][rr] = a;
-                    tq[1][j][rr] = b;
-                    tq[2][j][rr] = MUL(a, a);
-                    tq[3][j][rr] = MUL(b, b);
-                    tq[4][j][rr] = MUL(a, b);
-                }
+        for (int k = 0; k < HB_RPI; k++) {
+            const int rr = q + 5 * k;
+            if (rr < HB_ROWS) {
+                const float a0 = f.a[k][0], a1 = f.a[k][1];
+                const float b0 = f.b[k][0], b1 = f.b[k][1];
+                tq[0][r][rr] = a0 + a1;
+                tq[1][r][rr] = b0 + b1;
+                tq[2][r][rr] = MUL(a0, a0) + MUL(a1, a1);
+                tq[3][r][rr] = MUL(b0, b0) + MUL(b1, b1);
+                tq[4][r][rr] = MUL(a0, b0) + MUL(a1, b1);
             }
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
             hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
-        for (int t = 0; t < HB_T; t++) {
-            const float sum = tq[q][t][r] + tq[q][t + 2 * N][r];
-            tq[q][t][r] = iir_step(&st, sum, n2, d1);
-        }
+        for (int t = 0; t < HB_T; t++)
+            tq[q][t][r] = iir_step(&st, tq[q][t][r], n2, d1);
         barrier(CLK_LOCAL_MEM_FENCE);
         const int x = base + r;
         if (x >= 0 && x < w) {
