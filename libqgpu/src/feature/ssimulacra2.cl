@@ -409,7 +409,9 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     const size_t plane = (size_t)w * h;
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *in2 = xyb2 + gm[G_OFF] + c * plane;
-    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)y0 * w;
+    /* plane q*3 + c, stored column after column: sample (x, y) at x * h + y */
+    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + y0 + r;
+    const bool row_in = r < rows;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
@@ -434,14 +436,22 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
             hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
-        for (int t = 0; t < HB_T; t++)
-            tq[q][t][r] = iir_step(&st, tq[q][t][r], n2, d1);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int x = base + r;
-        if (x >= 0 && x < w) {
-            __global float *o = out + x;
-            for (int rr = 0; rr < rows; rr++, o += w)
-                *o = tq[q][r][rr];
+        if (base >= 0 && base + HB_T <= w) {
+            /* every step's column inside the row (all chunks but the
+             * first and the last): a pointer stepped by h */
+            __global float *o = out + base * h; /* < 2^31: see vb_fetch */
+            for (int t = 0; t < HB_T; t++, o += h) {
+                const float v = iir_step(&st, tq[q][t][r], n2, d1);
+                if (row_in)
+                    *o = v;
+            }
+        } else {
+            for (int t = 0; t < HB_T; t++) {
+                const float v = iir_step(&st, tq[q][t][r], n2, d1);
+                const int x = base + t;
+                if (row_in && x >= 0 && x < w)
+                    out[x * h] = v;
+            }
         }
     }
 }
@@ -608,8 +618,15 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
 #define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
 #define VB_MPI ((VB_T * VB_COLS + VB_WG - 1) / VB_WG) /* map pixels per work-item */
 
-/* One chunk's window, loaded into registers a chunk ahead (see HbFetch):
- * work-item (col, q)'s rows of column x0 + col of quantity q. */
+/* One chunk's window, loaded into registers a chunk ahead (see HbFetch).
+ * ss2_hblur stores its planes column after column (sample (x, y) at
+ * x * h + y), so a warp reads rows of one column: work-item (col, q) of
+ * quantity q loads row ws + col of each of the group's columns x0 ..
+ * x0 + VB_COLS - 1 (v[0 .. VB_COLS - 1]), and rows ws + VB_COLS .. ws +
+ * VB_IN - 1 of column x0 + col (v[VB_COLS ..]). */
+#if VB_IN < VB_COLS
+#error "vb_fetch gives work-item col window row col: VB_IN must be >= VB_COLS"
+#endif
 typedef struct VbFetch {
     float v[VB_IN];
 } VbFetch;
@@ -617,24 +634,31 @@ typedef struct VbFetch {
 static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int x0, int base,
                             int w, int h)
 {
-    const int x = x0 + col, ws = base - SS2_N - 1;
-    if (ws >= 0 && ws + VB_IN <= h) {
+    const int ws = base - SS2_N - 1, xc = x0 + col;
+    if (ws >= 0 && ws + VB_IN <= h && x0 + VB_COLS <= w) {
         /* the window inside the picture (every chunk but the first and
-         * the last): a pointer stepped by w, no row checks (each load
-         * was ~10 instructions of index arithmetic and checks) */
-        __global const float *p = hin + (ws * w + min(x, w - 1));
-        for (int rr = 0; rr < VB_IN; rr++, p += w)
-            f->v[rr] = x < w ? *p : 0.0f;
-    } else {
-        /* int indices, the row's stepped by w: a plane holds < 2^31
-         * samples (ss2_init), and 64-bit products per load were a fifth
-         * of the pass's instructions */
-        int i = ws * w + x;
-        for (int rr = 0; rr < VB_IN; rr++, i += w) {
-            const int y = ws + rr;
-            const bool inside = y >= 0 && y < h && x < w;
-            f->v[rr] = inside ? hin[i] : 0.0f;
-        }
+         * the last, every group but a scale's last if its width is not a
+         * multiple of VB_COLS): pointers stepped by h, no checks (each
+         * load was ~10 instructions of index arithmetic and checks). int
+         * indices: a plane holds < 2^31 samples (ss2_init), and 64-bit
+         * products per load were a fifth of the pass's instructions */
+        __global const float *p = hin + (x0 * h + ws + col);
+        for (int i = 0; i < VB_COLS; i++, p += h)
+            f->v[i] = *p;
+        __global const float *e = hin + (xc * h + ws);
+        for (int i = VB_COLS; i < VB_IN; i++)
+            f->v[i] = e[i];
+        return;
+    }
+    for (int i = 0; i < VB_COLS; i++) {
+        const int x = x0 + i, y = ws + col;
+        const bool inside = x < w && y >= 0 && y < h;
+        f->v[i] = inside ? hin[x * h + y] : 0.0f;
+    }
+    for (int i = VB_COLS; i < VB_IN; i++) {
+        const int y = ws + i;
+        const bool inside = xc < w && y >= 0 && y < h;
+        f->v[i] = inside ? hin[xc * h + y] : 0.0f;
     }
 }
 
@@ -693,8 +717,10 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     for (int base = -N + 1; base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int rr = 0; rr < VB_IN; rr++)
-            lm.tin[q][rr][col] = f.v[rr];
+        for (int i = 0; i < VB_COLS; i++)
+            lm.tin[q][col][i] = f.v[i];
+        for (int i = VB_COLS; i < VB_IN; i++)
+            lm.tin[q][i][col] = f.v[i];
         vb_samples(x1, x2, p1, p2, lid, x0, base, w, h);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
