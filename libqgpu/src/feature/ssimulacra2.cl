@@ -19,7 +19,8 @@
  *                   every scale (one work-group per 32x32 tile of scale 0)
  *   ss2_hblur       horizontal recursive Gaussian of the 5 quantities
  *                   (x1, x2, x1^2, x2^2, x1 x2); rows go through transposed
- *                   __local tiles (coalesced loads/stores)
+ *                   __local tiles (coalesced loads), the output planes are
+ *                   stored column after column (coalesced stores)
  *   ss2_vblur_maps  vertical recursive Gaussian through __local tiles,
  *                   fused with the SSIM and edge-difference maps and a
  *                   work-group reduction
@@ -199,7 +200,8 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
 #define G_VG0 4    /* first vertical-pass work-group of scale s */
 #define G_VGN 5    /* vertical-pass work-groups per channel */
 #define G_POFF 6   /* first sum (8 bytes) of scale s in the partial sums */
-#define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes) */
+#define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes,
+                    * each stored column after column) */
 
 /* Scale of a work-group: the last scale whose first group is <= g. */
 static inline int scale_of(__constant const int *geom, int scales, int field, int g)
@@ -380,11 +382,13 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
  * are formed while the tile is filled (the same products and additions,
  * in the same order, as a step would make) and stored transposed
  * (tq[q][step][row]), so the recursion reads one __local value a step,
- * consecutive across work-items; it writes its output for step t over
- * tq[q][t][r], and work-item (r, q) then stores column base + r of plane
- * q, row after row (coalesced across r). The next chunk's window is
- * loaded into registers while the recursion runs over this one. Output:
- * plane q*3 + c. (Measured with Nsight Compute on the H200,
+ * consecutive across work-items. Its output goes straight to plane q*3 +
+ * c, which is stored column after column (sample (x, y) at x * h + y): at
+ * each step the work-items' rows y0 .. y0 + 31 of one column are
+ * consecutive, so the stores are coalesced with no pass through the tile
+ * (0.181 -> 0.124 ms one lane on the H200, doc/performance.md, wt-ss2h).
+ * The next chunk's window is loaded into registers while the recursion
+ * runs over this one. (Measured with Nsight Compute on the H200,
  * doc/performance.md: the pass is latency-bound, ~1.7 warps per
  * scheduler, so the instructions each work-item issues per chunk are its
  * time.) The launch is always (HB_ROWS, 5), but the kernel declares no
@@ -530,7 +534,8 @@ static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
 
 /* Vertical pass + maps. Work-group (VB_COLS, 5) covers VB_COLS columns of
  * channel get_group_id(2): per chunk of VB_T rows it loads the rows the
- * recursion needs (coalesced, many loads in flight) into __local memory,
+ * recursion needs (down the planes' columns, coalesced, many loads in
+ * flight) into __local memory,
  * work-item (col, q) advances quantity q's recursion down its column (its
  * output for row t written over the sample of row t, which no later step
  * reads), then all work-items compute the maps of the chunk's pixels
