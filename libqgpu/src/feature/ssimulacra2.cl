@@ -19,7 +19,8 @@
  *                   every scale (one work-group per 32x32 tile of scale 0)
  *   ss2_hblur       horizontal recursive Gaussian of the 5 quantities
  *                   (x1, x2, x1^2, x2^2, x1 x2); rows go through transposed
- *                   __local tiles (coalesced loads/stores)
+ *                   __local tiles (coalesced loads), the output planes are
+ *                   stored column after column (coalesced stores)
  *   ss2_vblur_maps  vertical recursive Gaussian through __local tiles,
  *                   fused with the SSIM and edge-difference maps and a
  *                   work-group reduction
@@ -199,7 +200,8 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
 #define G_VG0 4    /* first vertical-pass work-group of scale s */
 #define G_VGN 5    /* vertical-pass work-groups per channel */
 #define G_POFF 6   /* first sum (8 bytes) of scale s in the partial sums */
-#define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes) */
+#define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes,
+                    * each stored column after column) */
 
 /* Scale of a work-group: the last scale whose first group is <= g. */
 static inline int scale_of(__constant const int *geom, int scales, int field, int g)
@@ -332,69 +334,76 @@ static inline float iir_step(Ss2Iir *s, float sum, float3 n2, float3 d1)
  * in doc/performance.md.) The values are the same; only when they are
  * loaded changes. */
 #define HB_RPI ((HB_ROWS + 4) / 5)             /* rows per work-item (of 5) */
-#define HB_CPI ((HB_IN + HB_ROWS - 1) / HB_ROWS) /* window columns per work-item */
 
+/* Step t of a chunk adds the window's samples t and t + 2N (in[n-N-1] and
+ * in[n+N-1]); work-item (r, q) loads both for step r: a[k][0] and a[k][1]
+ * (b: the distorted picture) of row q + 5k. */
 typedef struct HbFetch {
-    float v1[HB_RPI][HB_CPI], v2[HB_RPI][HB_CPI];
+    float a[HB_RPI][2], b[HB_RPI][2];
 } HbFetch;
 
-/* work-item (r, q): columns r, r + HB_ROWS, .. of rows q, q + 5, .. of the
- * window starting at column ws (no run-time divisions: that index
- * arithmetic, not the recursion, was once most of the pass's time). A
- * window inside the row (every chunk but the first and the last) is read
- * through row pointers stepped by 5 rows, without column checks. */
+/* work-item (r, q): columns ws + r and ws + r + 2N of rows q, q + 5, ..
+ * (no run-time divisions: that index arithmetic, not the recursion, was
+ * once most of the pass's time). A window inside the row (every chunk but
+ * the first and the last) is read through row pointers stepped by 5 rows,
+ * without column checks. */
 static inline void hb_fetch(HbFetch *f, __global const float *in1, __global const float *in2,
                             int r, int q, int y0, int ws, int w, int h)
 {
+    const int N = SS2_N;
     if (ws >= 0 && ws + HB_IN <= w) {
         const int i0 = (y0 + q) * w + ws + r; /* < 2^31: see vb_fetch */
         __global const float *a = in1 + i0, *b = in2 + i0;
-        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w)
-            for (int m = 0; m < HB_CPI; m++) {
-                const int rr = q + 5 * k, j = r + HB_ROWS * m;
-                const bool inside = rr < HB_ROWS && j < HB_IN && y0 + rr < h;
-                f->v1[k][m] = inside ? a[HB_ROWS * m] : 0.0f;
-                f->v2[k][m] = inside ? b[HB_ROWS * m] : 0.0f;
-            }
+        for (int k = 0; k < HB_RPI; k++, a += 5 * w, b += 5 * w) {
+            const int rr = q + 5 * k;
+            const bool inside = rr < HB_ROWS && y0 + rr < h;
+            f->a[k][0] = inside ? a[0] : 0.0f;
+            f->a[k][1] = inside ? a[2 * N] : 0.0f;
+            f->b[k][0] = inside ? b[0] : 0.0f;
+            f->b[k][1] = inside ? b[2 * N] : 0.0f;
+        }
         return;
     }
     for (int k = 0; k < HB_RPI; k++)
-        for (int m = 0; m < HB_CPI; m++) {
-            const int rr = q + 5 * k, j = r + HB_ROWS * m;
-            const int y = y0 + rr, x = ws + j;
-            const bool inside = rr < HB_ROWS && j < HB_IN && x >= 0 && x < w && y < h;
+        for (int m = 0; m < 2; m++) {
+            const int rr = q + 5 * k, y = y0 + rr, x = ws + r + 2 * N * m;
+            const bool inside = rr < HB_ROWS && x >= 0 && x < w && y < h;
             const int i = inside ? y * w + x : 0;
-            f->v1[k][m] = inside ? in1[i] : 0.0f;
-            f->v2[k][m] = inside ? in2[i] : 0.0f;
+            f->a[k][m] = inside ? in1[i] : 0.0f;
+            f->b[k][m] = inside ? in2[i] : 0.0f;
         }
 }
 
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
  * quantity q (0: x1, 1: x2, 2: x1*x1, 3: x2*x2, 4: x1*x2; zero padding
- * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's window
- * is stored as the five quantities, transposed (tq[q][column][row]), so
- * each quantity is computed once per sample and the recursion's accesses
- * are consecutive across work-items; the recursion writes its output for
- * step t over tq[q][t][r], which no later step reads (step t' reads t' and
- * t' + 2N), and work-item (r, q) then stores column base + r of plane q,
- * row after row (coalesced across r). The next chunk's window is loaded
- * into registers while the recursion runs over this one. Output: plane
- * q*3 + c. (Measured with Nsight Compute on the H200, doc/performance.md:
- * the pass is latency-bound, ~1.7 warps per scheduler, so the instructions
- * each work-item issues per chunk are its time.) The launch is always
- * (HB_ROWS, 5), but the kernel declares no reqd_work_group_size: with one,
- * NVIDIA's compiler ignores the register cap ssimulacra2.c sets for this
- * program (-cl-nv-maxrregcount=128: 162 registers, two work-groups per SM,
- * became 128, three: more of other frames' work fits beside it). Splitting
- * each recursion's three chains over three work-items (16 rows, 240
- * work-items) was slower: 0.186 -> 0.233 ms (doc/performance.md, wt-ss2g). */
+ * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's
+ * recursion inputs, the sums in[n-N-1] + in[n+N-1] of the five quantities,
+ * are formed while the tile is filled (the same products and additions,
+ * in the same order, as a step would make) and stored transposed
+ * (tq[q][step][row]), so the recursion reads one __local value a step,
+ * consecutive across work-items. Its output goes straight to plane q*3 +
+ * c, which is stored column after column (sample (x, y) at x * h + y): at
+ * each step the work-items' rows y0 .. y0 + 31 of one column are
+ * consecutive, so the stores are coalesced with no pass through the tile
+ * (0.181 -> 0.124 ms one lane on the H200, doc/performance.md, wt-ss2h).
+ * The next chunk's window is loaded into registers while the recursion
+ * runs over this one. (Measured with Nsight Compute on the H200,
+ * doc/performance.md: the pass is latency-bound, ~1.7 warps per
+ * scheduler, so the instructions each work-item issues per chunk are its
+ * time.) The launch is always (HB_ROWS, 5), but the kernel declares no
+ * reqd_work_group_size: with one, NVIDIA's compiler ignores the register
+ * cap ssimulacra2.c sets for this program (-cl-nv-maxrregcount=128: 162
+ * registers, two work-groups per SM, became 128, three: more of other
+ * frames' work fits beside it). Splitting each recursion's three chains
+ * over three work-items (16 rows, 240 work-items) was slower: 0.186 ->
+ * 0.233 ms (doc/performance.md, wt-ss2g). */
 __kernel
 void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                __constant const int *geom, int scales, float4 n2v, float4 d1v,
                __global float *hbuf)
 {
-    __local float tq[5][HB_IN][HB_ROWS + 1];
+    __local float tq[5][HB_T][HB_ROWS + 1];
     const int r = get_local_id(0), q = get_local_id(1);
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
@@ -404,7 +413,9 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     const size_t plane = (size_t)w * h;
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *in2 = xyb2 + gm[G_OFF] + c * plane;
-    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + (size_t)y0 * w;
+    /* plane q*3 + c, stored column after column: sample (x, y) at x * h + y */
+    __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + y0 + r;
+    const bool row_in = r < rows;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
@@ -414,31 +425,37 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     hb_fetch(&f, in1, in2, r, q, y0, -2 * N, w, h);
     for (int base = -N + 1; base < w; base += HB_T) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < HB_RPI; k++)
-            for (int m = 0; m < HB_CPI; m++) {
-                const int rr = q + 5 * k, j = r + HB_ROWS * m;
-                if (rr < HB_ROWS && j < HB_IN) {
-                    const float a = f.v1[k][m], b = f.v2[k][m];
-                    tq[0][j][rr] = a;
-                    tq[1][j][rr] = b;
-                    tq[2][j][rr] = MUL(a, a);
-                    tq[3][j][rr] = MUL(b, b);
-                    tq[4][j][rr] = MUL(a, b);
-                }
+        for (int k = 0; k < HB_RPI; k++) {
+            const int rr = q + 5 * k;
+            if (rr < HB_ROWS) {
+                const float a0 = f.a[k][0], a1 = f.a[k][1];
+                const float b0 = f.b[k][0], b1 = f.b[k][1];
+                tq[0][r][rr] = a0 + a1;
+                tq[1][r][rr] = b0 + b1;
+                tq[2][r][rr] = MUL(a0, a0) + MUL(a1, a1);
+                tq[3][r][rr] = MUL(b0, b0) + MUL(b1, b1);
+                tq[4][r][rr] = MUL(a0, b0) + MUL(a1, b1);
             }
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
             hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
-        for (int t = 0; t < HB_T; t++) {
-            const float sum = tq[q][t][r] + tq[q][t + 2 * N][r];
-            tq[q][t][r] = iir_step(&st, sum, n2, d1);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const int x = base + r;
-        if (x >= 0 && x < w) {
-            __global float *o = out + x;
-            for (int rr = 0; rr < rows; rr++, o += w)
-                *o = tq[q][r][rr];
+        if (base >= 0 && base + HB_T <= w) {
+            /* every step's column inside the row (all chunks but the
+             * first and the last): a pointer stepped by h */
+            __global float *o = out + base * h; /* < 2^31: see vb_fetch */
+            for (int t = 0; t < HB_T; t++, o += h) {
+                const float v = iir_step(&st, tq[q][t][r], n2, d1);
+                if (row_in)
+                    *o = v;
+            }
+        } else {
+            for (int t = 0; t < HB_T; t++) {
+                const float v = iir_step(&st, tq[q][t][r], n2, d1);
+                const int x = base + t;
+                if (row_in && x >= 0 && x < w)
+                    out[x * h] = v;
+            }
         }
     }
 }
@@ -517,7 +534,8 @@ static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
 
 /* Vertical pass + maps. Work-group (VB_COLS, 5) covers VB_COLS columns of
  * channel get_group_id(2): per chunk of VB_T rows it loads the rows the
- * recursion needs (coalesced, many loads in flight) into __local memory,
+ * recursion needs (down the planes' columns, coalesced, many loads in
+ * flight) into __local memory,
  * work-item (col, q) advances quantity q's recursion down its column (its
  * output for row t written over the sample of row t, which no later step
  * reads), then all work-items compute the maps of the chunk's pixels
@@ -605,8 +623,15 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
 #define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
 #define VB_MPI ((VB_T * VB_COLS + VB_WG - 1) / VB_WG) /* map pixels per work-item */
 
-/* One chunk's window, loaded into registers a chunk ahead (see HbFetch):
- * work-item (col, q)'s rows of column x0 + col of quantity q. */
+/* One chunk's window, loaded into registers a chunk ahead (see HbFetch).
+ * ss2_hblur stores its planes column after column (sample (x, y) at
+ * x * h + y), so a warp reads rows of one column: work-item (col, q) of
+ * quantity q loads row ws + col of each of the group's columns x0 ..
+ * x0 + VB_COLS - 1 (v[0 .. VB_COLS - 1]), and rows ws + VB_COLS .. ws +
+ * VB_IN - 1 of column x0 + col (v[VB_COLS ..]). */
+#if VB_IN < VB_COLS
+#error "vb_fetch gives work-item col window row col: VB_IN must be >= VB_COLS"
+#endif
 typedef struct VbFetch {
     float v[VB_IN];
 } VbFetch;
@@ -614,24 +639,31 @@ typedef struct VbFetch {
 static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int x0, int base,
                             int w, int h)
 {
-    const int x = x0 + col, ws = base - SS2_N - 1;
-    if (ws >= 0 && ws + VB_IN <= h) {
+    const int ws = base - SS2_N - 1, xc = x0 + col;
+    if (ws >= 0 && ws + VB_IN <= h && x0 + VB_COLS <= w) {
         /* the window inside the picture (every chunk but the first and
-         * the last): a pointer stepped by w, no row checks (each load
-         * was ~10 instructions of index arithmetic and checks) */
-        __global const float *p = hin + (ws * w + min(x, w - 1));
-        for (int rr = 0; rr < VB_IN; rr++, p += w)
-            f->v[rr] = x < w ? *p : 0.0f;
-    } else {
-        /* int indices, the row's stepped by w: a plane holds < 2^31
-         * samples (ss2_init), and 64-bit products per load were a fifth
-         * of the pass's instructions */
-        int i = ws * w + x;
-        for (int rr = 0; rr < VB_IN; rr++, i += w) {
-            const int y = ws + rr;
-            const bool inside = y >= 0 && y < h && x < w;
-            f->v[rr] = inside ? hin[i] : 0.0f;
-        }
+         * the last, every group but a scale's last if its width is not a
+         * multiple of VB_COLS): pointers stepped by h, no checks (each
+         * load was ~10 instructions of index arithmetic and checks). int
+         * indices: a plane holds < 2^31 samples (ss2_init), and 64-bit
+         * products per load were a fifth of the pass's instructions */
+        __global const float *p = hin + (x0 * h + ws + col);
+        for (int i = 0; i < VB_COLS; i++, p += h)
+            f->v[i] = *p;
+        __global const float *e = hin + (xc * h + ws);
+        for (int i = VB_COLS; i < VB_IN; i++)
+            f->v[i] = e[i];
+        return;
+    }
+    for (int i = 0; i < VB_COLS; i++) {
+        const int x = x0 + i, y = ws + col;
+        const bool inside = x < w && y >= 0 && y < h;
+        f->v[i] = inside ? hin[x * h + y] : 0.0f;
+    }
+    for (int i = VB_COLS; i < VB_IN; i++) {
+        const int y = ws + i;
+        const bool inside = xc < w && y >= 0 && y < h;
+        f->v[i] = inside ? hin[xc * h + y] : 0.0f;
     }
 }
 
@@ -690,8 +722,10 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     for (int base = -N + 1; base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int rr = 0; rr < VB_IN; rr++)
-            lm.tin[q][rr][col] = f.v[rr];
+        for (int i = 0; i < VB_COLS; i++)
+            lm.tin[q][col][i] = f.v[i];
+        for (int i = VB_COLS; i < VB_IN; i++)
+            lm.tin[q][i][col] = f.v[i];
         vb_samples(x1, x2, p1, p2, lid, x0, base, w, h);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + VB_T < h)
