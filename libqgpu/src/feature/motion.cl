@@ -73,13 +73,21 @@ static void write_group_sum(__local ulong *red, ulong acc, __global ulong *resul
     const int lid = get_local_id(0);
     red[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = MOTION_WG / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    /* two barriers: 32 work-items each add MOTION_WG / 32 values (into the
+     * first 32 places, which only they read), then work-item 0 those 32 */
+    if (lid < 32) {
+        ulong s = 0;
+        for (int m = 0; m < MOTION_WG / 32; m++)
+            s += red[lid + 32 * m];
+        red[lid] = s;
     }
-    if (lid == 0)
-        results[partial_index + get_group_id(0)] = red[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        ulong s = 0;
+        for (int m = 0; m < 32; m++)
+            s += red[m];
+        results[partial_index + get_group_id(0)] = s;
+    }
 }
 
 /* floor(a / 2^s) without relying on the sign behaviour of >> */

@@ -542,17 +542,25 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
 
     /* work-group sums of the four accumulators */
     long vals[4] = {acc.num_log, acc.den_log, acc.num_non_log, acc.den_non_log};
-    for (int q = 0; q < 4; q++) {
-        red[lid] = vals[q];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int s = VIF_WG / 2; s > 0; s >>= 1) {
-            if (lid < s)
-                red[lid] += red[lid + s];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        if (lid == 0)
-            partial[get_group_id(0) * 4 + q] = red[0];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    /* All four at once, in two barriers after the stores: 32 work-items per
+     * sum each add VIF_WG / 32 of its values (into the first 32 places,
+     * which only they read), then one work-item per sum adds those 32. */
+    for (int q = 0; q < 4; q++)
+        red[q * VIF_WG + lid] = vals[q];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int k = lid; k < 4 * 32; k += VIF_WG) {
+        __local long *r = red + (k / 32) * VIF_WG + k % 32;
+        long s = 0;
+        for (int m = 0; m < VIF_WG / 32; m++)
+            s += r[32 * m];
+        r[0] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < 4) {
+        long s = 0;
+        for (int m = 0; m < 32; m++)
+            s += red[lid * VIF_WG + m];
+        partial[get_group_id(0) * 4 + lid] = s;
     }
 }
 
@@ -569,7 +577,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     __local uint v_xy[TH * (TW + 2 * (FW(S) / 2))];                                              \
     __local ushort s_r[(TH / 2) * (TW + 2 * (FW((S) + 1) / 2))];                                 \
     __local ushort s_d[(TH / 2) * (TW + 2 * (FW((S) + 1) / 2))];                                 \
-    __local long red[VIF_WG];                                                                    \
+    __local long red[4 * VIF_WG];                                                                \
     sd_t egl;                                                                                    \
     egl.m = egl_m;                                                                               \
     egl.e = egl_e
