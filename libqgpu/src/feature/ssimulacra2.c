@@ -40,7 +40,7 @@ typedef struct Ss2State {
     /* geometry */
     int scales;
     int w[SS2_SCALES], h[SS2_SCALES];
-    int hgroups, vgroups;          /* work-groups of the blur passes, all scales and channels */
+    int hgroups, vgroups;          /* work-groups of the merged passes, all scales */
     cl_int geom[SS2_SCALES * SS2_G]; /* as read by the kernels (G_* fields) */
     /* conversion constants (float, as the reference computes them) */
     float yuv[8];
@@ -192,11 +192,8 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         g[G_POFF] = (cl_int)parts;
         pixels += (int64_t)w * h;
         parts += 3 * 6 * vgn;
-        /* the blurs' groups scale after scale, each scale's three channels
-         * one after the other: the largest scale's groups are handed out
-         * first (ssimulacra2.cl, "Group order") */
-        s->hgroups += 3 * ((h + HB_ROWS - 1) / HB_ROWS);
-        s->vgroups += 3 * vgn;
+        s->hgroups += (h + HB_ROWS - 1) / HB_ROWS;
+        s->vgroups += vgn;
     }
     if (15 * pixels > INT32_MAX)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED, "ssimulacra2: %dx%d is too large",
@@ -223,12 +220,10 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     /* NVIDIA (cl_nv_compiler_options): ss2_hblur in at most 128 registers.
      * The compiler took 162, two of its work-groups per SM; at 128 three
      * fit, and with four lanes other frames' work runs beside it
-     * (doc/performance.md, issue #21, wt-ss2g). Since wt-ss2h the driver
-     * takes 72 registers without the cap and 104 with it, and the pass is
-     * a little shorter with it (0.130 -> 0.126 ms one lane, wt-ss2i). The
-     * cap is program-wide but binds only ss2_hblur: NVIDIA's compiler
-     * ignores it for kernels with a reqd_work_group_size, which ss2_hblur
-     * alone does not declare (ss2_vblur_maps at 96 spilled). */
+     * (doc/performance.md, issue #21, wt-ss2g). The cap is
+     * program-wide but binds only ss2_hblur: NVIDIA's compiler ignores it
+     * for kernels with a reqd_work_group_size, which ss2_hblur alone does
+     * not declare (ss2_vblur_maps at 96 spilled). */
     char opts[192];
     snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
@@ -314,7 +309,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     /* horizontal recursive Gaussian, every scale */
     {
         size_t lh[3] = {HB_ROWS, 5, 1};
-        size_t gh[3] = {(size_t)s->hgroups * HB_ROWS, 5, 1};
+        size_t gh[3] = {(size_t)s->hgroups * HB_ROWS, 5, 3};
         const QgpuArg hargs[] = {
             qgpu_arg_mem("xyb1", b->xyb1),
             qgpu_arg_mem("xyb2", b->xyb2),
@@ -333,7 +328,7 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     /* vertical recursive Gaussian + SSIM / edge maps + partial sums */
     {
         size_t lv[3] = {VB_COLS, 5, 1};
-        size_t gv[3] = {(size_t)s->vgroups * VB_COLS, 5, 1};
+        size_t gv[3] = {(size_t)s->vgroups * VB_COLS, 5, 3};
         const QgpuArg vargs[] = {
             qgpu_arg_mem("hbuf", b->hbuf),
             qgpu_arg_mem("xyb1", b->xyb1),

@@ -196,24 +196,12 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
 #define G_W 0      /* width of scale s */
 #define G_H 1      /* height */
 #define G_OFF 2    /* first float of scale s in the XYB buffers (3 planes) */
-#define G_HG0 3    /* first horizontal-pass work-group of scale s (see group order) */
+#define G_HG0 3    /* first horizontal-pass work-group of scale s */
 #define G_VG0 4    /* first vertical-pass work-group of scale s */
 #define G_VGN 5    /* vertical-pass work-groups per channel */
 #define G_POFF 6   /* first sum (8 bytes) of scale s in the partial sums */
 #define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes,
                     * each stored column after column) */
-
-/* Group order of the blur passes: one dimension, scale after scale, and
- * within a scale channel after channel (group G_HG0 / G_VG0 + c * groups
- * per channel + g), so the longest groups, scale 0's, come first. NVIDIA's
- * GPUs hand a launch's work-groups out in order, round the SMs: with the
- * channel as a third dimension (each channel's scale-0 groups after the
- * previous channel's smaller scales), some SMs got two or three scale-0
- * groups while others ran short ones and went idle, and an SM running two
- * of these latency-bound groups takes longer than one. Largest first:
- * ss2_hblur 0.126 -> 0.112 ms, ss2_vblur_maps 0.180 -> 0.161 ms one lane
- * on the H200 (doc/performance.md, wt-ss2i). The order changes no
- * arithmetic: each group computes what it did. */
 
 /* Scale of a work-group: the last scale whose first group is <= g. */
 static inline int scale_of(__constant const int *geom, int scales, int field, int g)
@@ -386,11 +374,10 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
         }
 }
 
-/* Horizontal pass, every scale and channel in one launch (work-group
- * ranges per scale in geom, largest scale first: see "Group order").
- * Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
+/* Horizontal pass, every scale in one launch (work-group ranges per scale
+ * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
  * quantity q (0: x1, 1: x2, 2: x1*x1, 3: x2*x2, 4: x1*x2; zero padding
- * gives 0) along row y0 + r of channel c. Each chunk's
+ * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's
  * recursion inputs, the sums in[n-N-1] + in[n+N-1] of the five quantities,
  * are formed while the tile is filled (the same products and additions,
  * in the same order, as a step would make) and stored transposed
@@ -421,9 +408,7 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     const int s = scale_of(geom, scales, G_HG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
-    /* see "Group order" */
-    const int hgn = (h + HB_ROWS - 1) / HB_ROWS, gi = get_group_id(0) - gm[G_HG0];
-    const int c = gi / hgn, y0 = (gi - c * hgn) * HB_ROWS;
+    const int y0 = (get_group_id(0) - gm[G_HG0]) * HB_ROWS, c = get_group_id(2);
     const int rows = min(HB_ROWS, h - y0);
     const size_t plane = (size_t)w * h;
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
@@ -548,7 +533,7 @@ static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
 #endif
 
 /* Vertical pass + maps. Work-group (VB_COLS, 5) covers VB_COLS columns of
- * channel c (see "Group order"): per chunk of VB_T rows it loads the rows the
+ * channel get_group_id(2): per chunk of VB_T rows it loads the rows the
  * recursion needs (down the planes' columns, coalesced, many loads in
  * flight) into __local memory,
  * work-item (col, q) advances quantity q's recursion down its column (its
@@ -717,10 +702,8 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const int lid = q * VB_COLS + col;
     const int s = scale_of(geom, scales, G_VG0, get_group_id(0));
     __constant const int *gm = geom + s * SS2_G;
-    const int w = gm[G_W], h = gm[G_H];
-    /* see "Group order" */
-    const int gi = get_group_id(0) - gm[G_VG0], c = gi / gm[G_VGN], g = gi - c * gm[G_VGN];
-    const int x0 = g * VB_COLS;
+    const int w = gm[G_W], h = gm[G_H], g = get_group_id(0) - gm[G_VG0];
+    const int x0 = g * VB_COLS, c = get_group_id(2);
     const size_t plane = (size_t)w * h;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
