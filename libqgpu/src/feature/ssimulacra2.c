@@ -220,10 +220,13 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     /* NVIDIA (cl_nv_compiler_options): ss2_hblur in at most 128 registers.
      * The compiler took 162, two of its work-groups per SM; at 128 three
      * fit, and with four lanes other frames' work runs beside it
-     * (doc/performance.md, issue #21, wt-ss2g). The cap is
-     * program-wide but binds only ss2_hblur: NVIDIA's compiler ignores it
-     * for kernels with a reqd_work_group_size, which ss2_hblur alone does
-     * not declare (ss2_vblur_maps at 96 spilled). */
+     * (doc/performance.md, issue #21, wt-ss2g). Since wt-ss2h the driver
+     * takes 72 registers without the cap and 104 with it, and the pass was
+     * a little shorter with it (0.130 against 0.126 ms one lane, one run
+     * each, wt-ss2i). The cap is program-wide but binds only ss2_hblur:
+     * NVIDIA's compiler ignores it for kernels with a reqd_work_group_size,
+     * which ss2_hblur alone does not declare (ss2_vblur_maps at 96 spilled;
+     * it takes 128 registers with or without the cap, 8 bytes spilled). */
     char opts[192];
     snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
