@@ -227,17 +227,12 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * NVIDIA's compiler ignores it for kernels with a reqd_work_group_size,
      * which ss2_hblur alone does not declare (ss2_vblur_maps at 96 spilled;
      * it takes 128 registers with or without the cap, 8 bytes spilled). */
-    char opts[512];
-    const char *var = getenv("QGPU_SS2_VAR"); /* TEMPORARY: measuring variants */
-    snprintf(opts, sizeof(opts),
-             "-DSS2_N=%d -DSS2_FP64=%d%s%s -DSS2_N2X=%af -DSS2_N2Y=%af -DSS2_N2Z=%af"
-             " -DSS2_D1X=%af -DSS2_D1Y=%af -DSS2_D1Z=%af %s",
-             s->radius, s->fp64,
+    char opts[192];
+    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
              (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
                  : "",
-             qgpu_device_has_extension(ctx, "cl_nv_compiler_options") ? " -cl-nv-maxrregcount=128" : "",
-             s->n2[0], s->n2[1], s->n2[2], s->d1[0], s->d1[1], s->d1[2], var ? var : "");
+             qgpu_device_has_extension(ctx, "cl_nv_compiler_options") ? " -cl-nv-maxrregcount=128" : "");
     err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ss2_pyramid", &s->k_pyramid);

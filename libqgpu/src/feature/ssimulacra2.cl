@@ -191,36 +191,6 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
     return (float3)(ss2_eotf(R, lut), ss2_eotf(G, lut), ss2_eotf(B, lut));
 }
 
-#ifdef SS2_QUAD
-/* The chroma part of yuv_to_linear: the terms a chroma sample adds to R,
- * G (two) and B; the same operations, shared by the pixels that read the
- * same chroma sample. */
-static inline float4 chroma_terms(__global const uchar *pic, ulong i1, ulong i2, int bps,
-                                  const Ss2Yuv *k)
-{
-    float U = MUL(load_sample(pic, i1, bps), k->inv_peak);
-    float V = MUL(load_sample(pic, i2, bps), k->inv_peak);
-    float Un = MUL(U - 0.5f, k->c_scale);
-    float Vn = MUL(V - 0.5f, k->c_scale);
-    return (float4)(MUL(k->cr_r, Vn), MUL(k->cb_g, Un), MUL(k->cr_g, Vn), MUL(k->cb_b, Un));
-}
-
-static inline float3 luma_to_linear(__global const uchar *pic, ulong i0, int bps, float4 t,
-                                    const Ss2Yuv *k, __global const float *lut)
-{
-    float Y = MUL(load_sample(pic, i0, bps), k->inv_peak);
-    float Yn = MUL(Y - k->y_off, k->y_scale);
-    float R = Yn + t.x;
-    float G = Yn + t.y;
-    G = G + t.z;
-    float B = Yn + t.w;
-    R = fmax(fmin(R, 1.0f), 0.0f);
-    G = fmax(fmin(G, 1.0f), 0.0f);
-    B = fmax(fmin(B, 1.0f), 0.0f);
-    return (float3)(ss2_eotf(R, lut), ss2_eotf(G, lut), ss2_eotf(B, lut));
-}
-#endif
-
 /* ---- scale geometry: geom[s * SS2_G + field] ---------------------------- */
 #define SS2_G 8
 #define G_W 0      /* width of scale s */
@@ -266,55 +236,6 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
     const float cbias = ss2_cbrt(SS2_BIAS);
 
     /* scale 0: 2x2 pixels per work-item */
-#ifdef SS2_QUAD
-    if (cw * 2 == w && ch * 2 == h) {
-        /* 4:2:0: the four pixels read one chroma sample */
-        const int sx = bx * (PY_T / 2) + tx, sy = by * (PY_T / 2) + ty;
-        const bool any = sx < cw && sy < ch;
-        const ulong ci = (ulong)sy * cw + sx;
-        float4 ta = (float4)(0.0f), tb = (float4)(0.0f);
-        if (any) {
-            ta = chroma_terms(ref, off1 + ci, off2 + ci, bps, &k);
-            tb = chroma_terms(dist, off1 + ci, off2 + ci, bps, &k);
-        }
-        for (int j = 0; j < 2; j++)
-            for (int i = 0; i < 2; i++) {
-                const int lx = 2 * tx + i, ly = 2 * ty + j;
-                const int x = bx * PY_T + lx, y = by * PY_T + ly;
-                float3 a = (float3)(0.0f), b = (float3)(0.0f);
-                if (x < w && y < h) {
-                    const ulong yi = off0 + (ulong)y * w + x;
-                    a = luma_to_linear(ref, yi, bps, ta, &k, lut);
-                    b = luma_to_linear(dist, yi, bps, tb, &k, lut);
-#ifndef SS2_QUADXYB
-                    const size_t n = (size_t)w * h, o = (size_t)y * w + x;
-                    float3 p = ss2_xyb(a.x, a.y, a.z, cbias), q = ss2_xyb(b.x, b.y, b.z, cbias);
-                    xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
-                    xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
-#endif
-                }
-                lin[0][0][ly][lx] = a.x; lin[0][1][ly][lx] = a.y; lin[0][2][ly][lx] = a.z;
-                lin[1][0][ly][lx] = b.x; lin[1][1][ly][lx] = b.y; lin[1][2][ly][lx] = b.z;
-            }
-#ifdef SS2_QUADXYB
-        /* XYB of scale 0 from the tile: work-item (tx, ty) takes pixels
-         * (tx + 16 i, ty + 16 j), a warp's stores 16 consecutive floats */
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int j = 0; j < 2; j++)
-            for (int i = 0; i < 2; i++) {
-                const int lx = tx + (PY_T / 2) * i, ly = ty + (PY_T / 2) * j;
-                const int x = bx * PY_T + lx, y = by * PY_T + ly;
-                if (x < w && y < h) {
-                    const size_t n = (size_t)w * h, o = (size_t)y * w + x;
-                    float3 p = ss2_xyb(lin[0][0][ly][lx], lin[0][1][ly][lx], lin[0][2][ly][lx], cbias);
-                    float3 q = ss2_xyb(lin[1][0][ly][lx], lin[1][1][ly][lx], lin[1][2][ly][lx], cbias);
-                    xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
-                    xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
-                }
-            }
-#endif
-    } else
-#endif
     for (int j = 0; j < 2; j++)
         for (int i = 0; i < 2; i++) {
             const int lx = 2 * tx + i, ly = 2 * ty + j;
@@ -496,11 +417,7 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __global float *out = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane + y0 + r;
     const bool row_in = r < rows;
     const int N = SS2_N;
-#ifdef SS2_CONSTS
-    const float3 n2 = (float3)(SS2_N2X, SS2_N2Y, SS2_N2Z), d1 = (float3)(SS2_D1X, SS2_D1Y, SS2_D1Z);
-#else
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
-#endif
     Ss2Iir st = {{0, 0, 0}, {0, 0, 0}};
     HbFetch f;
 
@@ -789,11 +706,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const int x0 = g * VB_COLS, c = get_group_id(2);
     const size_t plane = (size_t)w * h;
     const int N = SS2_N;
-#ifdef SS2_CONSTS
-    const float3 n2 = (float3)(SS2_N2X, SS2_N2Y, SS2_N2Z), d1 = (float3)(SS2_D1X, SS2_D1Y, SS2_D1Z);
-#else
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
-#endif
     __global const float *p1 = xyb1 + gm[G_OFF] + c * plane;
     __global const float *p2 = xyb2 + gm[G_OFF] + c * plane;
     __global const float *hin = hbuf + gm[G_HOFF] + (size_t)(q * 3 + c) * plane;
