@@ -34,6 +34,7 @@
 #include "batch_merge.h"
 #include "batch_options.h"
 #include "batch_report.h"
+#include "clock.h"
 #include "done_marker.h"
 #include "hwdec.h"
 #include "input.h"
@@ -99,13 +100,6 @@ static void on_batch_signal(int sig)
     sigaction(SIGHUP, &dfl, NULL);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---------------------------------------------------------- reporting */
 
 static void end_progress(Batch *b)
@@ -118,7 +112,7 @@ static void end_progress(Batch *b)
 /* Jobs done/total, frames, pairs/s, ETA (from the jobs run so far). */
 static void show_progress(Batch *b, int force)
 {
-    double elapsed = now_s() - b->start;
+    double elapsed = monotonic_seconds() - b->start;
     unsigned done = b->ok + b->complete + b->failed + b->interrupted;
     unsigned left = b->selected - done;
     char eta[32] = "--:--";
@@ -308,7 +302,7 @@ static int start_job(Batch *b, Running *r, int j, int d, char *err, size_t len)
     }
 started:
     r->busy = 1;
-    r->start = now_s();
+    r->start = monotonic_seconds();
     b->devs.list[d].running++;
     if (b->stream) {
         json_object *line = report_job_line("start", job);
@@ -344,7 +338,7 @@ static void finish_job(Batch *b, Running *r, int code, int killed, json_object *
     Device *dev = &b->devs.list[r->device];
     json_object *line = report_job_line("finish", j);
     char cause[2300], err[1200];
-    double seconds = now_s() - r->start;
+    double seconds = monotonic_seconds() - r->start;
     dev->running--;
     b->finished_runs++;
     b->run_seconds += seconds;
@@ -698,7 +692,7 @@ static int run_batch(Batch *b)
         return EXIT_INTERNAL;
     }
     b->tty = isatty(STDERR_FILENO);
-    b->start = now_s();
+    b->start = monotonic_seconds();
     setup_batch_signals();
     select_jobs(b);
     if (!b->o.quiet) {
@@ -713,7 +707,7 @@ static int run_batch(Batch *b)
                         "process runs several)\n", b->devs.list[d].name);
     }
     run_queue(b);
-    wall = now_s() - b->start;
+    wall = monotonic_seconds() - b->start;
     show_progress(b, 1);
     print_summary(b, wall);
     stream_batch_line(b, wall);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* hwcontext_cuda.h includes the SDK's cuda.h unless CUDA_VERSION is set:
  * the two types it uses, as the driver API declares them */
@@ -16,6 +15,7 @@ typedef struct CUstream_st *CUstream;
 #include <libavutil/hwcontext_cuda.h>
 #include <libavutil/pixdesc.h>
 
+#include "clock.h"
 #include "cuda_ring.h"
 
 /* Frames out at once per input: the prefetch queue (4), the frame being
@@ -110,7 +110,7 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, int slots, cha
     QgpuCudaFrame *slot = NULL;
     CudaRing *r;
     AVFrame *dev, *held;
-    struct timespec t0, t1;
+    double t0;
     int usable, ret;
 
     if (!frame->hw_frames_ctx || frame->format != AV_PIX_FMT_CUDA)
@@ -127,10 +127,9 @@ int cuda_ring_take(CudaRing **ring, AVFrame *frame, int bitdepth, int slots, cha
         av_frame_free(&held);
         return AVERROR(ENOMEM);
     }
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = monotonic_seconds();
     ret = qgpu_cuda_ring_take_async(r->ring, &pic, &slot, held_free, held);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->copy_seconds += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    r->copy_seconds += monotonic_seconds() - t0;
     if (ret != 1)
         av_frame_free(&held); /* not taken: the library does not keep it */
     if (ret < 0) {

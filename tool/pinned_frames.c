@@ -35,10 +35,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libavutil/imgutils.h>
 
+#include "clock.h"
 #include "pinned_frames.h"
 
 #define MAX_BLOCKS 64    /* per decoder: frame threads, references, queues */
@@ -322,13 +322,6 @@ void pinned_frames_install(PinnedFrames **out, AVCodecContext *codec)
     *out = pool;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* Allocates `want` blocks, or GROW_PER_SUBMIT while the decoder's misses
  * are not answered (scoring thread). Returns how many it made. */
 static int make_blocks(PinnedFrames *pool, QgpuContext *ctx, int want)
@@ -382,9 +375,9 @@ static int make_blocks(PinnedFrames *pool, QgpuContext *ctx, int want)
  * thread's: only it makes blocks). */
 static void grow(PinnedFrames *pool, QgpuContext *ctx, int want)
 {
-    double t0 = now();
+    double t0 = monotonic_seconds();
     int made = make_blocks(pool, ctx, want);
-    double spent = now() - t0;
+    double spent = monotonic_seconds() - t0;
     if (!pool->attached) {
         pool->made_attach += made;
         pool->t_attach += spent;

@@ -4,20 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "closer.h"
 #include "qgpu/qgpu_cuda.h"
 #include "decoder_choice_file.h"
 #include "hwdec.h"
 #include "probe.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Warnings while measuring are left to the run, which decodes the same
  * frames again. */
@@ -39,7 +32,7 @@ double probe_rate(Decoder *a, Decoder *b, int warm, int count, double seconds)
         if (decoder_read(a, &pic, err, sizeof(err)) != 1 ||
             (b && decoder_read(b, &pic, err, sizeof(err)) != 1))
             break;
-        last = now_seconds();
+        last = monotonic_seconds();
         if (i + 1 == warm)
             start = last;
         if (i + 1 <= warm)
@@ -228,7 +221,7 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
 {
     Decoder *hw[2] = {*ref, *dis}, *cpu[2] = {NULL, NULL};
     DecoderChoiceKey key;
-    double start = now_seconds();
+    double start = monotonic_seconds();
     int force, ret = 0, measured = 0;
 
     memset(res, 0, sizeof(*res));
@@ -305,6 +298,6 @@ int probe_choose(const Options *o, int host_jobs, unsigned pairs, Decoder **ref,
         decoder_close(&cpu[i]);
     *ref = hw[0];
     *dis = hw[1];
-    res->seconds = now_seconds() - start;
+    res->seconds = monotonic_seconds() - start;
     return ret;
 }

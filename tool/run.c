@@ -16,6 +16,7 @@
 
 #include <libavutil/pixdesc.h>
 
+#include "clock.h"
 #include "closer.h"
 #include "decode.h"
 #include "framehash.h"
@@ -27,13 +28,6 @@
 #include "reader.h"
 #include "run.h"
 #include "sessions.h"
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Serialises the messages of the runs' threads (decoders, the library,
  * the scoring loop) and the progress line (stderr alone has one). */
@@ -753,7 +747,7 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     FILE *msg = r->msg;
     const Options *o = r->o;
     char err[1024] = "";
-    double start = now_seconds(), last_report = 0.0;
+    double start = monotonic_seconds(), last_report = 0.0;
     Reader *reader = NULL;
     r->setup = start - r->begun;
     ReaderOptions ro = {o->frame_cnt, o->ref_offset, o->dist_offset, o->pairing, r->stop};
@@ -778,11 +772,11 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
                 "presentation time\n", ri.fps, di.fps);
     }
     for (;;) {
-        double t = now_seconds();
+        double t = monotonic_seconds();
         if (*r->stop || r->stream_failed ||
             (ret = reader_next(reader, &pair, err, sizeof(err))) != 1)
             break;
-        r->t_pairs += now_seconds() - t;
+        r->t_pairs += monotonic_seconds() - t;
         if (!r->submitted)
             r->first_submit = clock();
         if (o->decode_only) { /* the decoding speed alone */
@@ -802,12 +796,12 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
             r->submitted++;
             continue;
         }
-        t = now_seconds();
+        t = monotonic_seconds();
         ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
-        r->t_submit += now_seconds() - t;
+        r->t_submit += monotonic_seconds() - t;
         if (!r->submitted)
-            r->t_first = now_seconds() - t;
+            r->t_first = monotonic_seconds() - t;
         if (ret == GPU_COPY_FAILED) {
             end_progress();
             fprintf(msg, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
@@ -825,22 +819,22 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         r->submitted++;
         if ((status = open_stream(r)))
             goto fail;
-        t = now_seconds();
+        t = monotonic_seconds();
         ret = collect(r, 0);
-        r->t_collect += now_seconds() - t;
+        r->t_collect += monotonic_seconds() - t;
         if (ret < 0) {
             end_progress();
             fprintf(msg, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
             status = exit_status(ret);
             goto fail;
         }
-        if (progress && (r->submitted == 1 || now_seconds() - last_report >= 0.5)) {
-            last_report = now_seconds();
+        if (progress && (r->submitted == 1 || monotonic_seconds() - last_report >= 0.5)) {
+            last_report = monotonic_seconds();
             show_progress(r->submitted, total, last_report - start);
         }
     }
     if (progress && r->submitted && !*r->stop && ret == 0 && !r->stream_failed)
-        show_progress(r->submitted, r->submitted, now_seconds() - start); /* 100 % */
+        show_progress(r->submitted, r->submitted, monotonic_seconds() - start); /* 100 % */
     end_progress();
     if (*r->stop) {
         fprintf(msg, "qgpu: interrupted (%s) after %u pairs; finishing the log\n",
@@ -867,7 +861,7 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         fprintf(msg, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
         return exit_status(ret);
     }
-    r->seconds = now_seconds() - start;
+    r->seconds = monotonic_seconds() - start;
     if (!env_is("QGPU_TIMING", "") && !env_is("QGPU_TIMING", "0"))
         print_timing(r, ref, dis);
     if (status) {
@@ -1153,7 +1147,7 @@ int run_pair(const Options *o, const RunSetup *s)
     int auto_may[2], ret;
 
     memset(&run, 0, sizeof(run));
-    run.begun = now_seconds();
+    run.begun = monotonic_seconds();
     run.o = o;
     run.msg = msg;
     run.stop = s->stop;

@@ -15,6 +15,7 @@
 
 #include <libavformat/avformat.h>
 
+#include "clock.h"
 #include "hwdec.h"
 #include "sessions.h"
 #include "stretch_choice.h"
@@ -98,13 +99,6 @@ struct Sessions {
     double t_own, t_own_seek;
     double t_read;   /* QGPU_TIMING: the reader's seconds waiting for sessions' frames */
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* ------------------------------------------------------------- the plan */
 
@@ -303,14 +297,14 @@ static int fit_memory(Sessions *s, size_t frame_bytes, char *note, size_t note_l
 static int wait_for_room(Session *w)
 {
     Sessions *s = w->s;
-    double t0 = now();
+    double t0 = monotonic_seconds();
     int stop;
     pthread_mutex_lock(&s->lock);
     while (w->count >= s->ahead && !s->stop)
         pthread_cond_wait(&s->changed, &s->lock);
     stop = s->stop;
     pthread_mutex_unlock(&s->lock);
-    w->t_wait += now() - t0;
+    w->t_wait += monotonic_seconds() - t0;
     return stop;
 }
 
@@ -355,17 +349,17 @@ static int decode_stretch(Session *w, Decoder *dec, Stretch *st, char *msg, size
 {
     unsigned errors0 = decoder_error_count(dec), corrupt0 = decoder_corrupt_count(dec);
     unsigned got = 0;
-    double t0 = now();
+    double t0 = monotonic_seconds();
     int ret = decoder_seek_window(dec, st->start, st->end, st->first, msg, len);
-    w->t_seek += now() - t0;
+    w->t_seek += monotonic_seconds() - t0;
     while (ret >= 0) {
         Entry e = {0, NULL, 0.0, 0, 0};
         QgpuPicture pic;
         if (wait_for_room(w))
             return 1;
-        t0 = now();
+        t0 = monotonic_seconds();
         ret = decoder_read_owned(dec, &pic, &e.owner, msg, len);
-        w->t_decode += now() - t0;
+        w->t_decode += monotonic_seconds() - t0;
         if (ret < 0)
             break;
         e.ret = ret;
@@ -504,14 +498,14 @@ static void *session_thread(void *opaque)
     Sessions *s = w->s;
     Decoder *dec = NULL;
     char msg[1024] = "";
-    double t0 = now();
+    double t0 = monotonic_seconds();
     int ret, k;
     hwdec_use_slot(s->hw_slot);
     if (w->on_cpu)
         keep_off_spare_cores();
     ret = decoder_open_session(s->own, w->on_cpu, w->on_cpu ? s->cpu_threads : 0,
                                s->ring_slots, &dec, msg, sizeof(msg));
-    w->t_open = now() - t0;
+    w->t_open = monotonic_seconds() - t0;
     pthread_mutex_lock(&s->lock);
     w->dec = dec;
     if (ret < 0 && w->clean_only) /* not needed: the own decoder decodes on */
@@ -660,9 +654,9 @@ static int own_begin(Sessions *s, int k, char *err, size_t err_len)
     const Stretch *st = &s->stretch[k];
     int ret = 0;
     if (!decoder_window_follow(s->own, st->start, st->end, st->first)) {
-        double t0 = now();
+        double t0 = monotonic_seconds();
         ret = decoder_seek_window(s->own, st->start, st->end, st->first, err, err_len);
-        s->t_own_seek += now() - t0;
+        s->t_own_seek += monotonic_seconds() - t0;
         s->own_seeks++;
     }
     decoder_own_counts(s->own, &s->own_errors0, &s->own_corrupt0);
@@ -677,9 +671,9 @@ static int own_next(Sessions *s, void **owner, double *pts, char *err, size_t er
 {
     const Stretch *st = &s->stretch[s->current];
     unsigned errors, corrupt;
-    double t0 = now();
+    double t0 = monotonic_seconds();
     int ret = decoder_read_window(s->own, owner, err, err_len);
-    double spent = now() - t0;
+    double spent = monotonic_seconds() - t0;
     decoder_own_counts(s->own, &errors, &corrupt);
     errors -= s->own_errors0;
     corrupt -= s->own_corrupt0;
@@ -810,9 +804,9 @@ static int sessions_next(Sessions *s, void **owner, double *pts, int *own, char 
 
 int sessions_read(Sessions *s, void **owner, double *pts, int *own, char *err, size_t err_len)
 {
-    double t0 = now(), own0 = s->t_own;
+    double t0 = monotonic_seconds(), own0 = s->t_own;
     int ret = sessions_next(s, owner, pts, own, err, err_len);
-    s->t_read += now() - t0 - (s->t_own - own0);
+    s->t_read += monotonic_seconds() - t0 - (s->t_own - own0);
     return ret;
 }
 

@@ -1,0 +1,11 @@
+/* See clock.h. */
+#include <time.h>
+
+#include "clock.h"
+
+double monotonic_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
