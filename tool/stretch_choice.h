@@ -9,7 +9,7 @@
  * later stretch, the own decoder only passing frames on); one far enough
  * ahead is ready when the reader comes to it, and the own decoder decodes
  * everything before it without a seek. A pure function, tested on its
- * own (tests/test_stretch_choice.c).
+ * own (test_stretch_choice in tests/test_tool.c).
  */
 #ifndef QGPU_TOOL_STRETCH_CHOICE_H
 #define QGPU_TOOL_STRETCH_CHOICE_H
