@@ -239,6 +239,13 @@ int qgpu_fp64_variant(QgpuContext *ctx, const char *env, cl_device_fp_config nee
     return by_default && has;
 }
 
+int qgpu_fp32_correctly_rounded(QgpuContext *ctx)
+{
+    cl_device_fp_config fp = 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
+    return (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+}
+
 int qgpu_device_has_extension(QgpuContext *ctx, const char *name)
 {
     size_t size = 0, len = strlen(name);

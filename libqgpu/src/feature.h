@@ -179,6 +179,11 @@ cl_command_queue qgpu_compute_queue(QgpuContext *ctx);
  * double precision at all, e.g. CL_FP_DENORM: denormals kept). */
 int qgpu_fp64_variant(QgpuContext *ctx, const char *env, cl_device_fp_config need,
                       int by_default);
+/* Whether the device divides and takes square roots in single precision
+ * correctly rounded (CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT), as libvmaf's
+ * IEEE arithmetic does: features then build with
+ * -cl-fp32-correctly-rounded-divide-sqrt. */
+int qgpu_fp32_correctly_rounded(QgpuContext *ctx);
 /* Whether the device lists OpenCL extension `name` (a whole word of
  * CL_DEVICE_EXTENSIONS). */
 int qgpu_device_has_extension(QgpuContext *ctx, const char *name);

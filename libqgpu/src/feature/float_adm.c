@@ -149,7 +149,6 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     FloatAdmState *s = f->priv;
     QgpuContext *ctx = f->ctx;
-    cl_device_fp_config fp = 0;
     cl_program prog;
     char opts[128];
     int err;
@@ -195,10 +194,8 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     }
     s->ps = s->w[1] * s->h[1];
 
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     snprintf(opts, sizeof(opts), "-DFADM_BPS=%d -DFADM_RL=%d%s", fmt->bytes_per_sample, FADM_RL,
-             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt"
-                                                        : "");
+             qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if ((err = qgpu_program_get(ctx, "float_adm", opts, &prog)))
         return err;
     if ((err = qgpu_kernel_create(ctx, prog, "fadm_dwt0", &s->k_dwt0)) ||

@@ -142,7 +142,6 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     FloatVifState *s = f->priv;
     QgpuContext *ctx = f->ctx;
-    cl_device_fp_config fp = 0;
     cl_program prog;
     char opts[128];
     size_t terms = 0;
@@ -172,10 +171,8 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = register_names(f, s)))
         return err;
 
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     snprintf(opts, sizeof(opts), "-DFVIF_BPS=%d%s", fmt->bytes_per_sample,
-             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt"
-                                                        : "");
+             qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
         return err;
     if ((err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))

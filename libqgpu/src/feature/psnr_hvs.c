@@ -123,7 +123,6 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     PsnrHvsState *s = f->priv;
     QgpuContext *ctx = f->ctx;
     cl_program program;
-    cl_device_fp_config fp = 0;
     char options[160];
     float tables[3 * 128];
     int err;
@@ -159,10 +158,8 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 
     /* libvmaf's division and sqrt are IEEE (correctly rounded); ask for the
      * same where the device offers it (PoCL and NVIDIA do). */
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     snprintf(options, sizeof(options), "-DQG_HBD=%d%s", fmt->bitdepth > 8,
-             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) ? " -cl-fp32-correctly-rounded-divide-sqrt"
-                                                        : "");
+             qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     err = qgpu_program_get(ctx, "psnr_hvs", options, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_blocks", &s->blocks);

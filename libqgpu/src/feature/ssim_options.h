@@ -16,12 +16,9 @@
 static inline void ssim_program_options(QgpuContext *ctx, const QgpuVideoFormat *fmt,
                                         char *buf, size_t len)
 {
-    cl_device_fp_config fp = 0;
     int use_fp64 = qgpu_fp64_variant(ctx, "QGPU_SSIM_FP64", 0, 1);
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     snprintf(buf, len, "-DSSIM_BPS=%d -DSSIM_FP64=%d%s", fmt->bytes_per_sample, use_fp64,
-             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-                 ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+             qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 
 #endif

@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -210,8 +209,6 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     /* the recursion's radius as a constant of the program (SS2_N); and
      * -cl-fp32-correctly-rounded-divide-sqrt where the device has it, else
      * the kernel corrects its quotients with fma remainders */
-    cl_device_fp_config fp = 0;
-    clGetDeviceInfo(qgpu_cl_device(ctx), CL_DEVICE_SINGLE_FP_CONFIG, sizeof(fp), &fp, NULL);
     /* the map values and their sums in double where the device has fp64
      * (the reference's own arithmetic, and far fewer instructions than
      * float-float where fp64 is fast); QGPU_SS2_FP64=0/1 forces one path
@@ -229,10 +226,12 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * it takes 128 registers with or without the cap, 8 bytes spilled). */
     char opts[192];
     snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
-             (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+             qgpu_fp32_correctly_rounded(ctx)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
                  : "",
-             qgpu_device_has_extension(ctx, "cl_nv_compiler_options") ? " -cl-nv-maxrregcount=128" : "");
+             qgpu_device_has_extension(ctx, "cl_nv_compiler_options")
+                 ? " -cl-nv-maxrregcount=128"
+                 : "");
     err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ss2_pyramid", &s->k_pyramid);
