@@ -799,9 +799,10 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         t = monotonic_seconds();
         ret = submit_pair(r->ctx, ref, dis, &pair); /* copies the samples */
         reader_release(&pair);
-        r->t_submit += monotonic_seconds() - t;
+        t = monotonic_seconds() - t; /* the submit's seconds */
+        r->t_submit += t;
         if (!r->submitted)
-            r->t_first = monotonic_seconds() - t;
+            r->t_first = t;
         if (ret == GPU_COPY_FAILED) {
             end_progress();
             fprintf(msg, "qgpu: frame %u: copying a decoded frame from the GPU failed\n",
