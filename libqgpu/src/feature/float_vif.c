@@ -16,7 +16,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -144,7 +143,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     FloatVifState *s = f->priv;
     QgpuContext *ctx = f->ctx;
     cl_program prog;
-    char opts[128];
+    char opts[64];
     size_t terms = 0;
     int err;
 
@@ -172,10 +171,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = register_names(f, s)))
         return err;
 
-    /* TEMPORARY trial switch (wt-flt6): rows of the vertical pass */
-    const char *vr_env = getenv("QGPU_FVIF_VR");
-    snprintf(opts, sizeof(opts), "-DFVIF_BPS=%d -DFVIF_VR=%d%s", fmt->bytes_per_sample,
-             vr_env ? atoi(vr_env) : 2,
+    snprintf(opts, sizeof(opts), "-DFVIF_BPS=%d%s", fmt->bytes_per_sample,
              qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
         return err;
