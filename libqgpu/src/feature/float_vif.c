@@ -143,7 +143,7 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     FloatVifState *s = f->priv;
     QgpuContext *ctx = f->ctx;
     cl_program prog;
-    char opts[64];
+    char opts[128];
     size_t terms = 0;
     int err;
 
