@@ -116,31 +116,46 @@ static inline void fm_fetch(float *t, __global const float *a, __global const fl
     }
 }
 
+/* One tile's step: the terms t (column x0 on) into the group's tile, the
+ * tile after next fetched into t, and row lid's terms of this tile added
+ * to *sum by work-item lid < ROW_SUMS_ROWS. */
+static inline void fm_sad_step(float *t, __global const float *a, __global const float *b,
+                               const int two, int x0, int y0, int w, int h,
+                               __local float4 (*tile)[ROW_SUMS_T4], float *sum)
+{
+    const int lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local float *row = (__local float *)tile[lid % ROW_SUMS_ROWS];
+    for (int k = 0; k < ROW_SUMS_LOADS; k++)
+        row[lid / ROW_SUMS_ROWS + k * (ROW_SUMS_WG / ROW_SUMS_ROWS)] = t[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (x0 + 2 * ROW_SUMS_COLS < w)
+        fm_fetch(t, a, b, two, lid, x0 + 2 * ROW_SUMS_COLS, y0, w, h);
+    if (lid < ROW_SUMS_ROWS)
+        row_sum_add(tile[lid], min(ROW_SUMS_COLS, w - x0), sum);
+}
+
 /* libvmaf's left-to-right float sum of each row's terms, ROW_SUMS_ROWS
- * rows a work-group: the group loads tiles of ROW_SUMS_COLS columns (the
- * next while the current one is added), work-item r < ROW_SUMS_ROWS adds
- * row r's terms (common.cl's row_sum_add). (One work-item per row loading
- * its own terms, 17 work-groups at 1080p, waited for memory at every
- * load.) */
+ * rows a work-group: the group loads tiles of ROW_SUMS_COLS columns two
+ * ahead of the one being added (one ahead left the adds waiting for the
+ * loads), work-item r < ROW_SUMS_ROWS adds row r's terms (common.cl's
+ * row_sum_add). (One work-item per row loading its own terms, 17
+ * work-groups at 1080p, waited for memory at every load.) */
 static inline void fm_sad_rows(__global const float *a, __global const float *b, const int two,
                                int w, int h, __local float4 (*tile)[ROW_SUMS_T4],
                                __global float *results, uint results_index)
 {
     const int lid = get_local_id(0), y0 = get_group_id(0) * ROW_SUMS_ROWS;
-    float t[ROW_SUMS_LOADS];
+    float t0[ROW_SUMS_LOADS], t1[ROW_SUMS_LOADS];
     float sum = 0.0f;
 
-    fm_fetch(t, a, b, two, lid, 0, y0, w, h);
-    for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        __local float *row = (__local float *)tile[lid % ROW_SUMS_ROWS];
-        for (int k = 0; k < ROW_SUMS_LOADS; k++)
-            row[lid / ROW_SUMS_ROWS + k * (ROW_SUMS_WG / ROW_SUMS_ROWS)] = t[k];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (x0 + ROW_SUMS_COLS < w)
-            fm_fetch(t, a, b, two, lid, x0 + ROW_SUMS_COLS, y0, w, h);
-        if (lid < ROW_SUMS_ROWS)
-            row_sum_add(tile[lid], min(ROW_SUMS_COLS, w - x0), &sum);
+    fm_fetch(t0, a, b, two, lid, 0, y0, w, h);
+    if (ROW_SUMS_COLS < w)
+        fm_fetch(t1, a, b, two, lid, ROW_SUMS_COLS, y0, w, h);
+    for (int x0 = 0; x0 < w; x0 += 2 * ROW_SUMS_COLS) {
+        fm_sad_step(t0, a, b, two, x0, y0, w, h, tile, &sum);
+        if (x0 + ROW_SUMS_COLS < w) /* the same for every work-item */
+            fm_sad_step(t1, a, b, two, x0 + ROW_SUMS_COLS, y0, w, h, tile, &sum);
     }
     if (lid < ROW_SUMS_ROWS && y0 + lid < h)
         results[results_index + y0 + lid] = sum;
