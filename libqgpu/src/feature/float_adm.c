@@ -241,9 +241,8 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     cst.s[3] = (cl_float)s->p_norm;
     for (int sc = 0; sc < 4; sc++) {
         int w = s->w[sc], h = s->h[sc], bw = s->w[sc + 1], bh = s->h[sc + 1];
-        /* a work-item two neighbouring band positions of a row */
         size_t local[2] = {16, 8};
-        size_t global[2] = {qgpu_round_up((size_t)(bw + 1) / 2, 16), qgpu_round_up((size_t)bh, 8)};
+        size_t global[2] = {qgpu_round_up((size_t)bw, 16), qgpu_round_up((size_t)bh, 8)};
         /* scale 0 from the uploaded luma (fadm_dwt0), the others from band
          * a of the previous scale, ref then dis (fadm_dwt) */
         QgpuArg dwt_args[14];

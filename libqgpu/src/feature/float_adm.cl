@@ -72,39 +72,30 @@ static inline float fadm_in(__global const float *pic, __global const sample_t *
     return raw ? (float)samples[i] * unit - 128.0f : pic[i];
 }
 
-/* adm_dwt2_s's vertical pass for band row i: the low and high sums of the
- * FADM_COLS source columns 2 j0 - 1 ... (mirrored), the columns of band
- * positions j0 and j0 + 1 (their 4-column windows share two) */
-#define FADM_COLS 6
+/* adm_dwt2_s at band position (i, j): out[0..3] = a, h, v, d */
 static inline __attribute__((always_inline)) void
-fadm_dwt_cols(__global const float *src, __global const sample_t *samples, const int raw,
-              float unit, int w, int h, int i, int j0, float lo[FADM_COLS],
-              float hi[FADM_COLS])
+fadm_dwt_at(__global const float *src, __global const sample_t *samples, const int raw,
+            float unit, int w, int h, int i, int j, float out[4])
 {
-    int iy[4];
-    for (int k = 0; k < 4; k++)
+    int iy[4], jx[4];
+    for (int k = 0; k < 4; k++) {
         iy[k] = mirror_skip_start_edge(2 * i - 1 + k, h);
-    for (int c = 0; c < FADM_COLS; c++) {
-        int jx = mirror_skip_start_edge(2 * j0 - 1 + c, w);
+        jx[k] = mirror_skip_start_edge(2 * j - 1 + k, w);
+    }
+    float lo[4], hi[4];
+    for (int c = 0; c < 4; c++) {
         float al = 0.0f, ah = 0.0f;
         for (int k = 0; k < 4; k++) {
-            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx);
+            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx[c]);
             al += FADM_LO[k] * s;
         }
         for (int k = 0; k < 4; k++) {
-            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx);
+            float s = fadm_in(src, samples, raw, unit, iy[k] * w + jx[c]);
             ah += FADM_HI[k] * s;
         }
         lo[c] = al;
         hi[c] = ah;
     }
-}
-
-/* its horizontal pass for the position whose columns are lo[0..3],
- * hi[0..3]: out[0..3] = a, h, v, d */
-static inline __attribute__((always_inline)) void
-fadm_dwt_rows(const float *lo, const float *hi, float out[4])
-{
     float a = 0.0f, v = 0.0f, hh = 0.0f, d = 0.0f;
     for (int k = 0; k < 4; k++)
         a += FADM_LO[k] * lo[k];
@@ -139,43 +130,33 @@ static inline void fadm_decouple(float o, float t, int angle, float egl_hi, floa
 /* One scale: ref and dis (w x h each; scale 0 the uploaded samples, the
  * others band a of the previous scale); lp_out gets band a of ref and dis
  * (bw x bh, planes of bn); bands gets 9 planes of plane stride ps: o
- * h/v/d, r h/v/d, a h/v/d. Work-item (t, i): band positions (i, 2 t) and
- * (i, 2 t + 1), whose windows share two source columns (their vertical
- * sums taken once). */
+ * h/v/d, r h/v/d, a h/v/d. */
 static inline __attribute__((always_inline)) void
 fadm_dwt_scale(__global const float *src_ref, __global const float *src_dis,
                __global const sample_t *raw_ref, __global const sample_t *raw_dis,
                const int raw, float unit, int w, int h, __global float *lp_out, int bw, int bh,
                int bn, __global float *bands, int ps, float cos1sq, float egl_hi, float egl_lo)
 {
-    int j0 = 2 * get_global_id(0), i = get_global_id(1);
-    if (j0 >= bw || i >= bh)
+    int j = get_global_id(0), i = get_global_id(1);
+    if (j >= bw || i >= bh)
         return;
-    float lo_r[FADM_COLS], hi_r[FADM_COLS], lo_d[FADM_COLS], hi_d[FADM_COLS];
-    fadm_dwt_cols(src_ref, raw_ref, raw, unit, w, h, i, j0, lo_r, hi_r);
-    fadm_dwt_cols(src_dis, raw_dis, raw, unit, w, h, i, j0, lo_d, hi_d);
-    for (int p = 0; p < 2; p++) {
-        int j = j0 + p;
-        if (j >= bw)
-            break;
-        float o[4], t[4];
-        fadm_dwt_rows(lo_r + 2 * p, hi_r + 2 * p, o);
-        fadm_dwt_rows(lo_d + 2 * p, hi_d + 2 * p, t);
-        int q = i * bw + j;
-        lp_out[q] = o[0];
-        lp_out[bn + q] = t[0];
+    float o[4], t[4];
+    fadm_dwt_at(src_ref, raw_ref, raw, unit, w, h, i, j, o);
+    fadm_dwt_at(src_dis, raw_dis, raw, unit, w, h, i, j, t);
+    int q = i * bw + j;
+    lp_out[q] = o[0];
+    lp_out[bn + q] = t[0];
 
-        float ot_dp = o[1] * t[1] + o[2] * t[2];
-        float o_mag = o[1] * o[1] + o[2] * o[2];
-        float t_mag = t[1] * t[1] + t[2] * t[2];
-        int angle = (ot_dp >= 0.0f) && (ot_dp * ot_dp >= cos1sq * o_mag * t_mag);
-        for (int b = 0; b < 3; b++) {
-            float r, a;
-            fadm_decouple(o[1 + b], t[1 + b], angle, egl_hi, egl_lo, &r, &a);
-            bands[b * ps + q] = o[1 + b];
-            bands[(3 + b) * ps + q] = r;
-            bands[(6 + b) * ps + q] = a;
-        }
+    float ot_dp = o[1] * t[1] + o[2] * t[2];
+    float o_mag = o[1] * o[1] + o[2] * o[2];
+    float t_mag = t[1] * t[1] + t[2] * t[2];
+    int angle = (ot_dp >= 0.0f) && (ot_dp * ot_dp >= cos1sq * o_mag * t_mag);
+    for (int b = 0; b < 3; b++) {
+        float r, a;
+        fadm_decouple(o[1 + b], t[1 + b], angle, egl_hi, egl_lo, &r, &a);
+        bands[b * ps + q] = o[1 + b];
+        bands[(3 + b) * ps + q] = r;
+        bands[(6 + b) * ps + q] = a;
     }
 }
 
