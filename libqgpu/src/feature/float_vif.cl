@@ -38,7 +38,7 @@ typedef ushort sample_t;
 #endif
 
 /* The statistic's output tile: FVIF_TW x FVIF_TH, work-group FVIF_TW x
- * FVIF_TH / 2 (each work-item two pixels of a column). A wide tile keeps
+ * FVIF_TH / 2 (each work-item two pixels). A wide tile keeps
  * the vertical pass's halo columns (2 r of every TW + 2 r) few. */
 #define FVIF_TW 32
 #define FVIF_TH 16
@@ -268,10 +268,10 @@ fvif_pixel_pair(__local float2 (*v)[FVIF_TH][FVIF_VS / 2], int c, int ly, const 
 
 /* The statistic of one FVIF_TW x FVIF_TH tile at one scale (filter of fw
  * taps): the tile and its halo staged, the vertical pass (each work-item
- * two neighbouring rows of one column: the rows' windows share fw - 1
+ * FVIF_VR neighbouring rows of one column: the rows' windows share fw - 1
  * samples, loaded once), the horizontal pass and the statistic per pixel
- * (each work-item the pixels of rows ly and ly + FVIF_TH / 2), the terms
- * stored column-major. */
+ * (each work-item two neighbouring pixels of a row), the terms stored
+ * column-major. */
 static inline __attribute__((always_inline)) void
 fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
