@@ -176,22 +176,54 @@ void fansnr_bands(__global const uchar *ref, __global const uchar *dist, uint of
         barrier(CLK_LOCAL_MEM_FENCE);
         if (x0 + ROW_SUMS_COLS < w)
             fansnr_fetch(pr, pd, ref, dist, bps, w, h, x0 + ROW_SUMS_COLS, y0, lid);
+        /* column lid of the band's rows, staged row by staged row: row s
+         * is filter row fi = s - ty of output row ty's 5x5 sum (and fi =
+         * s - 1 - ty of its 3x3 one); the filters' rows fi and n - 1 - fi
+         * are equal, so a staged row's inner sums are formed once for
+         * every output row taking them (3 of 5, 2 of 3), each from 5 (3)
+         * samples loaded once, and added to the outputs' sums, which
+         * thus take their rows fi in order (one output row at a time
+         * loaded 34 samples and formed 8 inner sums) */
+        float r[ROW_SUMS_ROWS], d[ROW_SUMS_ROWS];
+#pragma unroll
         for (int ty = 0; ty < ROW_SUMS_ROWS; ty++) {
-            float r = 0.0f, d = 0.0f;
-            for (int fi = 0; fi < 3; fi++) {
+            r[ty] = 0.0f;
+            d[ty] = 0.0f;
+        }
+#pragma unroll
+        for (int sy = 0; sy < AB_IH; sy++) {
+            float in5[3], in3[2];
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
                 float inner = 0.0f;
-                for (int fj = 0; fj < 3; fj++)
-                    inner += an_f3[fi * 3 + fj] * lr[(ty + 1 + fi) * AB_IW + lid + 1 + fj];
-                r += inner;
-            }
-            for (int fi = 0; fi < 5; fi++) {
-                float inner = 0.0f;
+#pragma unroll
                 for (int fj = 0; fj < 5; fj++)
-                    inner += an_f5[fi * 5 + fj] * ld[(ty + fi) * AB_IW + lid + fj];
-                d += inner;
+                    inner += an_f5[k * 5 + fj] * ld[sy * AB_IW + lid + fj];
+                in5[k] = inner;
             }
-            ((__local float *)ts[ty])[lid] = r * r;
-            ((__local float *)tn[ty])[lid] = (r - d) * (r - d);
+#pragma unroll
+            for (int fi = 0; fi < 5; fi++)
+                if (sy - fi >= 0 && sy - fi < ROW_SUMS_ROWS)
+                    d[sy - fi] += in5[fi < 3 ? fi : 4 - fi];
+            if (sy < 1 || sy > ROW_SUMS_ROWS + 2)
+                continue;
+#pragma unroll
+            for (int k = 0; k < 2; k++) {
+                float inner = 0.0f;
+#pragma unroll
+                for (int fj = 0; fj < 3; fj++)
+                    inner += an_f3[k * 3 + fj] * lr[sy * AB_IW + lid + 1 + fj];
+                in3[k] = inner;
+            }
+#pragma unroll
+            for (int fi = 0; fi < 3; fi++)
+                if (sy - 1 - fi >= 0 && sy - 1 - fi < ROW_SUMS_ROWS)
+                    r[sy - 1 - fi] += in3[fi == 1];
+        }
+#pragma unroll
+        for (int ty = 0; ty < ROW_SUMS_ROWS; ty++) {
+            ((__local float *)ts[ty])[lid] = r[ty] * r[ty];
+            ((__local float *)tn[ty])[lid] = (r[ty] - d[ty]) * (r[ty] - d[ty]);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid < ROW_SUMS_ROWS)

@@ -34,6 +34,8 @@
 
 #define FM_TW 64 /* tile of float_motion.cl */
 #define FM_TH 16
+#define FM_SAD_ROWS 8  /* common.cl ROW_SUMS_ROWS: rows per fmotion_sad work-group */
+#define FM_SAD_WG 256  /* common.cl ROW_SUMS_WG: its work-items */
 
 /* Outputs (libvmaf's float_motion.c names) */
 enum { OUT_MOTION, OUT_MOTION2, OUT_MOTION3, OUT_COUNT };
@@ -61,12 +63,11 @@ typedef struct FloatMotionState {
     int nb_planes;
     cl_mem blur[3][2];    /* frames n % 2: launches that touch them are chained */
     cl_event chain;       /* the last of those, across lanes */
-    cl_mem diff[QGPU_MAX_LANES][3]; /* per lane */
     int w[3], h[3];
     int row_index[3];     /* first row sum of each plane in the results */
     int rows;             /* h[0] + h[1] + h[2] (+ sh) */
     /* motion_add_scale1 */
-    cl_kernel k_scale1;
+    cl_kernel k_scale1, k_sad_terms;
     cl_mem diff_s1[QGPU_MAX_LANES];
     int sw, sh, row_index_s1;
     float ratio_x, ratio_y;
@@ -167,17 +168,17 @@ static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(ctx, program, "fmotion_blur", &s->k_blur);
     if (!err)
-        err = qgpu_kernel_create(ctx, program, "fmotion_sad_rows", &s->k_sad);
+        err = qgpu_kernel_create(ctx, program, "fmotion_sad", &s->k_sad);
     for (int p = 0; !err && p < s->nb_planes; p++) {
         size_t bytes = (size_t)s->w[p] * s->h[p] * sizeof(float);
         err = qgpu_buffer_create(ctx, bytes, &s->blur[p][0]);
         if (!err)
             err = qgpu_buffer_create(ctx, bytes, &s->blur[p][1]);
-        for (int i = 0; !err && i < qgpu_lanes(ctx); i++)
-            err = qgpu_buffer_create(ctx, bytes, &s->diff[i][p]);
     }
     if (!err && s->add_scale1) {
         err = qgpu_kernel_create(ctx, program, "fmotion_scale1", &s->k_scale1);
+        if (!err)
+            err = qgpu_kernel_create(ctx, program, "fmotion_sad_terms", &s->k_sad_terms);
         for (int i = 0; !err && i < qgpu_lanes(ctx); i++)
             err = qgpu_buffer_create(ctx, (size_t)s->sw * s->sh * sizeof(float),
                                      &s->diff_s1[i]);
@@ -187,21 +188,37 @@ static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return err;
 }
 
-/* rows of a column-major |difference| plane into the results */
-static int enqueue_rows(QgpuFeature *f, QgpuSlot *slot, cl_mem diff, cl_int w, cl_int h,
+/* the rows' sums of a column-major plane of terms into the results:
+ * |prev - cur| of the blurred planes `a`, `b` (k_sad: chained, as it reads
+ * the previous frame's plane), or motion_add_scale1's terms `a`
+ * (k_sad_terms, b NULL) */
+static int enqueue_rows(QgpuFeature *f, QgpuSlot *slot, cl_mem a, cl_mem b, cl_int w, cl_int h,
                         int row_index)
 {
     FloatMotionState *s = f->priv;
-    size_t local = 64, global = qgpu_round_up(h, 64);
+    size_t local = FM_SAD_WG, global = (size_t)(h + FM_SAD_ROWS - 1) / FM_SAD_ROWS * FM_SAD_WG;
+    const cl_uint index = (cl_uint)(s->offset / sizeof(float)) + (cl_uint)row_index;
+    if (!b) {
+        const QgpuArg args[] = {
+            qgpu_arg_mem("diff", a),
+            qgpu_arg_int("w", w),
+            qgpu_arg_int("h", h),
+            qgpu_arg_mem("results", slot->results),
+            qgpu_arg_uint("results_index", index),
+        };
+        return qgpu_launch(f->ctx, slot, s->k_sad_terms, "float_motion: sad", args,
+                           QGPU_ARRAY_SIZE(args), 1, &global, &local);
+    }
     const QgpuArg args[] = {
-        qgpu_arg_mem("diff", diff),
+        qgpu_arg_mem("prev", a),
+        qgpu_arg_mem("cur", b),
         qgpu_arg_int("w", w),
         qgpu_arg_int("h", h),
         qgpu_arg_mem("results", slot->results),
-        qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float)) + (cl_uint)row_index),
+        qgpu_arg_uint("results_index", index),
     };
-    return qgpu_launch(f->ctx, slot, s->k_sad, "float_motion: sad", args, QGPU_ARRAY_SIZE(args),
-                       1, &global, &local);
+    return qgpu_launch_after(f->ctx, slot, s->k_sad, "float_motion: sad", args,
+                             QGPU_ARRAY_SIZE(args), 1, &global, &local, &s->chain);
 }
 
 static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
@@ -224,7 +241,7 @@ static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
                                 QGPU_ARRAY_SIZE(args), 2, global, local, &s->chain);
     if (err)
         return err;
-    return enqueue_rows(f, slot, s->diff_s1[slot->lane], s->sw, s->sh, s->row_index_s1);
+    return enqueue_rows(f, slot, s->diff_s1[slot->lane], NULL, s->sw, s->sh, s->row_index_s1);
 }
 
 static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
@@ -244,9 +261,6 @@ static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
         qgpu_arg_int("h", h),
         qgpu_arg_float("inv_scale", s->inv_scale),
         qgpu_arg_mem("blur", s->blur[p][n % 2]),
-        qgpu_arg_mem("prev", s->blur[p][(n + 1) % 2]),
-        qgpu_arg_mem("diff", s->diff[slot->lane][p]),
-        qgpu_arg_int("do_diff", n > 0),
     };
     /* after the previous frame's launches that read or write blur[][] */
     err = qgpu_launch_after(f->ctx, slot, s->k_blur, "float_motion: blur", args,
@@ -255,7 +269,8 @@ static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
         return err;
     if (n == 0)
         return 0;
-    err = enqueue_rows(f, slot, s->diff[slot->lane][p], w, h, s->row_index[p]);
+    err = enqueue_rows(f, slot, s->blur[p][(n + 1) % 2], s->blur[p][n % 2], w, h,
+                       s->row_index[p]);
     if (!err && p == 0 && s->add_scale1)
         err = enqueue_scale1(f, slot);
     return err;
@@ -366,6 +381,7 @@ static void float_motion_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_blur);
     qgpu_kernel_release(&s->k_sad);
     qgpu_kernel_release(&s->k_scale1);
+    qgpu_kernel_release(&s->k_sad_terms);
     if (s->chain)
         clReleaseEvent(s->chain);
     s->chain = NULL;
@@ -373,11 +389,8 @@ static void float_motion_uninit(QgpuFeature *f)
         qgpu_buffer_release(&s->blur[p][0]);
         qgpu_buffer_release(&s->blur[p][1]);
     }
-    for (int i = 0; i < QGPU_MAX_LANES; i++) {
+    for (int i = 0; i < QGPU_MAX_LANES; i++)
         qgpu_buffer_release(&s->diff_s1[i]);
-        for (int p = 0; p < 3; p++)
-            qgpu_buffer_release(&s->diff[i][p]);
-    }
 }
 
 const QgpuFeatureClass qgpu_feature_float_motion = {

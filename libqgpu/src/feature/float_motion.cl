@@ -20,11 +20,13 @@
  *
  * Launches per frame: fmotion_blur (tiles of TW x TH staged with their
  * halo in __local memory; writes the frame's blurred plane into the
- * feature's history buffer and, from the second frame on, |prev - cur| into
- * a difference plane) and, from the second frame on, fmotion_sad_rows (one
- * work-item per row: the float row sum has to run in libvmaf's order).
- * Planes on the device are column-major so that the row kernel's loads
- * coalesce.
+ * feature's history buffer) and, from the second frame on, fmotion_sad
+ * (ROW_SUMS_ROWS rows a work-group: the terms |prev - cur| of the two
+ * blurred planes formed as the group loads them, each row's terms then
+ * added left to right by one work-item, libvmaf's order). Planes on the
+ * device are column-major so that those loads coalesce. fmotion_sad reads
+ * the previous frame's plane, which the next frame's blur overwrites: it
+ * is chained across lanes as the blur is.
  *
  * Build options: -DFM_IN8=1 for 8-bit samples (else 16-bit words),
  * -DFM_TAPS=5|1 (1: the 5-tap no-op filter of motion_filter_size=1).
@@ -61,9 +63,7 @@ __constant float fm_taps[5] = {0.0f, 0.0f, 1.0f, 0.0f, 0.0f};
 #endif
 
 __kernel void fmotion_blur(__global const PIX *src, uint src_offset, int pitch, int w, int h,
-                           float inv_scale,
-                           __global float *blur, __global const float *prev, __global float *diff,
-                           int do_diff)
+                           float inv_scale, __global float *blur)
 {
     __local float in[IH * IW];
     __local float v[TH * IW];
@@ -97,25 +97,86 @@ __kernel void fmotion_blur(__global const PIX *src, uint src_offset, int pitch, 
         float acc = 0.0f;
         for (int k = 0; k < 5; k++)
             acc += fm_taps[k] * v[ry * IW + rx + k];
-        size_t o = (size_t)x * h + y;
-        blur[o] = acc;
-        if (do_diff)
-            diff[o] = fabs(prev[o] - acc);
+        blur[(size_t)x * h + y] = acc;
     }
 }
 
-/* One work-item per row: libvmaf's left-to-right float sum of the row of
- * |blur_prev - blur_cur| (column-major diff plane). */
-__kernel void fmotion_sad_rows(__global const float *diff, int w, int h, __global float *results,
-                               uint results_index)
+/* The terms of a tile of ROW_SUMS_ROWS rows from column x0 on into
+ * registers: |a - b| of two planes (two = 1), or a plane of terms (two =
+ * 0: motion_add_scale1's), column-major, 0 outside the picture. */
+static inline void fm_fetch(float *t, __global const float *a, __global const float *b,
+                            const int two, int lid, int x0, int y0, int w, int h)
 {
-    int y = get_global_id(0);
-    if (y >= h)
-        return;
-    float acc = 0.0f;
-    for (int x = 0; x < w; x++)
-        acc += diff[(size_t)x * h + y];
-    results[results_index + y] = acc;
+    const int y = y0 + lid % ROW_SUMS_ROWS, c0 = lid / ROW_SUMS_ROWS;
+    for (int k = 0; k < ROW_SUMS_LOADS; k++) {
+        const int x = x0 + c0 + k * (ROW_SUMS_WG / ROW_SUMS_ROWS);
+        const bool inside = x < w && y < h;
+        const size_t i = inside ? (size_t)x * h + y : 0;
+        t[k] = inside ? (two ? fabs(a[i] - b[i]) : a[i]) : 0.0f;
+    }
+}
+
+/* One tile's step: the terms t (column x0 on) into the group's tile, the
+ * tile after next fetched into t, and row lid's terms of this tile added
+ * to *sum by work-item lid < ROW_SUMS_ROWS. */
+static inline void fm_sad_step(float *t, __global const float *a, __global const float *b,
+                               const int two, int x0, int y0, int w, int h,
+                               __local float4 (*tile)[ROW_SUMS_T4], float *sum)
+{
+    const int lid = get_local_id(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local float *row = (__local float *)tile[lid % ROW_SUMS_ROWS];
+    for (int k = 0; k < ROW_SUMS_LOADS; k++)
+        row[lid / ROW_SUMS_ROWS + k * (ROW_SUMS_WG / ROW_SUMS_ROWS)] = t[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (x0 + 2 * ROW_SUMS_COLS < w)
+        fm_fetch(t, a, b, two, lid, x0 + 2 * ROW_SUMS_COLS, y0, w, h);
+    if (lid < ROW_SUMS_ROWS)
+        row_sum_add(tile[lid], min(ROW_SUMS_COLS, w - x0), sum);
+}
+
+/* libvmaf's left-to-right float sum of each row's terms, ROW_SUMS_ROWS
+ * rows a work-group: the group loads tiles of ROW_SUMS_COLS columns two
+ * ahead of the one being added (one ahead left the adds waiting for the
+ * loads), work-item r < ROW_SUMS_ROWS adds row r's terms (common.cl's
+ * row_sum_add). (One work-item per row loading its own terms, 17
+ * work-groups at 1080p, waited for memory at every load.) */
+static inline void fm_sad_rows(__global const float *a, __global const float *b, const int two,
+                               int w, int h, __local float4 (*tile)[ROW_SUMS_T4],
+                               __global float *results, uint results_index)
+{
+    const int lid = get_local_id(0), y0 = get_group_id(0) * ROW_SUMS_ROWS;
+    float t0[ROW_SUMS_LOADS], t1[ROW_SUMS_LOADS];
+    float sum = 0.0f;
+
+    fm_fetch(t0, a, b, two, lid, 0, y0, w, h);
+    if (ROW_SUMS_COLS < w)
+        fm_fetch(t1, a, b, two, lid, ROW_SUMS_COLS, y0, w, h);
+    for (int x0 = 0; x0 < w; x0 += 2 * ROW_SUMS_COLS) {
+        fm_sad_step(t0, a, b, two, x0, y0, w, h, tile, &sum);
+        if (x0 + ROW_SUMS_COLS < w) /* the same for every work-item */
+            fm_sad_step(t1, a, b, two, x0 + ROW_SUMS_COLS, y0, w, h, tile, &sum);
+    }
+    if (lid < ROW_SUMS_ROWS && y0 + lid < h)
+        results[results_index + y0 + lid] = sum;
+}
+
+/* the rows of |prev - cur| (the blurred planes of frames n - 1 and n) */
+__kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
+void fmotion_sad(__global const float *prev, __global const float *cur, int w, int h,
+                 __global float *results, uint results_index)
+{
+    __local float4 tile[ROW_SUMS_ROWS][ROW_SUMS_T4];
+    fm_sad_rows(prev, cur, 1, w, h, tile, results, results_index);
+}
+
+/* the rows of a plane of terms (fmotion_scale1's) */
+__kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
+void fmotion_sad_terms(__global const float *diff, int w, int h, __global float *results,
+                       uint results_index)
+{
+    __local float4 tile[ROW_SUMS_ROWS][ROW_SUMS_T4];
+    fm_sad_rows(diff, diff, 0, w, h, tile, results, results_index);
 }
 
 /* motion_add_scale1 (motion.c vmaf_image_sad_c with vif_tools.c's

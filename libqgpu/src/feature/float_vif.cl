@@ -38,7 +38,7 @@ typedef ushort sample_t;
 #endif
 
 /* The statistic's output tile: FVIF_TW x FVIF_TH, work-group FVIF_TW x
- * FVIF_TH / 2 (each work-item two pixels of a column). A wide tile keeps
+ * FVIF_TH / 2 (each work-item two pixels). A wide tile keeps
  * the vertical pass's halo columns (2 r of every TW + 2 r) few. */
 #define FVIF_TW 32
 #define FVIF_TH 16
@@ -177,28 +177,23 @@ fvif_dec_horizontal(__local float (*vr)[FVIF_DV_W], __local float (*vd)[FVIF_DV_
     dst_dis[i * dw + j] = acc_d;
 }
 
-/* The vertical sums' rows (a warp of the horizontal pass reads one row,
- * consecutive columns) */
+/* The vertical sums' rows (a warp of the horizontal pass reads two rows,
+ * consecutive columns; even: read as float2) */
 #define FVIF_VS (FVIF_TW + 2 * FVIF_RMAX)
 
-/* One pixel's num/den terms from the vertical sums v of its tile. */
-static inline __attribute__((always_inline)) void
-fvif_pixel(__local float (*v)[FVIF_TH][FVIF_VS], int lx, int ly, const float *f, const int fw,
-           float egl, float sigma_nsq, float sigma_max_inv, float *num_out, float *den_out)
-{
-    float mu1 = 0.0f, mu2 = 0.0f, xx_f = 0.0f, yy_f = 0.0f, xy_f = 0.0f;
-#pragma unroll
-    for (int k = 0; k < FVIF_FW_MAX; k++) {
-        if (k < fw) {
-            mu1 += f[k] * v[0][ly][lx + k];
-            mu2 += f[k] * v[1][ly][lx + k];
-            xx_f += f[k] * v[2][ly][lx + k];
-            yy_f += f[k] * v[3][ly][lx + k];
-            xy_f += f[k] * v[4][ly][lx + k];
-        }
-    }
+/* output rows of one column a work-item of the vertical pass takes: 4
+ * (192 work-items at scale 0; the other 64 make the decimation's vertical
+ * sums) loads and squares each sample once for four outputs; 2 took a
+ * third more loads and products (0.0775 against 0.0750 ms one lane at
+ * 1080p's scale 0, H200) */
+#define FVIF_VR 4
 
-    /* vif_statistic_s, 'matching_matlab' mode */
+/* vif_statistic_s ('matching_matlab' mode): one pixel's num/den terms
+ * from its five filter outputs. */
+static inline __attribute__((always_inline)) void
+fvif_terms(float mu1, float mu2, float xx_f, float yy_f, float xy_f, float egl,
+           float sigma_nsq, float sigma_max_inv, float *num_out, float *den_out)
+{
     const float eps = 1.0e-10f;
     float sigma1_sq = xx_f - mu1 * mu1;
     float sigma2_sq = yy_f - mu2 * mu2;
@@ -236,12 +231,47 @@ fvif_pixel(__local float (*v)[FVIF_TH][FVIF_VS], int lx, int ly, const float *f,
     *den_out = den;
 }
 
+/* The horizontal pass of two neighbouring pixels (columns c and c + 1 of
+ * row ly, c even) from the vertical sums v of the tile: the two windows
+ * share fw - 1 of their fw + 1 samples, read as (fw + 1) / 2 float2 loads
+ * per plane (a pixel a work-item read one float per tap and plane). Each
+ * output adds its taps in order, as one at a time. */
+static inline __attribute__((always_inline)) void
+fvif_pixel_pair(__local float2 (*v)[FVIF_TH][FVIF_VS / 2], int c, int ly, const float *f,
+                const int fw, float s[2][5])
+{
+#pragma unroll
+    for (int q = 0; q < 2; q++)
+#pragma unroll
+        for (int p = 0; p < 5; p++)
+            s[q][p] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < (FVIF_FW_MAX + 1) / 2; j++) {
+        if (2 * j > fw)
+            break;
+#pragma unroll
+        for (int p = 0; p < 5; p++) {
+            float2 e = v[p][ly][c / 2 + j];
+            /* sample 2 j is tap 2 j of pixel c, tap 2 j - 1 of pixel c + 1;
+             * sample 2 j + 1 tap 2 j + 1 of c, tap 2 j of c + 1 */
+            if (2 * j > 0)
+                s[1][p] += f[2 * j - 1] * e.x;
+            if (2 * j < fw)
+                s[0][p] += f[2 * j] * e.x;
+            if (2 * j < fw)
+                s[1][p] += f[2 * j] * e.y;
+            if (2 * j + 1 < fw)
+                s[0][p] += f[2 * j + 1] * e.y;
+        }
+    }
+}
+
 /* The statistic of one FVIF_TW x FVIF_TH tile at one scale (filter of fw
  * taps): the tile and its halo staged, the vertical pass (each work-item
- * two neighbouring rows of one column: the rows' windows share fw - 1
+ * FVIF_VR neighbouring rows of one column: the rows' windows share fw - 1
  * samples, loaded once), the horizontal pass and the statistic per pixel
- * (each work-item the pixels of rows ly and ly + FVIF_TH / 2), the terms
- * stored column-major. */
+ * (each work-item two neighbouring pixels of a row), the terms stored
+ * column-major. */
 static inline __attribute__((always_inline)) void
 fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
@@ -250,13 +280,13 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __constant float *dfilt, const int fwd, __global float *dst_ref,
                __global float *dst_dis,
                __local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW],
-               __local float (*v)[FVIF_TH][FVIF_VS], __local float (*tn)[FVIF_TH + 1],
+               __local float2 (*v)[FVIF_TH][FVIF_VS / 2], __local float (*tn)[FVIF_TH + 1],
                __local float (*td)[FVIF_TH + 1], __local float (*vr)[FVIF_DV_W],
                __local float (*vd)[FVIF_DV_W])
 {
     const int r = fw / 2, span_w = FVIF_TW + 2 * r, span_h = FVIF_TH + 2 * r;
     const int wg = FVIF_TW * FVIF_TH / 2;
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_TW + lx;
+    const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * FVIF_TW + lx;
     int x0 = get_group_id(0) * FVIF_TW, y0 = get_group_id(1) * FVIF_TH;
     float f[FVIF_FW_MAX], fd[FVIF_FW_MAX];
 
@@ -273,59 +303,71 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* vertical pass: rows 2 p and 2 p + 1 of the output tile, column c of
-     * the span; each output adds its taps in order, as one at a time */
-    for (int i = lid; i < (FVIF_TH / 2) * span_w; i += wg) {
+    /* vertical pass: rows FVIF_VR p .. FVIF_VR p + FVIF_VR - 1 of the
+     * output tile, column c of the span (their windows share fw - 1
+     * samples: each sample and its products loaded and formed once); each
+     * output adds its taps in order, as one at a time */
+    __local float (*vf)[FVIF_TH][FVIF_VS] = (__local float (*)[FVIF_TH][FVIF_VS])v;
+    const int entries = (FVIF_TH / FVIF_VR) * span_w;
+    for (int i = lid; i < entries; i += wg) {
         int p = i / span_w, c = i - p * span_w;
-        float a1[2] = {0.0f, 0.0f}, a2[2] = {0.0f, 0.0f}, axx[2] = {0.0f, 0.0f};
-        float ayy[2] = {0.0f, 0.0f}, axy[2] = {0.0f, 0.0f};
+        float a1[FVIF_VR], a2[FVIF_VR], axx[FVIF_VR], ayy[FVIF_VR], axy[FVIF_VR];
 #pragma unroll
-        for (int k = 0; k <= FVIF_FW_MAX; k++) {
-            if (k > fw)
+        for (int q = 0; q < FVIF_VR; q++) {
+            a1[q] = 0.0f;
+            a2[q] = 0.0f;
+            axx[q] = 0.0f;
+            ayy[q] = 0.0f;
+            axy[q] = 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < FVIF_FW_MAX + FVIF_VR - 1; k++) {
+            if (k >= fw + FVIF_VR - 1)
                 break;
-            float a = sr[2 * p + k][c], b = sd[2 * p + k][c];
+            float a = sr[FVIF_VR * p + k][c], b = sd[FVIF_VR * p + k][c];
             float aa = a * a, bb = b * b, ab = a * b;
-            if (k < fw) { /* tap k of row 2 p */
-                a1[0] += f[k] * a;
-                a2[0] += f[k] * b;
-                axx[0] += f[k] * aa;
-                ayy[0] += f[k] * bb;
-                axy[0] += f[k] * ab;
-            }
-            if (k > 0) { /* tap k - 1 of row 2 p + 1 */
-                a1[1] += f[k - 1] * a;
-                a2[1] += f[k - 1] * b;
-                axx[1] += f[k - 1] * aa;
-                ayy[1] += f[k - 1] * bb;
-                axy[1] += f[k - 1] * ab;
+#pragma unroll
+            for (int q = 0; q < FVIF_VR; q++) {
+                const int t = k - q; /* tap t of row FVIF_VR p + q */
+                if (t >= 0 && t < fw) {
+                    a1[q] += f[t] * a;
+                    a2[q] += f[t] * b;
+                    axx[q] += f[t] * aa;
+                    ayy[q] += f[t] * bb;
+                    axy[q] += f[t] * ab;
+                }
             }
         }
 #pragma unroll
-        for (int q = 0; q < 2; q++) {
-            v[0][2 * p + q][c] = a1[q];
-            v[1][2 * p + q][c] = a2[q];
-            v[2][2 * p + q][c] = axx[q];
-            v[3][2 * p + q][c] = ayy[q];
-            v[4][2 * p + q][c] = axy[q];
+        for (int q = 0; q < FVIF_VR; q++) {
+            vf[0][FVIF_VR * p + q][c] = a1[q];
+            vf[1][FVIF_VR * p + q][c] = a2[q];
+            vf[2][FVIF_VR * p + q][c] = axx[q];
+            vf[3][FVIF_VR * p + q][c] = ayy[q];
+            vf[4][FVIF_VR * p + q][c] = axy[q];
         }
     }
     /* the next scale's vertical sums, from the same staged window, by the
-     * work-items that took one column pair fewer above (the last 128,
-     * 64, 32 of 256 at scales 0, 1, 2) */
+     * work-items that took one column fewer above */
     if (fwd)
-        fvif_dec_vertical(sr, sd, r - fwd / 2, fd, fwd, vr, vd, lid,
-                          (FVIF_TH / 2) * span_w % wg, wg);
+        fvif_dec_vertical(sr, sd, r - fwd / 2, fd, fwd, vr, vd, lid, entries % wg, wg);
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    int x = x0 + lx;
+    /* horizontal pass and statistic: each work-item the pixels of columns
+     * c, c + 1 of row `row` */
+    {
+        int c = 2 * (lid % (FVIF_TW / 2)), row = lid / (FVIF_TW / 2), y = y0 + row;
+        float sum[2][5];
+        fvif_pixel_pair(v, c, row, f, fw, sum);
 #pragma unroll
-    for (int t = 0; t < 2; t++) {
-        int row = ly + t * (FVIF_TH / 2), y = y0 + row;
-        if (x < w && y < h) {
-            float num, den;
-            fvif_pixel(v, lx, row, f, fw, egl, sigma_nsq, sigma_max_inv, &num, &den);
-            tn[lx][row] = num;
-            td[lx][row] = den;
+        for (int q = 0; q < 2; q++) {
+            if (x0 + c + q < w && y < h) {
+                float num, den;
+                fvif_terms(sum[q][0], sum[q][1], sum[q][2], sum[q][3], sum[q][4], egl,
+                           sigma_nsq, sigma_max_inv, &num, &den);
+                tn[c + q][row] = num;
+                td[c + q][row] = den;
+            }
         }
     }
     /* the next scale's tile: outputs (x0 / 2, y0 / 2) on */
@@ -354,7 +396,7 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
  * scales 0..2 */
 #define FVIF_STAT_LOCALS                                                                       \
     __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];                                  \
-    __local float v[5][FVIF_TH][FVIF_VS];                                                      \
+    __local float2 v[5][FVIF_TH][FVIF_VS / 2];                                                 \
     /* the tile's terms, column by column (padded: the work-items of a row                     \
      * writing their column hit different banks) */                                            \
     __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];                          \
