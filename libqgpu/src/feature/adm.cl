@@ -273,13 +273,11 @@ static int angle_flag(long ot, long o, long t, ulong cos_m)
     return (m1sq << -ex) >= q;
 }
 
+#if !ADM_FP64 /* with fp64 the gain is a double product (decouple) */
 /* floor(RN53(|v| * n) / 2^s) with the sign of v: libvmaf's (rst * egl)
  * in double, truncated to an integer; egl = n * 2^-s exactly. */
 static long gain_trunc(long v, ulong n, int s)
 {
-#if ADM_FP64
-    return (long)((double)v * ldexp((double)n, -s));
-#endif
     ulong a = (ulong)(v < 0 ? -v : v);
     ulong lo = a * n, hi = mul_hi(a, n);
     if (lo == 0 && hi == 0)
@@ -305,6 +303,7 @@ static long gain_trunc(long v, ulong n, int s)
     ulong r = s >= 64 ? 0 : (s ? (lo >> s) | (hi << (64 - s)) : lo);
     return v < 0 ? -(long)r : (long)r;
 }
+#endif
 
 /* The additive part a = t - r, wrapped to the scale's type. */
 static inline int additive(int scale0, int t, int r)
@@ -321,6 +320,13 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
     long om = (long)o[0] * o[0] + (long)o[1] * o[1];
     long tm = (long)t[0] * t[0] + (long)t[1] * t[1];
     int flag = angle_flag(ot, om, tm, cos_m);
+#if ADM_FP64
+    /* egl = egl_n * 2^-egl_s as a double: egl_n is an integer-valued double
+     * (exact), 2^-egl_s (0 <= egl_s <= 60) a normal power of two built from
+     * its exponent bits, so the product is exact: ldexp's value, without
+     * its code for every sample that takes the gain */
+    const double egl_d = (double)egl_n * as_double((ulong)(1023 - egl_s) << 52);
+#endif
     for (int k = 0; k < 3; k++) {
         long tmp;
         if (o[k] == 0) {
@@ -348,7 +354,11 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
         if (scale0)
             rst = wrap16(rst);
         if (flag && kk > 0 && o[k] != 0) {
+#if ADM_FP64
+            long g = (long)((double)rst * egl_d);
+#else
             long g = gain_trunc(rst, egl_n, egl_s);
+#endif
             if (o[k] > 0)
                 rst = g < t[k] ? (int)g : t[k];
             else
