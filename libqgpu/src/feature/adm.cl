@@ -314,7 +314,7 @@ static inline int additive(int scale0, int t, int r)
 /* Splits dist band t into restored r and additive a (adm_decouple,
  * adm_decouple_s123); o = ref h/v/d. */
 static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a[3], ulong cos_m,
-                     ulong egl_n, int egl_s)
+                     ulong egl_n, int egl_s, __global const int *recip_q30)
 {
     long ot = (long)o[0] * t[0] + (long)o[1] * t[1];
     long om = (long)o[0] * o[0] + (long)o[1] * o[1];
@@ -332,7 +332,7 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
         if (o[k] == 0) {
             tmp = 32768;
         } else if (scale0) {
-            int recip = 1073741824 / abs(o[k]); /* Q30 div_lookup */
+            int recip = recip_q30[abs(o[k])]; /* Q30 div_lookup */
             if (o[k] < 0)
                 recip = -recip;
             tmp = ((long)recip * t[k] + 16384) >> 15;
@@ -344,7 +344,7 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
                 sh = 17 - (int)clz(ab);
                 msb = (ab + (1u << (sh - 1))) >> sh;
             }
-            int recip = 1073741824 / (int)msb;
+            int recip = recip_q30[msb];
             long sign = o[k] < 0 ? -1 : 1;
             long round = as_int(1u << (14 + sh));
             tmp = (((long)recip * t[k]) * sign + round) >> (15 + sh);
@@ -416,13 +416,13 @@ enum {
  * region and its 1-sample border (inactive scales: none). */
 static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[4],
                       const int tb[4], ulong cos_m, ulong egl_n, int egl_s,
-                      __global short *rst16, __global int *rst)
+                      __global const int *recip_q30, __global short *rst16, __global int *rst)
 {
     if (!P[P_ACTIVE] || i < P[P_DTOP] || i >= P[P_DTOP] + P[P_DROWS] || j < P[P_DLEFT] ||
         j >= P[P_DLEFT] + P[P_DCOLS])
         return;
     int o[3] = {ob[1], ob[2], ob[3]}, t[3] = {tb[1], tb[2], tb[3]}, r[3], a[3];
-    decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
+    decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s, recip_q30);
     size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)i * P[P_BW] + j;
     for (int k = 0; k < 3; k++) {
         if (scale0)
@@ -460,7 +460,8 @@ static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_L
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
               int pitch, int bpc, __global short *bands, int bw, int bh,
-              __constant int *params, ulong cos_m, ulong egl_n, int egl_s, __global short *rst)
+              __constant int *params, ulong cos_m, ulong egl_n, int egl_s,
+              __global const int *recip_q30, __global short *rst)
 {
     __local int src[2][ADM_SRC][ADM_SRC + 1];
     __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
@@ -494,7 +495,7 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
                    0, w, h, 0, ref, bps, pitch, bpc, i, j, o);
     dwt_horizontal(vlo[1], vhi[1], 1, shift_vp, add_vp, 0, 0, 0, 0, bands + pd, 0, bw, bh, 0, 0,
                    0, 0, w, h, 1, dist, bps, pitch, bpc, i, j, t);
-    store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, rst, 0);
+    store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, recip_q30, rst, 0);
 }
 
 /* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
@@ -503,7 +504,8 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
                 int scale, __global int *bands, int bw, int bh, __constant int *params,
-                ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
+                ulong cos_m, ulong egl_n, int egl_s, __global const int *recip_q30,
+                __global int *rst)
 {
     __local int src[2][ADM_SRC][ADM_SRC + 1];
     __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
@@ -548,7 +550,8 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
                        bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic, dis16, dis, w, h, z,
                        0, 0, 0, 0, i, j, res[z]);
     }
-    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0, rst);
+    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, recip_q30,
+              0, rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the
