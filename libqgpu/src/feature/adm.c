@@ -75,6 +75,7 @@ typedef struct AdmState {
     cl_mem bands[QGPU_MAX_LANES][4]; /* per lane */
     cl_mem rst[QGPU_MAX_LANES][4];   /* per lane: r of h, v, d (the DWT kernels) */
     cl_mem params_buf;
+    cl_mem recip_buf; /* libvmaf's div_lookup: 2^30 / d for d = 1..32768 */
     size_t offset;
     int ids[OUT_COUNT];
 } AdmState;
@@ -214,6 +215,25 @@ static void setup_scales(AdmState *s)
     s->total_groups = first;
 }
 
+/* libvmaf's div_lookup (integer_adm.c): the decoupling's Q30 reciprocal
+ * 2^30 / d of a divisor d = 1..32768 (|o| at scale 0, its 15 leading bits
+ * above), read by the DWT kernels in place of an integer division for each
+ * of a sample's three bands. Entry 0 is never read. */
+static int upload_recip(QgpuContext *ctx, AdmState *s)
+{
+    enum { N = 32769 };
+    cl_int *table = malloc(N * sizeof(*table));
+    if (!table)
+        return qgpu_error(ctx, QGPU_ERR_NO_MEMORY, "adm: out of memory");
+    table[0] = 0;
+    for (int d = 1; d < N; d++)
+        table[d] = (cl_int)(1073741824 / d);
+    int err = qgpu_buffer_upload(ctx, N * sizeof(*table), table, &s->recip_buf,
+                                 "adm: reciprocals");
+    free(table);
+    return err;
+}
+
 static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     AdmState *s = f->priv;
@@ -321,6 +341,8 @@ static int adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_buffer_upload(ctx, sizeof(s->params), s->params, &s->params_buf,
                                  "adm: parameters");
     if (!err)
+        err = upload_recip(ctx, s);
+    if (!err)
         err = qgpu_results_reserve(ctx, sizeof(cl_long) * 9 * (size_t)(s->total_groups + 1),
                                    &s->offset);
     return err;
@@ -352,6 +374,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_ulong("cos_m", s->cos_m),
             qgpu_arg_ulong("egl_n", s->egl_n),
             qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("recip_q30", s->recip_buf),
             qgpu_arg_mem("rst", rst[0]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_dwt0, "adm: adm_dwt0", args, QGPU_ARRAY_SIZE(args),
@@ -378,6 +401,7 @@ static int adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_ulong("cos_m", s->cos_m),
             qgpu_arg_ulong("egl_n", s->egl_n),
             qgpu_arg_int("egl_s", s->egl_s),
+            qgpu_arg_mem("recip_q30", s->recip_buf),
             qgpu_arg_mem("rst", rst[sc]),
         };
         err = qgpu_launch(f->ctx, slot, s->k_dwt123, "adm: adm_dwt123", args,
@@ -527,6 +551,7 @@ static void adm_uninit(QgpuFeature *f)
         qgpu_buffer_release(&s->rst[k / 4][k % 4]);
     }
     qgpu_buffer_release(&s->params_buf);
+    qgpu_buffer_release(&s->recip_buf);
 }
 
 const QgpuFeatureClass qgpu_feature_adm = {

@@ -273,13 +273,11 @@ static int angle_flag(long ot, long o, long t, ulong cos_m)
     return (m1sq << -ex) >= q;
 }
 
+#if !ADM_FP64 /* with fp64 the gain is a double product (decouple) */
 /* floor(RN53(|v| * n) / 2^s) with the sign of v: libvmaf's (rst * egl)
  * in double, truncated to an integer; egl = n * 2^-s exactly. */
 static long gain_trunc(long v, ulong n, int s)
 {
-#if ADM_FP64
-    return (long)((double)v * ldexp((double)n, -s));
-#endif
     ulong a = (ulong)(v < 0 ? -v : v);
     ulong lo = a * n, hi = mul_hi(a, n);
     if (lo == 0 && hi == 0)
@@ -305,6 +303,7 @@ static long gain_trunc(long v, ulong n, int s)
     ulong r = s >= 64 ? 0 : (s ? (lo >> s) | (hi << (64 - s)) : lo);
     return v < 0 ? -(long)r : (long)r;
 }
+#endif
 
 /* The additive part a = t - r, wrapped to the scale's type. */
 static inline int additive(int scale0, int t, int r)
@@ -315,18 +314,25 @@ static inline int additive(int scale0, int t, int r)
 /* Splits dist band t into restored r and additive a (adm_decouple,
  * adm_decouple_s123); o = ref h/v/d. */
 static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a[3], ulong cos_m,
-                     ulong egl_n, int egl_s)
+                     ulong egl_n, int egl_s, __global const int *recip_q30)
 {
     long ot = (long)o[0] * t[0] + (long)o[1] * t[1];
     long om = (long)o[0] * o[0] + (long)o[1] * o[1];
     long tm = (long)t[0] * t[0] + (long)t[1] * t[1];
     int flag = angle_flag(ot, om, tm, cos_m);
+#if ADM_FP64
+    /* egl = egl_n * 2^-egl_s as a double: egl_n is an integer-valued double
+     * (exact), 2^-egl_s (0 <= egl_s <= 60) a normal power of two built from
+     * its exponent bits, so the product is exact: ldexp's value, without
+     * its code for every sample that takes the gain */
+    const double egl_d = (double)egl_n * as_double((ulong)(1023 - egl_s) << 52);
+#endif
     for (int k = 0; k < 3; k++) {
         long tmp;
         if (o[k] == 0) {
             tmp = 32768;
         } else if (scale0) {
-            int recip = 1073741824 / abs(o[k]); /* Q30 div_lookup */
+            int recip = recip_q30[abs(o[k])]; /* Q30 div_lookup */
             if (o[k] < 0)
                 recip = -recip;
             tmp = ((long)recip * t[k] + 16384) >> 15;
@@ -338,7 +344,7 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
                 sh = 17 - (int)clz(ab);
                 msb = (ab + (1u << (sh - 1))) >> sh;
             }
-            int recip = 1073741824 / (int)msb;
+            int recip = recip_q30[msb];
             long sign = o[k] < 0 ? -1 : 1;
             long round = as_int(1u << (14 + sh));
             tmp = (((long)recip * t[k]) * sign + round) >> (15 + sh);
@@ -348,7 +354,11 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
         if (scale0)
             rst = wrap16(rst);
         if (flag && kk > 0 && o[k] != 0) {
+#if ADM_FP64
+            long g = (long)((double)rst * egl_d);
+#else
             long g = gain_trunc(rst, egl_n, egl_s);
+#endif
             if (o[k] > 0)
                 rst = g < t[k] ? (int)g : t[k];
             else
@@ -406,13 +416,13 @@ enum {
  * region and its 1-sample border (inactive scales: none). */
 static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[4],
                       const int tb[4], ulong cos_m, ulong egl_n, int egl_s,
-                      __global short *rst16, __global int *rst)
+                      __global const int *recip_q30, __global short *rst16, __global int *rst)
 {
     if (!P[P_ACTIVE] || i < P[P_DTOP] || i >= P[P_DTOP] + P[P_DROWS] || j < P[P_DLEFT] ||
         j >= P[P_DLEFT] + P[P_DCOLS])
         return;
     int o[3] = {ob[1], ob[2], ob[3]}, t[3] = {tb[1], tb[2], tb[3]}, r[3], a[3];
-    decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s);
+    decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s, recip_q30);
     size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)i * P[P_BW] + j;
     for (int k = 0; k < 3; k++) {
         if (scale0)
@@ -450,7 +460,8 @@ static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_L
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, int w, int h,
               int pitch, int bpc, __global short *bands, int bw, int bh,
-              __constant int *params, ulong cos_m, ulong egl_n, int egl_s, __global short *rst)
+              __constant int *params, ulong cos_m, ulong egl_n, int egl_s,
+              __global const int *recip_q30, __global short *rst)
 {
     __local int src[2][ADM_SRC][ADM_SRC + 1];
     __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
@@ -484,7 +495,7 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
                    0, w, h, 0, ref, bps, pitch, bpc, i, j, o);
     dwt_horizontal(vlo[1], vhi[1], 1, shift_vp, add_vp, 0, 0, 0, 0, bands + pd, 0, bw, bh, 0, 0,
                    0, 0, w, h, 1, dist, bps, pitch, bpc, i, j, t);
-    store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, rst, 0);
+    store_rst(1, params, i, j, o, t, cos_m, egl_n, egl_s, recip_q30, rst, 0);
 }
 
 /* Scales 1..3 from band a of the previous scale (w x h), int16 for scale 1
@@ -493,7 +504,8 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
 __kernel __attribute__((reqd_work_group_size(ADM_T, ADM_T, 1)))
 void adm_dwt123(__global const short *prev16, __global const int *prev, int from16, int w, int h,
                 int scale, __global int *bands, int bw, int bh, __constant int *params,
-                ulong cos_m, ulong egl_n, int egl_s, __global int *rst)
+                ulong cos_m, ulong egl_n, int egl_s, __global const int *recip_q30,
+                __global int *rst)
 {
     __local int src[2][ADM_SRC][ADM_SRC + 1];
     __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
@@ -538,7 +550,8 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
                        bands + z * 4 * (size_t)bw * bh, bw, bh, pic16, pic, dis16, dis, w, h, z,
                        0, 0, 0, 0, i, j, res[z]);
     }
-    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, 0, rst);
+    store_rst(0, params + scale * ADM_NP, i, j, res[0], res[1], cos_m, egl_n, egl_s, recip_q30,
+              0, rst);
 }
 
 /* A staged sample's dist t, restored r and, with want_o, ref o, at the

@@ -244,11 +244,41 @@ typedef struct {
     long num_log, den_log, num_non_log, den_non_log;
 } vif_acc_t;
 
+/* The gain's constants: its limit egl and eps = eps_m * 2^eps_e; with fp64
+ * also as doubles, built once per work-item (vif_gain_make). Built inside
+ * vif_pixel, ldexp's two branchy sequences ran for every pixel that
+ * reaches the division (seen in the PTX of NVIDIA's driver 580: the
+ * compiler does not hoist them out of the conditional block). */
+typedef struct {
+    sd_t egl;
+    ulong eps_m;
+    int eps_e;
+#if VIF_FP64
+    double egl_d, eps_d;
+#endif
+} vif_gain_t;
+
+static inline vif_gain_t vif_gain_make(sd_t egl, ulong eps_m, int eps_e)
+{
+    vif_gain_t g;
+    g.egl = egl;
+    g.eps_m = eps_m;
+    g.eps_e = eps_e;
+#if VIF_FP64
+    g.egl_d = ldexp((double)egl.m, egl.e);
+    g.eps_d = ldexp((double)eps_m, eps_e);
+#endif
+    return g;
+}
+
 /* integer_vif.c's per-pixel statistic. */
 static inline void vif_pixel(uint mu1, uint mu2, uint xx, uint yy, uint xy,
-                             __global const ushort *lut, sd_t egl, ulong eps_m, int eps_e,
+                             __global const ushort *lut, const vif_gain_t *gain,
                              vif_acc_t *acc)
 {
+    const sd_t egl = gain->egl;
+    const ulong eps_m = gain->eps_m;
+    const int eps_e = gain->eps_e;
     uint mu1_sq = (uint)(((ulong)mu1 * mu1 + 0x80000000UL) >> 32);
     uint mu2_sq = (uint)(((ulong)mu2 * mu2 + 0x80000000UL) >> 32);
     uint mu1_mu2 = (uint)(((ulong)mu1 * mu2 + 0x80000000UL) >> 32);
@@ -269,7 +299,7 @@ static inline void vif_pixel(uint mu1, uint mu2, uint xx, uint yy, uint xy,
     /* integer_vif.c: g = sigma12 / (sigma1_sq + eps);
      * sv_sq = max((int32)(sigma2_sq - g * sigma12), 0); g = min(g, egl);
      * numer1_tmp = (int64)(g * g * sigma1_sq) + numer1 */
-    const double eps_d = ldexp((double)eps_m, eps_e), egl_d = ldexp((double)egl.m, egl.e);
+    const double eps_d = gain->eps_d, egl_d = gain->egl_d;
     double gd = (double)s12 / ((double)s1 + eps_d);
     double rest = (double)s2 - gd * (double)s12;
     uint sv64 = rest > 0.0 ? (uint)rest : 0u;
@@ -334,6 +364,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
     const int nw = w / 2, nh = h / 2;
 
     vif_acc_t acc = {0, 0, 0, 0};
+    const vif_gain_t gain = vif_gain_make(egl, eps_m, eps_e);
 
     for (int t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
         const int x0 = (t % tiles_x) * TW, y0 = (t / tiles_x) * TH;
@@ -516,7 +547,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     yy = yh + ((yl + 32768) >> 16);
                     xy = ch + ((cl + 32768) >> 16);
                 }
-                vif_pixel(a1, a2, xx, yy, xy, lut, egl, eps_m, eps_e, &acc);
+                vif_pixel(a1, a2, xx, yy, xy, lut, &gain, &acc);
             }
         }
         if (HAS_NEXT) {
