@@ -23,7 +23,6 @@
 #define MS_SCALES 5
 /* every scale, halved with rounding down, must hold the 11x11 window */
 #define MS_MIN_SIZE (11 << (MS_SCALES - 1))
-#define MS_SKIP_UNUSED_L 1
 
 /* libvmaf ms_ssim.c: exponents per scale (floats there as well) */
 static const float ms_alpha[MS_SCALES] = { 0.0000f, 0.0000f, 0.0000f, 0.0000f, 0.1333f };
@@ -84,19 +83,11 @@ static const QgpuOptionDef ms_ssim_options[] = {
     { NULL, NULL, 0, 0, 0, NULL, 0, 0, 0, NULL },
 };
 
-/* Whether scale i's SSIM kernel makes l (and l*c*s): float_ms_ssim takes
- * l^alpha, and alpha is 0 but at the last scale (pow(l, 0) is 1 whatever
- * l); enable_lcs outputs every scale's l. */
-static int ms_wants_l(const MsSsimPriv *p, int i)
-{
-    return MS_SKIP_UNUSED_L ? p->enable_lcs || ms_alpha[i] != 0.0f : 1;
-}
-
 static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     MsSsimPriv *p = f->priv;
     QgpuContext *ctx = f->ctx;
-    char opts[192];
+    char opts[128];
     cl_program prog;
     int err, total = 0;
 
@@ -146,7 +137,7 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = qgpu_results_reserve(ctx, (size_t)total * 4 * sizeof(float), &p->results_off)))
         return err;
     if ((err = qgpu_kernel_create(ctx, prog, "ssim_tiles_raw", &p->k_ssim_raw)) ||
-        (err = qgpu_kernel_create(ctx, prog, "ssim_tiles_float_stack", &p->k_ssim_float)) ||
+        (err = qgpu_kernel_create(ctx, prog, "ssim_tiles_float2", &p->k_ssim_float)) ||
         (err = qgpu_kernel_create(ctx, prog, "ms_lpf_decimate_raw", &p->k_lpf_raw)) ||
         (err = qgpu_kernel_create(ctx, prog, "ms_lpf_decimate_float", &p->k_lpf_float)))
         return err;
@@ -157,28 +148,27 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if ((err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pref[i])) ||
             (err = qgpu_buffer_create(ctx, floats * sizeof(float), &p->pdis[i])))
             return err;
-    /* scales 1..4 for ssim_tiles_float_stack (ssim_stack_float() tile rows
-     * a work-group):
+    /* scales 1..4 for ssim_tiles_float2 (two tile rows a work-group):
      * offset, w, h, tiles_x, first group, first tile (both counted from
-     * scale 1), whether l is wanted */
-    cl_int table[7 * (MS_SCALES - 1)];
+     * scale 1) */
+    cl_int table[6 * (MS_SCALES - 1)];
     int groups = 0;
     for (int i = 1; i < MS_SCALES; i++) {
-        cl_int *t = table + 7 * (i - 1);
+        cl_int *t = table + 6 * (i - 1);
         t[0] = p->off[i];
         t[1] = p->sw[i];
         t[2] = p->sh[i];
         t[3] = p->tiles_x[i];
         t[4] = groups;
         t[5] = p->first[i] - p->first[1];
-        t[6] = ms_wants_l(p, i);
-        groups += ssim_stack_groups(p->tiles_x[i], p->groups[i], ssim_stack_float());
+        groups += ssim_two_row_groups(p->tiles_x[i], p->groups[i]);
     }
     p->groups_float = groups;
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ms_ssim: table");
 }
 
-/* the decimations' launch names: each its own line in QGPU_PROFILE */
+/* the decimations' launch names: each its own line in QGPU_PROFILE (one
+ * shared name showed only the four's mean) */
 static const char *const ms_decimate_names[MS_SCALES - 1] = {
     "float_ms_ssim decimate 1", "float_ms_ssim decimate 2", "float_ms_ssim decimate 3",
     "float_ms_ssim decimate 4",
@@ -191,11 +181,10 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
     cl_int part0 = (cl_int)(p->results_off / sizeof(float));
     int err;
 
-    /* scale 0 straight from the samples; ssim_tiles_raw takes
-     * ssim_stack_raw() tile rows of a column per work-group */
+    /* scale 0 straight from the samples; ssim_tiles_raw takes two tile
+     * rows of a column per work-group */
     {
-        size_t g[2] = { (size_t)ssim_stack_groups(p->tiles_x[0], p->groups[0],
-                                                  ssim_stack_raw()) * MS_TILE,
+        size_t g[2] = { (size_t)ssim_two_row_groups(p->tiles_x[0], p->groups[0]) * MS_TILE,
                         MS_TILE };
         const QgpuArg args[] = {
             qgpu_arg_mem("ref", slot->ref),
@@ -205,7 +194,6 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("h", p->sh[0]),
             qgpu_arg_float("unit", p->unit),
             qgpu_arg_int("tiles_x", p->tiles_x[0]),
-            qgpu_arg_int("lum", ms_wants_l(p, 0)),
             qgpu_arg_mem("partials", slot->results),
             qgpu_arg_int("part_off", part0),
         };

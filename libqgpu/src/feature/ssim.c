@@ -74,7 +74,7 @@ static int ssim_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     SsimPriv *p = f->priv;
     QgpuContext *ctx = f->ctx;
-    char opts[192];
+    char opts[128];
     cl_program prog;
     int err;
 
@@ -155,14 +155,12 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("h", p->h),
             qgpu_arg_float("unit", p->unit),
             qgpu_arg_int("tiles_x", p->tiles_x),
-            qgpu_arg_int("lum", 1),
             qgpu_arg_mem("partials", slot->results),
             qgpu_arg_int("part_off", part_off),
         };
-        /* ssim_tiles_raw: a work-group per ssim_stack_raw() tile rows of a
-         * column */
-        size_t graw[2] = { (size_t)ssim_stack_groups(p->tiles_x, p->groups, ssim_stack_raw()) *
-                           SSIM_TILE, SSIM_TILE };
+        /* ssim_tiles_raw: a work-group per two tile rows of a column */
+        size_t graw[2] = { (size_t)ssim_two_row_groups(p->tiles_x, p->groups) * SSIM_TILE,
+                           SSIM_TILE };
         return qgpu_launch(f->ctx, slot, p->k_ssim, "float_ssim", args, QGPU_ARRAY_SIZE(args),
                            2, graw, local);
     }

@@ -236,30 +236,15 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
  * E[x^2], E[y^2], E[xy]): horizontal 11-tap sums of the five into hb
  * (nt T + 2 R rows x T columns each), then the vertical sums per output
  * pixel, then l, c, s. Tiles stacked in one work-group share their halo
- * rows: each row's horizontal sums are taken once; rows below the picture
- * and columns right of the valid region feed no output and are skipped.
- * Each tile's work-group sums of l*c*s, l, c, s (the same tree for every
- * tile) go to out[t * out_step + 0..3] (tile t = 0 at oy0, t = 1 below
- * it, ..., when it lies in the region). The sums use hb's memory once the
- * vertical pass is done. lum 0: l and l*c*s are not wanted (MS-SSIM's
- * scales 0..3 without enable_lcs); their sums are 0. */
+ * rows: each row's horizontal sums are taken once. Each tile's work-group
+ * sums of l*c*s, l, c, s (the same tree for every tile) go to out[t][0..3]
+ * (tile t = 0 at oy0, t = 1 below it, when it lies in the region). */
 #define HROWS(nt) ((nt) * T + 2 * R)
 
-#ifndef SSIM_STACK_RAW
-#define SSIM_STACK_RAW 2
-#endif
-#ifndef SSIM_STACK_FLOAT
-#define SSIM_STACK_FLOAT 2
-#endif
-#ifndef SSIM_HPAIR
-#define SSIM_HPAIR 0
-#endif
-#define SSIM_STACK_MAX 8 /* the most tiles a work-group stacks */
-
 static inline __attribute__((always_inline)) void
-ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb, int h,
-           int ow, int oh, int ox0, int oy0, int lum, __global float *out, int out_step,
-           const int nt)
+ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
+           __local float *red, int ow, int oh, int ox0, int oy0, __global float *out0,
+           __global float *out1, const int nt)
 {
     const float C1 = (0.01f * 255.0f) * (0.01f * 255.0f);
     const float C2 = (0.03f * 255.0f) * (0.03f * 255.0f);
@@ -267,52 +252,9 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb, 
     const int hp = HROWS(nt) * T; /* one plane of hb */
     int tx = get_local_id(0), ty = get_local_id(1);
     int lid = ty * T + tx;
-    int rows = min(HROWS(nt), h - oy0);
 
-#if SSIM_HPAIR
-    /* two neighbouring columns a work-item: each sample loaded and squared
-     * once for both, its products added to column c's tap j and column
-     * c + 1's tap j - 1 (each sum still takes its taps in order) */
-    for (int i = lid; i < rows * (T / 2); i += WG) {
-        int r = i / (T / 2), c = 2 * (i - r * (T / 2));
-        if (ox0 + c >= ow)
-            continue;
-        acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
-        acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
-        acc_t t0 = ACC_ZERO, t1 = ACC_ZERO, t2 = ACC_ZERO;
-        acc_t t3 = ACC_ZERO, t4 = ACC_ZERO;
-#pragma unroll
-        for (int j = 0; j < 12; j++) {
-            float a = lx[r * NIN + c + j], b = ly[r * NIN + c + j];
-            float aa = a * a, bb = b * b, ab = a * b;
-            if (j < 11) {
-                float g = G11[j];
-                acc5_take(&s0, &s1, &s2, &s3, &s4, a * g, b * g, aa * g, bb * g, ab * g,
-                          j == 0);
-            }
-            if (j > 0) {
-                float g = G11[j - 1];
-                acc5_take(&t0, &t1, &t2, &t3, &t4, a * g, b * g, aa * g, bb * g, ab * g,
-                          j == 1);
-            }
-        }
-        int o = r * T + c;
-        hb[0 * hp + o] = acc_val(s0);
-        hb[1 * hp + o] = acc_val(s1);
-        hb[2 * hp + o] = acc_val(s2);
-        hb[3 * hp + o] = acc_val(s3);
-        hb[4 * hp + o] = acc_val(s4);
-        hb[0 * hp + o + 1] = acc_val(t0);
-        hb[1 * hp + o + 1] = acc_val(t1);
-        hb[2 * hp + o + 1] = acc_val(t2);
-        hb[3 * hp + o + 1] = acc_val(t3);
-        hb[4 * hp + o + 1] = acc_val(t4);
-    }
-#else
-    for (int i = lid; i < rows * T; i += WG) {
+    for (int i = lid; i < hp; i += WG) {
         int r = i / T, c = i - r * T;
-        if (ox0 + c >= ow)
-            continue;
         acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
         acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
 #pragma unroll
@@ -329,10 +271,8 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb, 
         hb[3 * hp + i] = acc_val(s3);
         hb[4 * hp + i] = acc_val(s4);
     }
-#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    float res[4 * SSIM_STACK_MAX];
 #pragma unroll
     for (int t = 0; t < nt; t++) {
         float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
@@ -370,25 +310,16 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb, 
             float sden = sd + C3;
             float lnum = (2.0f * m1) * m2 + C1;
             float cnum = 2.0f * sd + C2;
+            vl = lnum / lden;
             vc = cnum / cden;
             vs = snum / sden;
-            if (lum) {
-                vl = lnum / lden;
-                vlcs = (vl * vc) * vs;
-            }
+            vlcs = (vl * vc) * vs;
         }
-        res[4 * t + 0] = vlcs;
-        res[4 * t + 1] = vl;
-        res[4 * t + 2] = vc;
-        res[4 * t + 3] = vs;
+        red[(4 * t + 0) * WG + lid] = vlcs;
+        red[(4 * t + 1) * WG + lid] = vl;
+        red[(4 * t + 2) * WG + lid] = vc;
+        red[(4 * t + 3) * WG + lid] = vs;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* the sums, in hb's memory (4 nt WG floats: less than 5 planes) */
-    __local float *red = hb;
-#pragma unroll
-    for (int k = 0; k < 4 * nt; k++)
-        red[k * WG + lid] = res[k];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int n = WG / 2; n > 0; n >>= 1) {
         if (lid < n) {
@@ -398,29 +329,29 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb, 
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#pragma unroll
-    for (int t = 0; t < nt; t++)
-        if (lid < 4 && oy0 + t * T < oh)
-            out[t * out_step + lid] = red[(4 * t + lid) * WG];
+    if (lid < 4)
+        out0[lid] = red[lid * WG];
+    if (nt > 1 && lid < 4 && oy0 + T < oh)
+        out1[lid] = red[(4 + lid) * WG];
 }
 
-/* SSIM straight from the uploaded samples (no decimation), SSIM_STACK_RAW
- * tiles stacked per work-group: group g takes tile column g % tiles_x and
- * the SSIM_STACK_RAW tile rows from SSIM_STACK_RAW (g / tiles_x); tile
- * (x, y) writes partials[part_off + 4 (y tiles_x + x) ..]. */
+/* SSIM straight from the uploaded samples (no decimation), two tiles
+ * stacked per work-group: group g takes tile column g % tiles_x and tile
+ * rows 2 (g / tiles_x) and the one below; tile (x, y) writes
+ * partials[part_off + 4 (y tiles_x + x) ..]. */
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
 void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, int src_off,
-                    int w, int h, float unit, int tiles_x, int lum,
+                    int w, int h, float unit, int tiles_x,
                     __global float *partials, int part_off)
 {
-    const int nt = SSIM_STACK_RAW;
-    __local float lx[NIN * HROWS(SSIM_STACK_RAW)], ly[NIN * HROWS(SSIM_STACK_RAW)];
-    __local float hb[5 * HROWS(SSIM_STACK_RAW) * T];
+    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
+    __local float hb[5 * HROWS(2) * T];
+    __local float red[2 * 4 * WG];
     int g = get_group_id(0);
-    int tile = (g / tiles_x) * nt * tiles_x + g % tiles_x;
-    int ox0 = (g % tiles_x) * T, oy0 = (g / tiles_x) * nt * T;
+    int tile = (g / tiles_x) * 2 * tiles_x + g % tiles_x;
+    int ox0 = (g % tiles_x) * T, oy0 = (g / tiles_x) * 2 * T;
     int lid = get_local_id(1) * T + get_local_id(0);
-    for (int i = lid; i < NIN * HROWS(nt); i += WG) {
+    for (int i = lid; i < NIN * HROWS(2); i += WG) {
         int r = i / NIN, c = i - r * NIN;
         int x = ox0 + c, y = oy0 + r;
         float a = 0.0f, b = 0.0f;
@@ -432,8 +363,8 @@ void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, 
         ly[i] = b;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    ssim_tiles(lx, ly, hb, h, w - 10, h - 10, ox0, oy0, lum, partials + part_off + tile * 4,
-               4 * tiles_x, nt);
+    __global float *out = partials + part_off + tile * 4;
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
 
 /* The first n samples (rows of NIN) of a float picture's tile window from
@@ -457,8 +388,8 @@ static inline void stage_float(__global const float *ref, __global const float *
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* SSIM of float pictures, several at once (float_ssim's decimated
- * picture), one tile a work-group. table[5 * s ..] = offset (floats), w,
+/* SSIM of float pictures, several at once (MS-SSIM's scales 1..4, or
+ * float_ssim's decimated picture). table[5 * s ..] = offset (floats), w,
  * h, tiles_x, first group of picture s; groups are numbered across the
  * pictures, in order, and write partials[part_off + 4 * group ..]. */
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
@@ -468,6 +399,7 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
 {
     __local float lx[NIN * HROWS(1)], ly[NIN * HROWS(1)];
     __local float hb[5 * HROWS(1) * T];
+    __local float red[4 * WG];
     int g = get_group_id(0);
     int s = 0;
     while (s + 1 < count && g >= table[5 * (s + 1) + 4])
@@ -476,34 +408,34 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
     int tiles_x = table[5 * s + 3], lg = g - table[5 * s + 4];
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * T;
     stage_float(ref, dis, off, w, h, ox0, oy0, NIN * NIN, lx, ly);
-    ssim_tiles(lx, ly, hb, h, w - 10, h - 10, ox0, oy0, 1, partials + part_off + g * 4, 0, 1);
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
+               1);
 }
 
-/* MS-SSIM's scales 1..4 (float pictures) in one launch, SSIM_STACK_FLOAT
- * tiles stacked per work-group as ssim_tiles_raw takes them. table[7 * s
- * ..] = offset (floats), w, h, tiles_x, first group, first tile, lum (as
- * ssim_tiles' argument) of picture s; groups are numbered across the pictures, in order (group g of a
- * picture takes tile column g % tiles_x and the SSIM_STACK_FLOAT tile rows
- * from SSIM_STACK_FLOAT (g / tiles_x)); tile t of a picture (t = y tiles_x
- * + x) writes partials[part_off + 4 (first tile + t) ..], as
- * ssim_tiles_float does with one tile a group. */
+/* MS-SSIM's scales 1..4 (float pictures) in one launch, two tiles stacked
+ * per work-group as ssim_tiles_raw takes them. table[6 * s ..] = offset
+ * (floats), w, h, tiles_x, first group, first tile of picture s; groups
+ * are numbered across the pictures, in order (group g of a picture takes
+ * tile column g % tiles_x and tile rows 2 (g / tiles_x) and the one
+ * below); tile t of a picture (t = y tiles_x + x) writes partials[part_off
+ * + 4 (first tile + t) ..], as ssim_tiles_float does with one tile a group. */
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
-void ssim_tiles_float_stack(__global const float *ref, __global const float *dis,
-                            __global const int *table, int count,
-                            __global float *partials, int part_off)
+void ssim_tiles_float2(__global const float *ref, __global const float *dis,
+                       __global const int *table, int count,
+                       __global float *partials, int part_off)
 {
-    const int nt = SSIM_STACK_FLOAT;
-    __local float lx[NIN * HROWS(SSIM_STACK_FLOAT)], ly[NIN * HROWS(SSIM_STACK_FLOAT)];
-    __local float hb[5 * HROWS(SSIM_STACK_FLOAT) * T];
+    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
+    __local float hb[5 * HROWS(2) * T];
+    __local float red[2 * 4 * WG];
     int g = get_group_id(0);
     int s = 0;
-    while (s + 1 < count && g >= table[7 * (s + 1) + 4])
+    while (s + 1 < count && g >= table[6 * (s + 1) + 4])
         s++;
-    int off = table[7 * s], w = table[7 * s + 1], h = table[7 * s + 2];
-    int tiles_x = table[7 * s + 3], lg = g - table[7 * s + 4];
-    int tile = table[7 * s + 5] + (lg / tiles_x) * nt * tiles_x + lg % tiles_x;
-    int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * nt * T;
-    stage_float(ref, dis, off, w, h, ox0, oy0, NIN * HROWS(nt), lx, ly);
-    ssim_tiles(lx, ly, hb, h, w - 10, h - 10, ox0, oy0, table[7 * s + 6],
-               partials + part_off + tile * 4, 4 * tiles_x, nt);
+    int off = table[6 * s], w = table[6 * s + 1], h = table[6 * s + 2];
+    int tiles_x = table[6 * s + 3], lg = g - table[6 * s + 4];
+    int tile = table[6 * s + 5] + (lg / tiles_x) * 2 * tiles_x + lg % tiles_x;
+    int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * 2 * T;
+    stage_float(ref, dis, off, w, h, ox0, oy0, NIN * HROWS(2), lx, ly);
+    __global float *out = partials + part_off + tile * 4;
+    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }

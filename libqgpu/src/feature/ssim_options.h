@@ -8,7 +8,6 @@
 #include <stdio.h>
 
 #include "feature.h"
-#include "ssim_tiles.h"
 
 /* -DSSIM_BPS (bytes per sample); -DSSIM_FP64=1 where the device has fp64
  * (the filter sums in double, as libvmaf's; else float-float),
@@ -18,9 +17,7 @@ static inline void ssim_program_options(QgpuContext *ctx, const QgpuVideoFormat 
                                         char *buf, size_t len)
 {
     int use_fp64 = qgpu_fp64_variant(ctx, "QGPU_SSIM_FP64", 0, 1);
-    snprintf(buf, len, "-DSSIM_BPS=%d -DSSIM_FP64=%d -DSSIM_STACK_RAW=%d -DSSIM_STACK_FLOAT=%d -DSSIM_HPAIR=%d%s",
-             fmt->bytes_per_sample, use_fp64, ssim_stack_raw(), ssim_stack_float(),
-             SSIM_PAIR_COLUMNS,
+    snprintf(buf, len, "-DSSIM_BPS=%d -DSSIM_FP64=%d%s", fmt->bytes_per_sample, use_fp64,
              qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
 }
 
