@@ -167,6 +167,13 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return qgpu_buffer_upload(ctx, sizeof(table), table, &p->table, "float_ms_ssim: table");
 }
 
+/* the decimations' launch names: each its own line in QGPU_PROFILE (one
+ * shared name showed only the four's mean) */
+static const char *const ms_decimate_names[MS_SCALES - 1] = {
+    "float_ms_ssim decimate 1", "float_ms_ssim decimate 2", "float_ms_ssim decimate 3",
+    "float_ms_ssim decimate 4",
+};
+
 static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     MsSsimPriv *p = f->priv;
@@ -219,7 +226,7 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
         args[n++] = qgpu_arg_int("sw", p->sw[i]);
         args[n++] = qgpu_arg_int("sh", p->sh[i]);
         if ((err = qgpu_launch(f->ctx, slot, i == 1 ? p->k_lpf_raw : p->k_lpf_float,
-                               "float_ms_ssim decimate", args, n, 2, g, local)))
+                               ms_decimate_names[i - 1], args, n, 2, g, local)))
             return err;
     }
 
