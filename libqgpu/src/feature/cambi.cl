@@ -80,9 +80,14 @@ static inline int cambi_conv(__global const uchar *in, int bps, int bitdepth, in
 /* ---- 2. spatial mask (and, at full size, scale 0's mode filter) ---- */
 
 #define MT 32                    /* tile of outputs */
-#define MG 16                    /* work-items per side: MT / MG outputs each way */
+#define MG 16                    /* work-items per side (256) */
 #define MR (MT + 6)              /* zero flags: tile + 3 each side */
 #define MP (MT + 7)              /* working samples: the flags' + 1 right and below */
+#define MQ (MP + 1)              /* converted samples: + 1 more for the anti-dithering */
+#define ZS 44                    /* row stride of the flags (11 words: odd, below) */
+#define R7S 36                   /* row stride of the 7-wide sums (9 words) */
+#define MRUN 10                  /* rows of a work-item's column run (passes 2-3) */
+#define MOUT 4                   /* output rows of a work-item (pass 5) */
 
 static inline int cambi_mode3(int a, int b, int c)
 {
@@ -93,10 +98,22 @@ static inline int cambi_mode3(int a, int b, int c)
     return min(min(a, b), c);
 }
 
+/* libvmaf's 3x3 mode filter at one output from the centre column (up, mid,
+ * down) and the horizontal modes of its three rows: the first and last
+ * rows are not filtered, the first and last columns only vertically. */
+static inline int cambi_mode_pick(int row_edge, int col_edge, int up, int mid, int down,
+                                  int hup, int hmid, int hdown)
+{
+    if (row_edge)
+        return mid;
+    if (col_edge)
+        return cambi_mode3(up, mid, down);
+    return cambi_mode3(hup, hmid, hdown);
+}
+
 /* One launch for the working picture's first three steps (three launches
  * before, the working picture stored and read back between them): each
- * group of 16 x 16 work-items takes 32 x 32 outputs (2 x 2 each: the
- * borders below are a smaller share of a larger tile), converts the
+ * group of 16 x 16 work-items takes 32 x 32 outputs, converts the
  * (32 + 8)^2 input samples they need into __local memory (libvmaf's
  * conversion to 10 bits, nearest decimation through the index maps),
  * anti-dithers (32 + 7)^2 of them there (2x2 averages), then writes
@@ -106,8 +123,15 @@ static inline int cambi_mode3(int a, int b, int c)
  *     last rows unfiltered, first and last columns vertical only), at
  *     dst_off; otherwise the working picture itself at 0, which
  *     cambi_filter decimates into scale 0.
- * The samples outside the picture are never read as values (the flags and
- * the filter test the picture's edges first). Integers throughout. */
+ * Each pass but the conversion gives a work-item a run of outputs, so that
+ * the samples its neighbouring outputs share are read once: runs down a
+ * column for the anti-dithering and the flags (the lanes of a warp on
+ * neighbouring columns of one row), runs along a row for the 7-wide sums
+ * (the lanes on neighbouring rows, whose strides ZS and R7S are an odd
+ * number of words: every lane in its own bank), and for the outputs 4
+ * rows of one column, the 7-tall sums and the horizontal modes slid down
+ * it. The samples outside the picture are never used as values (the flags
+ * and the filter test the picture's edges first). Integers throughout. */
 __kernel __attribute__((reqd_work_group_size(MG, MG, 1)))
 void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
                      int in_pitch,
@@ -116,99 +140,127 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
                      int dst_off,
                      __global ushort *img, __global uchar *mask)
 {
-    __local ushort raw[(MP + 1) * (MP + 1)];
+    __local ushort raw[MQ * MQ];
     __local ushort pic[MP * MP];
-    __local uchar zero[MR * MR];
-    __local uchar rows7[MR * MT];
+    __local uchar zero[MR * ZS];
+    __local uchar rows7[MR * R7S];
     __global const uchar *in = in_base + in_off;
     __global const int *mx = maps, *my = maps + w;
     const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * MG + lx;
     const int gx0 = get_group_id(0) * MT, gy0 = get_group_id(1) * MT;
     const int x0 = gx0 - 3, y0 = gy0 - 3;
 
-    /* the converted samples, one more right and below for the
+    /* 1. the converted samples, one more right and below for the
      * anti-dithering (each converted once, not up to four times) */
-    for (int i = lid; i < (MP + 1) * (MP + 1); i += MG * MG) {
-        const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
-        int p = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h)
-            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, scaled, x, y);
-        raw[i] = (ushort)p;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < MP * MP; i += MG * MG) {
-        const int tx = i % MP, ty = i / MP, x = x0 + tx, y = y0 + ty;
-#define RAW(dx, dy) ((int)raw[(ty + (dy)) * (MP + 1) + tx + (dx)])
-        int p = RAW(0, 0);
-        if (anti_dither) {
-            /* libvmaf averages in place, forward; every average reads only
-             * not-yet-written right/lower neighbours, i.e. original values */
-            const int r = x + 1 < w, d = y + 1 < h;
-            if (r && d)
-                p = (p + RAW(1, 0) + RAW(0, 1) + RAW(1, 1)) >> 2;
-            else if (d)
-                p = (p + RAW(0, 1)) >> 1;
-            else if (r)
-                p = (p + RAW(1, 0)) >> 1;
+    for (int ty = ly; ty < MQ; ty += MG) {
+        const int y = y0 + ty;
+        for (int tx = lx; tx < MQ; tx += MG) {
+            const int x = x0 + tx;
+            int p = 0;
+            if (x >= 0 && x < w && y >= 0 && y < h)
+                p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, scaled, x, y);
+            raw[ty * MQ + tx] = (ushort)p;
         }
-#undef RAW
-        pic[i] = (ushort)p;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#define P(tx, ty) ((int)pic[(ty) * MP + (tx)])
-    for (int i = lid; i < MR * MR; i += MG * MG) {
-        const int tx = i % MR, ty = i / MR, x = x0 + tx, y = y0 + ty;
-        uchar z = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h) {
-            const int p = P(tx, ty);
-            const int hz = x == w - 1 || p == P(tx + 1, ty);
-            const int vz = y == h - 1 || p == P(tx, ty + 1);
-            z = (uchar)(hz && vz);
+
+    /* 2. anti-dithering, MRUN rows of a column per work-item: the samples
+     * of the row below are the next row's own */
+    if (lid < MP * ((MP + MRUN - 1) / MRUN)) {
+        const int tx = lid % MP, r0 = lid / MP * MRUN, r1 = min(r0 + MRUN, MP);
+        const int x = x0 + tx, right = x + 1 < w;
+        int a = raw[r0 * MQ + tx], b = raw[r0 * MQ + tx + 1];
+        for (int ty = r0; ty < r1; ty++) {
+            const int c = raw[(ty + 1) * MQ + tx], d = raw[(ty + 1) * MQ + tx + 1];
+            int p = a;
+            if (anti_dither) {
+                /* libvmaf averages in place, forward; every average reads
+                 * only not-yet-written right/lower neighbours, i.e.
+                 * original values */
+                const int down = y0 + ty + 1 < h;
+                if (right && down)
+                    p = (a + b + c + d) >> 2;
+                else if (down)
+                    p = (a + c) >> 1;
+                else if (right)
+                    p = (a + b) >> 1;
+            }
+            pic[ty * MP + tx] = (ushort)p;
+            a = c;
+            b = d;
         }
-        zero[i] = z;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* 7-wide horizontal sums of the MR flag rows, then 7-tall sums */
-    for (int i = lid; i < MR * MT; i += MG * MG) {
-        const int r = i / MT, c = i % MT;
+
+    /* 3. zero-derivative flags, MRUN rows of a column per work-item */
+    if (lid < MR * ((MR + MRUN - 1) / MRUN)) {
+        const int tx = lid % MR, r0 = lid / MR * MRUN, r1 = min(r0 + MRUN, MR);
+        const int x = x0 + tx, xin = x >= 0 && x < w, last_x = x == w - 1;
+        int p = pic[r0 * MP + tx];
+        for (int ty = r0; ty < r1; ty++) {
+            const int y = y0 + ty;
+            const int below = pic[(ty + 1) * MP + tx], right = pic[ty * MP + tx + 1];
+            uchar z = 0;
+            if (xin && y >= 0 && y < h)
+                z = (uchar)((last_x || p == right) && (y == h - 1 || p == below));
+            zero[ty * ZS + tx] = z;
+            p = below;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 4. 7-wide sums of the flag rows, 8 outputs of a row per work-item:
+     * the first summed, the next slid */
+    if (lid < MR * (MT / 8)) {
+        const int r = lid % MR, c0 = lid / MR * 8;
+        __local const uchar *zr = zero + r * ZS + c0;
+        __local uchar *out = rows7 + r * R7S + c0;
         int n = 0;
         for (int dx = 0; dx < 7; dx++)
-            n += zero[r * MR + c + dx];
-        rows7[i] = (uchar)n;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* the work-item's outputs (lx + MG i, ly + MG j) of the tile */
-    for (int j = 0; j < MT / MG; j++) {
-        for (int i = 0; i < MT / MG; i++) {
-            const int ox = lx + MG * i, oy = ly + MG * j, x = gx0 + ox, y = gy0 + oy;
-            if (x >= w || y >= h)
-                continue;
-            int n = 0;
-            for (int dy = 0; dy < 7; dy++)
-                n += rows7[(oy + dy) * MT + ox];
-            mask[y * w + x] = (uchar)(n > threshold);
-
-            /* the output's sample is P(ox + 3, oy + 3) */
-            const int cx = ox + 3, cy = oy + 3;
-            if (!filter0) {
-                img[y * w + x] = (ushort)P(cx, cy);
-                continue;
-            }
-            int v;
-            if (y == 0 || y == h - 1) {
-                v = P(cx, cy);
-            } else if (x == 0 || x == w - 1) {
-                v = cambi_mode3(P(cx, cy - 1), P(cx, cy), P(cx, cy + 1));
-            } else {
-                const int a = cambi_mode3(P(cx - 1, cy - 1), P(cx, cy - 1), P(cx + 1, cy - 1));
-                const int b = cambi_mode3(P(cx - 1, cy), P(cx, cy), P(cx + 1, cy));
-                const int c = cambi_mode3(P(cx - 1, cy + 1), P(cx, cy + 1), P(cx + 1, cy + 1));
-                v = cambi_mode3(a, b, c);
-            }
-            img[dst_off + y * w + x] = (ushort)v;
+            n += zr[dx];
+        out[0] = (uchar)n;
+        for (int c = 1; c < 8; c++) {
+            n += zr[c + 6] - zr[c - 1];
+            out[c] = (uchar)n;
         }
     }
-#undef P
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 5. the outputs (ox, oy0 .. oy0 + MOUT - 1) of the tile: the 7-tall
+     * sums slid down the column, the horizontal modes of the rows around
+     * each output computed once */
+    const int ox = lid % MT, oy0 = lid / MT * MOUT, x = gx0 + ox;
+    if (x >= w)
+        return;
+    const int cx = ox + 3; /* the output (ox, oy)'s sample is pic (cx, oy + 3) */
+    int n = 0;
+    for (int dy = 0; dy < 7; dy++)
+        n += rows7[(oy0 + dy) * R7S + ox];
+    /* rows oy0 + 2 + j of pic: the centre column and the horizontal modes */
+    int col[MOUT + 2], hm[MOUT + 2];
+#pragma unroll
+    for (int j = 0; j < MOUT + 2; j++) {
+        __local const ushort *pr = pic + (oy0 + 2 + j) * MP + cx;
+        col[j] = pr[0];
+        hm[j] = cambi_mode3(pr[-1], pr[0], pr[1]);
+    }
+    const int col_edge = x == 0 || x == w - 1;
+#pragma unroll
+    for (int k = 0; k < MOUT; k++) {
+        const int y = gy0 + oy0 + k;
+        if (k > 0)
+            n += rows7[(oy0 + k + 6) * R7S + ox] - rows7[(oy0 + k - 1) * R7S + ox];
+        if (y >= h)
+            break;
+        mask[y * w + x] = (uchar)(n > threshold);
+        if (!filter0) {
+            img[y * w + x] = (ushort)col[k + 1];
+            continue;
+        }
+        const int v = cambi_mode_pick(y == 0 || y == h - 1, col_edge, col[k], col[k + 1],
+                                      col[k + 2], hm[k], hm[k + 1], hm[k + 2]);
+        img[dst_off + y * w + x] = (ushort)v;
+    }
 }
 
 /* ---- 3. decimation + mode filter ---- */
@@ -224,16 +276,17 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
     if (x >= w || y >= h)
         return;
 #define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f])
-    int v;
-    if (y == 0 || y == h - 1) {
-        v = D(x, y);
-    } else if (x == 0 || x == w - 1) {
-        v = cambi_mode3(D(x, y - 1), D(x, y), D(x, y + 1));
-    } else {
-        int a = cambi_mode3(D(x - 1, y - 1), D(x, y - 1), D(x + 1, y - 1));
-        int b = cambi_mode3(D(x - 1, y), D(x, y), D(x + 1, y));
-        int c = cambi_mode3(D(x - 1, y + 1), D(x, y + 1), D(x + 1, y + 1));
-        v = cambi_mode3(a, b, c);
+    const int row_edge = y == 0 || y == h - 1, col_edge = x == 0 || x == w - 1;
+    int v = D(x, y);
+    if (!row_edge) {
+        const int up = D(x, y - 1), down = D(x, y + 1);
+        int hu = 0, hc = 0, hd = 0;
+        if (!col_edge) {
+            hu = cambi_mode3(D(x - 1, y - 1), up, D(x + 1, y - 1));
+            hc = cambi_mode3(D(x - 1, y), v, D(x + 1, y));
+            hd = cambi_mode3(D(x - 1, y + 1), down, D(x + 1, y + 1));
+        }
+        v = cambi_mode_pick(0, col_edge, up, v, down, hu, hc, hd);
     }
 #undef D
     dst[y * w + x] = (ushort)v;
@@ -282,7 +335,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
-    const int vlo = v - ND;
+    const int vlo = v - ND, sh0 = -7 * vlo;
     const int per = max(1, 127 / n) * step;
     for (int dy0 = first; dy0 < n; dy0 += per) {
         const int dy1 = min(n, dy0 + per);
@@ -292,8 +345,17 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
             for (int dy = dy0; dy < dy1; dy += step) {
                 __local const ushort *row = tile + dy * rw;
                 for (int dx = dx0; dx < dx1; dx++) {
+#ifdef CAMBI_COUNT_PLAIN
                     uint b = min((uint)((int)row[dx] - vlo), (uint)NB);
                     rc += (ulong)1 << (b * 7);
+#else
+                    /* 7 (sample - vlo) clamped to 7 NB: the field's bit
+                     * (one multiply-add and a min). Below vlo the
+                     * difference is at least -(1023 + ND), so 7 times it
+                     * is a huge unsigned number, clamped like the others */
+                    uint sh = min((uint)(7 * (int)row[dx] + sh0), (uint)(7 * NB));
+                    rc += (ulong)1 << sh;
+#endif
                 }
             }
 #pragma unroll
@@ -739,7 +801,13 @@ void cambi_select(__global uint *hist, int nbins, int pass,
      * are added (chunk: 128 or 256, a multiple of 16); integers, so the
      * order of the additions does not matter */
     uint sum = 0;
+#ifdef CAMBI_SEL_PLAIN
     for (int e = 0; e < chunk; e += 16) {
+#else
+    /* with skip, cambi_hist2 counted nothing for this scale: its bins are
+     * all zero, none is read */
+    for (int e = 0; e < (skip ? 0 : chunk); e += 16) {
+#endif
         uint v[16];
 #pragma unroll
         for (int k = 0; k < 16; k++)
@@ -794,8 +862,15 @@ void cambi_select(__global uint *hist, int nbins, int pass,
     }
     /* the crossing chunk was read by every work-item */
     barrier(CLK_GLOBAL_MEM_FENCE);
+#ifdef CAMBI_SEL_PLAIN
     for (int e = 0; e < chunk; e++)
         hs[e * SEL_WG + c] = 0;
+#else
+    /* a chunk whose count is 0 has only zero bins: nothing to clear (the
+     * non-zero c-values fill a few of the 256 chunks) */
+    for (int e = 0; e < (sum ? chunk : 0); e++)
+        hs[e * SEL_WG + c] = 0;
+#endif
 }
 
 /* o1..o4: start of scales 1..4 in cval (scale 0 starts at 0); total: end.
