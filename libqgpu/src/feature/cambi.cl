@@ -321,6 +321,16 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
+/* Pixels a run (cambi_cvalues_tile) takes at most: 1 counts every listed
+ * pixel's window on its own (max_log_contrast > 2) */
+#ifndef CV_RL
+#if NB <= 9
+#define CV_RL 4
+#else
+#define CV_RL 1
+#endif
+#endif
+
 /* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2]
  * (integers: however they are counted, the counts are the same). */
 #if NB <= 9
@@ -364,6 +374,45 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
         }
     }
 }
+
+/* Runs (cambi_cvalues_tile): pixel j of a run of same-valued pixels
+ * along a row has the window of pixel 0 moved j columns right. For
+ * j = 1 .. len - 1 this adds to acc[j] the counts of the column entering
+ * (j + n - 1) less those of the column leaving (j - 1), over the
+ * work-item's rows first, first + step, ..; acc[0] holds pixel 0's own
+ * counts (cambi_count_rows), and the prefix sums over j give each pixel's.
+ * The 16-bit fields of a difference may wrap, but every sum ends in
+ * [0, 65535] per field, and packed integers add and subtract exactly
+ * modulo 2^64, so the counts are exact. */
+static inline void cambi_slide_cols(__local const ushort *tile, int rw, int first, int step,
+                                    int n, int v, int len, ulong acc[CV_RL][NW])
+{
+    const int sh0 = -7 * (v - ND);
+    for (int dy0 = first; dy0 < n; dy0 += 127 * step) {
+        const int dy1 = min(n, dy0 + 127 * step);
+        ulong in[CV_RL], out[CV_RL];
+#pragma unroll
+        for (int j = 0; j < CV_RL; j++)
+            in[j] = out[j] = 0;
+        for (int dy = dy0; dy < dy1; dy += step) {
+            __local const ushort *row = tile + dy * rw;
+#pragma unroll
+            for (int j = 1; j < CV_RL; j++) {
+                if (j < len) {
+                    in[j] += (ulong)1 << min((uint)(7 * (int)row[j + n - 1] + sh0), (uint)(7 * NB));
+                    out[j] += (ulong)1 << min((uint)(7 * (int)row[j - 1] + sh0), (uint)(7 * NB));
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 1; j < CV_RL; j++) {
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                acc[j][b >> 2] += (((in[j] >> (7 * b)) & 0x7F) - ((out[j] >> (7 * b)) & 0x7F))
+                                  << ((b & 3) * 16);
+        }
+    }
+}
 #else
 /* max_log_contrast > 2: each row's samples are counted first in 8-bit
  * fields of 32-bit words (a row of at most 255 samples cannot carry a
@@ -404,6 +453,32 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
 }
 #endif
 
+/* A pixel's c-value from its window's counts (bin b in 16-bit field
+ * b & 3 of acc[b >> 2]): written to cval, and counted in the first top-k
+ * histogram (bits 30..16 of the float) */
+static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int *params,
+                                    int vlt, int gx, int gy, int w, __global float *cval,
+                                    __global uint *hist1)
+{
+    float best = 0.0f;
+#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
+    int p0 = CNT(ND);
+#pragma unroll
+    for (int d = 0; d < ND; d++) {
+        if (pv <= params[d] && pv + ND + d + 1 > vlt) {
+            int p1 = CNT(ND + d + 1), p2 = CNT(ND - d - 1);
+            int p = p1 > p2 ? p1 : p2;
+            /* libvmaf: (float)(weight * p0 * p) / (p + p0) */
+            float val = (float)(params[32 + d] * p0 * p) / (float)(p + p0);
+            best = fmax(best, val);
+        }
+    }
+#undef CNT
+    cval[gy * w + gx] = best;
+    if (best > 0.0f)
+        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+}
+
 /* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
  * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
  * CV_TEAM_MAX is 1), both __local. */
@@ -412,7 +487,8 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __global const uchar *mask, int mask_w, int mask_shift,
                                       int pad, __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
-                                      __local int *nneed, __local ulong *part,
+                                      __local int *nneed, __local int *runs,
+                                      __local int *nruns, __local ulong *part,
                                       __global float *cval, __global uint *hist1)
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
@@ -469,65 +545,100 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
+#if CV_RL > 1
+    /* a listed pixel whose left neighbour in the tile has its value (so is
+     * listed too) is counted with that neighbour: the first pixel of each
+     * such row run lists the run in pieces of at most CV_RL pixels, whose
+     * windows are counted once and slid (cambi_slide_cols) */
+    if (lid == 0)
+        *nruns = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < count) {
+        const int p = need[lid], qx = p % ct, qy = p / ct;
+        __local const ushort *tr = tile + (qy + pad) * rs + pad;
+        const int v = tr[qx];
+        if (qx == 0 || tr[qx - 1] != v) {
+            int len = 1;
+            while (qx + len < ct && tr[qx + len] == v)
+                len++;
+            for (int k = 0; k < len; k += CV_RL)
+                runs[atomic_inc(nruns)] = (p + k) | (min(CV_RL, len - k) << 16);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int items = *nruns;
+#else
+    const int items = count;
+#endif
+
     int t = 1;
-    while (t < CV_TEAM_MAX && count * t * 2 <= CV_WG)
+    while (t < CV_TEAM_MAX && items * t * 2 <= CV_WG)
         t *= 2;
     int team = lid / t, lane = lid - team * t;
-    int px = 0, py = 0, pv = 0;
-    ulong acc[NW];
+    int px = 0, py = 0, pv = 0, len = 1;
+    ulong acc[CV_RL][NW];
 #pragma unroll
-    for (int k = 0; k < NW; k++)
-        acc[k] = 0;
-    if (team < count) {
-        int p = need[team];
+    for (int j = 0; j < CV_RL; j++)
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+            acc[j][k] = 0;
+    if (team < items) {
+#if CV_RL > 1
+        const int r = runs[team], p = r & 0xFFFF;
+        len = r >> 16;
+#else
+        const int p = need[team];
+#endif
         px = p % ct;
         py = p / ct;
         pv = tile[(py + pad) * rs + px + pad];
-        cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc);
+        cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc[0]);
+#if CV_RL > 1
+        if (len > 1)
+            cambi_slide_cols(tile + py * rs + px, rs, lane, t, n, pv, len, acc);
+#endif
     }
 #if CV_TEAM_MAX > 1
+    /* each pixel's counts over the work-item's rows (prefix sums of the
+     * slides), then added over the team's lanes through local memory:
+     * lane l adds word l (l + t, ..) of its team's lanes; a window's
+     * counts fit the 16-bit fields, so the sums never carry from one
+     * field into the next */
 #pragma unroll
-    for (int k = 0; k < NW; k++)
-        part[lid * NW + k] = acc[k];
+    for (int j = 1; j < CV_RL; j++)
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+            acc[j][k] += acc[j - 1][k];
+#pragma unroll
+    for (int j = 0; j < CV_RL; j++)
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+            part[(lid * CV_RL + j) * NW + k] = acc[j][k];
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* lane l adds counter word l (l + t, ..) of its team's lanes; a
-     * window's counts fit the 16-bit fields, so the packed sums never
-     * carry from one field into the next */
-    if (team < count)
-        for (int k = lane; k < NW; k += t) {
+    if (team < items)
+        for (int q = lane; q < CV_RL * NW; q += t) {
             ulong sum = 0;
             for (int i = 0; i < t; i++)
-                sum += part[(team * t + i) * NW + k];
-            part[team * t * NW + k] = sum;
+                sum += part[(team * t + i) * CV_RL * NW + q];
+            part[team * t * CV_RL * NW + q] = sum;
         }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (team >= count || lane != 0)
+    if (team >= items)
         return;
+    /* lane j finishes pixel j of the run (j + t, .. when the team is
+     * smaller than the run) */
+    for (int j = lane; j < len; j += t) {
+        ulong a[NW];
 #pragma unroll
-    for (int k = 0; k < NW; k++)
-        acc[k] = part[team * t * NW + k];
-#else
-    if (team >= count)
-        return;
-#endif
-    float best = 0.0f;
-#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
-    int p0 = CNT(ND);
-#pragma unroll
-    for (int d = 0; d < ND; d++) {
-        if (pv <= params[d] && pv + ND + d + 1 > vlt) {
-            int p1 = CNT(ND + d + 1), p2 = CNT(ND - d - 1);
-            int p = p1 > p2 ? p1 : p2;
-            /* libvmaf: (float)(weight * p0 * p) / (p + p0) */
-            float val = (float)(params[32 + d] * p0 * p) / (float)(p + p0);
-            best = fmax(best, val);
-        }
+        for (int k = 0; k < NW; k++)
+            a[k] = part[(team * t * CV_RL + j) * NW + k];
+        cambi_cvalue_put(a, pv, params, vlt, gx0 + px + j, gy0 + py, w, cval, hist1);
     }
-#undef CNT
-    int gx = gx0 + px, gy = gy0 + py;
-    cval[gy * w + gx] = best;
-    if (best > 0.0f)
-        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+#else
+    if (team >= items)
+        return;
+    cambi_cvalue_put(acc[0], pv, params, vlt, gx0 + px, gy0 + py, w, cval, hist1);
+#endif
 }
 
 /* The c-value launches cover several scales each (one launch for the
@@ -548,7 +659,8 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
                                        __global const uchar *mask, int mask_w, int pad,
                                        __constant int *params, int vlt, __constant int *geom,
                                        int s0, int ns, __local ushort *tile, __local int *need,
-                                       __local int *nneed, __local ulong *part,
+                                       __local int *nneed, __local int *runs,
+                                       __local int *nruns, __local ulong *part,
                                        __global float *cval_base, __global uint *hist_base)
 {
     const int g = get_group_id(0);
@@ -560,9 +672,27 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
     const int t = g - gm[CG_G0], tx = gm[CG_TX];
     const int ty = t / tx;
     cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], mask,
-                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, part,
+                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, runs,
+                       nruns, part,
                        cval_base + gm[CG_CVAL], hist_base + s * 32768);
 }
+
+/* the c-value kernels' other local arrays: the runs (first pixel | length
+ * << 16) and their number; each work-item's packed counts per pixel of
+ * its run, then a team's sums */
+#if CV_RL > 1
+#define CV_RUNS_LOCALS __local int runs[CV_WG]; __local int nruns;
+#else
+#define CV_RUNS_LOCALS __local int *runs = 0; __local int nruns;
+#endif
+#if CV_TEAM_MAX > 1
+#define CV_LOCALS CV_RUNS_LOCALS __local ulong part[CV_WG * CV_RL * NW];
+#else
+#define CV_LOCALS CV_RUNS_LOCALS __local ulong *part = 0;
+#endif
+#if CV_RL > 1 && (NB > 9 || CV_TEAM_MAX == 1)
+#error "runs need the 7-bit counts and the teams (max_log_contrast <= 2)"
+#endif
 
 /* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
  * dimension 0 */
@@ -574,13 +704,9 @@ void cambi_cvalues(__global const ushort *img_base, __global const uchar *mask, 
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed;
-#if CV_TEAM_MAX > 1
-    __local ulong part[CV_WG * NW];   /* each work-item's packed counts, then a team's sums */
-#else
-    __local ulong *part = 0;
-#endif
+    CV_LOCALS
     cambi_cvalues_group(16, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, part, cval_base, hist_base);
+                        &nneed, runs, &nruns, part, cval_base, hist_base);
 }
 
 /* 8 x 8 pixels per group: the coarse scales */
@@ -592,13 +718,9 @@ void cambi_cvalues8(__global const ushort *img_base, __global const uchar *mask,
 {
     __local int need[CV_WG];
     __local int nneed;
-#if CV_TEAM_MAX > 1
-    __local ulong part[CV_WG * NW];
-#else
-    __local ulong *part = 0;
-#endif
+    CV_LOCALS
     cambi_cvalues_group(8, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, part, cval_base, hist_base);
+                        &nneed, runs, &nruns, part, cval_base, hist_base);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
