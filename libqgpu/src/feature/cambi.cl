@@ -322,10 +322,12 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #endif
 
 /* Pixels a run (cambi_cvalues_tile) takes at most: 1 counts every listed
- * pixel's window on its own (max_log_contrast > 2) */
+ * pixel's window on its own (max_log_contrast > 2). On the H200 (1080p,
+ * one lane) 2 took cambi_cvalues from 0.0663 to 0.0605 ms, 4 to 0.0640
+ * (64 registers in place of 48: 4 groups per SM), 8 to 0.124 (118) */
 #ifndef CV_RL
 #if NB <= 9
-#define CV_RL 4
+#define CV_RL 2
 #else
 #define CV_RL 1
 #endif
@@ -498,31 +500,38 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
     int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
-    if (lid == 0)
-        *nneed = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-
     /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
      * only a masked centre whose value passes the visibility tests for
      * some d needs its window counted; the others' c-value is 0. Most
      * tiles have none (1080p: ~9 in 10 of scales 0-1): those skip the
      * window tile's reads (every work-item still passes every barrier:
-     * PoCL 3.1 gave wrong counts with a return here) */
-    if (lid < ct * ct) {
-        int qx = lid % ct, qy = lid / ct;
-        int x = gx0 + qx, y = gy0 + qy;
-        if (x < w && y < h) {
-            int v = mask[(y << mask_shift) * mask_w + (x << mask_shift)] ? img[y * w + x]
-                                                                         : (int)UNMASKED;
-            int any = 0;
+     * PoCL 3.1 gave wrong counts with a return here). The pixel's mask
+     * and value are loaded together, before the barrier that clears the
+     * list (the value was loaded only once its mask had come, after it) */
+    const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
+    const int mine = lid < ct * ct && qgx < w && qgy < h;
+    int qv = (int)UNMASKED;
+    if (mine) {
+        const uchar m = mask[(qgy << mask_shift) * mask_w + (qgx << mask_shift)];
+        const ushort iv = img[qgy * w + qgx];
+        qv = m ? iv : (int)UNMASKED;
+    }
+    if (lid == 0) {
+        *nneed = 0;
+#if CV_RL > 1
+        *nruns = 0;
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mine) {
+        int any = 0;
 #pragma unroll
-            for (int d = 0; d < ND; d++)
-                any |= v <= params[d] && v + ND + d + 1 > vlt;
-            if (v != (int)UNMASKED && any)
-                need[atomic_inc(nneed)] = lid;
-            else
-                cval[y * w + x] = 0.0f;
-        }
+        for (int d = 0; d < ND; d++)
+            any |= qv <= params[d] && qv + ND + d + 1 > vlt;
+        if (qv != (int)UNMASKED && any)
+            need[atomic_inc(nneed)] = lid;
+        else
+            cval[qgy * w + qgx] = 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = *nneed;
@@ -550,16 +559,13 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
      * listed too) is counted with that neighbour: the first pixel of each
      * such row run lists the run in pieces of at most CV_RL pixels, whose
      * windows are counted once and slid (cambi_slide_cols) */
-    if (lid == 0)
-        *nruns = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
     if (lid < count) {
-        const int p = need[lid], qx = p % ct, qy = p / ct;
-        __local const ushort *tr = tile + (qy + pad) * rs + pad;
-        const int v = tr[qx];
-        if (qx == 0 || tr[qx - 1] != v) {
+        const int p = need[lid], rx = p % ct, ry = p / ct;
+        __local const ushort *tr = tile + (ry + pad) * rs + pad;
+        const int v = tr[rx];
+        if (rx == 0 || tr[rx - 1] != v) {
             int len = 1;
-            while (qx + len < ct && tr[qx + len] == v)
+            while (rx + len < ct && tr[rx + len] == v)
                 len++;
             for (int k = 0; k < len; k += CV_RL)
                 runs[atomic_inc(nruns)] = (p + k) | (min(CV_RL, len - k) << 16);
@@ -609,11 +615,12 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #pragma unroll
         for (int k = 0; k < NW; k++)
             acc[j][k] += acc[j - 1][k];
+    if (team < items)
 #pragma unroll
-    for (int j = 0; j < CV_RL; j++)
+        for (int j = 0; j < CV_RL; j++)
 #pragma unroll
-        for (int k = 0; k < NW; k++)
-            part[(lid * CV_RL + j) * NW + k] = acc[j][k];
+            for (int k = 0; k < NW; k++)
+                part[(lid * CV_RL + j) * NW + k] = acc[j][k];
     barrier(CLK_LOCAL_MEM_FENCE);
     if (team < items)
         for (int q = lane; q < CV_RL * NW; q += t) {
