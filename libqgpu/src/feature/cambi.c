@@ -492,10 +492,9 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     else if (method && !strcmp(method, "slide"))
         s->slide = slide_fits;
 
-    char opts[256];
-    const char *extra = getenv("QGPU_CAMBI_TRY"); /* TEMPORARY trial switch */
-    snprintf(opts, sizeof(opts), "-DND=%d -cl-fp32-correctly-rounded-divide-sqrt %s",
-             s->num_diffs, extra ? extra : "");
+    char opts[128];
+    snprintf(opts, sizeof(opts), "-DND=%d -cl-fp32-correctly-rounded-divide-sqrt",
+             s->num_diffs);
     cl_program program;
     err = qgpu_program_get(f->ctx, "cambi", opts, &program);
     if (!err)
