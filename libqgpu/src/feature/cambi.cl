@@ -303,7 +303,8 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * launch lasted as long as one work-item's loop over a whole window
  * (33 x 33 at 1080p), the other work-items of its group idle. So the
  * group lists the pixels that need one, and splits the group into teams,
- * one per listed pixel, as large as the list allows (a power of two, at
+ * one per listed pixel (per run of at most CV_RL same-valued listed
+ * pixels along a row, below), as large as the list allows (a power of two, at
  * most 32): lane l of a team counts window rows l, l + t, ..; the lanes'
  * packed counts are added through local memory. The counts are integers:
  * no value depends on the split.
@@ -357,17 +358,12 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
             for (int dy = dy0; dy < dy1; dy += step) {
                 __local const ushort *row = tile + dy * rw;
                 for (int dx = dx0; dx < dx1; dx++) {
-#ifdef CAMBI_COUNT_PLAIN
-                    uint b = min((uint)((int)row[dx] - vlo), (uint)NB);
-                    rc += (ulong)1 << (b * 7);
-#else
                     /* 7 (sample - vlo) clamped to 7 NB: the field's bit
                      * (one multiply-add and a min). Below vlo the
                      * difference is at least -(1023 + ND), so 7 times it
                      * is a huge unsigned number, clamped like the others */
                     uint sh = min((uint)(7 * (int)row[dx] + sh0), (uint)(7 * NB));
                     rc += (ulong)1 << sh;
-#endif
                 }
             }
 #pragma unroll
@@ -482,8 +478,9 @@ static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int 
 }
 
 /* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
- * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
- * CV_TEAM_MAX is 1), both __local. */
+ * work-items. need, runs: CV_WG ints (runs unused when CV_RL is 1),
+ * part: CV_WG * CV_RL * NW counters (unused when CV_TEAM_MAX is 1), all
+ * __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __global const ushort *img, int w, int h,
                                       __global const uchar *mask, int mask_w, int mask_shift,
@@ -930,13 +927,9 @@ void cambi_select(__global uint *hist, int nbins, int pass,
      * are added (chunk: 128 or 256, a multiple of 16); integers, so the
      * order of the additions does not matter */
     uint sum = 0;
-#ifdef CAMBI_SEL_PLAIN
-    for (int e = 0; e < chunk; e += 16) {
-#else
     /* with skip, cambi_hist2 counted nothing for this scale: its bins are
      * all zero, none is read */
     for (int e = 0; e < (skip ? 0 : chunk); e += 16) {
-#endif
         uint v[16];
 #pragma unroll
         for (int k = 0; k < 16; k++)
@@ -991,15 +984,10 @@ void cambi_select(__global uint *hist, int nbins, int pass,
     }
     /* the crossing chunk was read by every work-item */
     barrier(CLK_GLOBAL_MEM_FENCE);
-#ifdef CAMBI_SEL_PLAIN
-    for (int e = 0; e < chunk; e++)
-        hs[e * SEL_WG + c] = 0;
-#else
     /* a chunk whose count is 0 has only zero bins: nothing to clear (the
      * non-zero c-values fill a few of the 256 chunks) */
     for (int e = 0; e < (sum ? chunk : 0); e++)
         hs[e * SEL_WG + c] = 0;
-#endif
 }
 
 /* o1..o4: start of scales 1..4 in cval (scale 0 starts at 0); total: end.
