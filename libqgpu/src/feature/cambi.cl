@@ -80,9 +80,14 @@ static inline int cambi_conv(__global const uchar *in, int bps, int bitdepth, in
 /* ---- 2. spatial mask (and, at full size, scale 0's mode filter) ---- */
 
 #define MT 32                    /* tile of outputs */
-#define MG 16                    /* work-items per side: MT / MG outputs each way */
+#define MG 16                    /* work-items per side (256) */
 #define MR (MT + 6)              /* zero flags: tile + 3 each side */
 #define MP (MT + 7)              /* working samples: the flags' + 1 right and below */
+#define MQ (MP + 1)              /* converted samples: + 1 more for the anti-dithering */
+#define ZS 44                    /* row stride of the flags (11 words: odd, below) */
+#define R7S 36                   /* row stride of the 7-wide sums (9 words) */
+#define MRUN 10                  /* rows of a work-item's column run (passes 2-3) */
+#define MOUT 4                   /* output rows of a work-item (pass 5) */
 
 static inline int cambi_mode3(int a, int b, int c)
 {
@@ -93,10 +98,22 @@ static inline int cambi_mode3(int a, int b, int c)
     return min(min(a, b), c);
 }
 
+/* libvmaf's 3x3 mode filter at one output from the centre column (up, mid,
+ * down) and the horizontal modes of its three rows: the first and last
+ * rows are not filtered, the first and last columns only vertically. */
+static inline int cambi_mode_pick(int row_edge, int col_edge, int up, int mid, int down,
+                                  int hup, int hmid, int hdown)
+{
+    if (row_edge)
+        return mid;
+    if (col_edge)
+        return cambi_mode3(up, mid, down);
+    return cambi_mode3(hup, hmid, hdown);
+}
+
 /* One launch for the working picture's first three steps (three launches
  * before, the working picture stored and read back between them): each
- * group of 16 x 16 work-items takes 32 x 32 outputs (2 x 2 each: the
- * borders below are a smaller share of a larger tile), converts the
+ * group of 16 x 16 work-items takes 32 x 32 outputs, converts the
  * (32 + 8)^2 input samples they need into __local memory (libvmaf's
  * conversion to 10 bits, nearest decimation through the index maps),
  * anti-dithers (32 + 7)^2 of them there (2x2 averages), then writes
@@ -106,8 +123,15 @@ static inline int cambi_mode3(int a, int b, int c)
  *     last rows unfiltered, first and last columns vertical only), at
  *     dst_off; otherwise the working picture itself at 0, which
  *     cambi_filter decimates into scale 0.
- * The samples outside the picture are never read as values (the flags and
- * the filter test the picture's edges first). Integers throughout. */
+ * Each pass but the conversion gives a work-item a run of outputs, so that
+ * the samples its neighbouring outputs share are read once: runs down a
+ * column for the anti-dithering and the flags (the lanes of a warp on
+ * neighbouring columns of one row), runs along a row for the 7-wide sums
+ * (the lanes on neighbouring rows, whose strides ZS and R7S are an odd
+ * number of words: every lane in its own bank), and for the outputs 4
+ * rows of one column, the 7-tall sums and the horizontal modes slid down
+ * it. The samples outside the picture are never used as values (the flags
+ * and the filter test the picture's edges first). Integers throughout. */
 __kernel __attribute__((reqd_work_group_size(MG, MG, 1)))
 void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bitdepth,
                      int in_pitch,
@@ -116,99 +140,127 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
                      int dst_off,
                      __global ushort *img, __global uchar *mask)
 {
-    __local ushort raw[(MP + 1) * (MP + 1)];
+    __local ushort raw[MQ * MQ];
     __local ushort pic[MP * MP];
-    __local uchar zero[MR * MR];
-    __local uchar rows7[MR * MT];
+    __local uchar zero[MR * ZS];
+    __local uchar rows7[MR * R7S];
     __global const uchar *in = in_base + in_off;
     __global const int *mx = maps, *my = maps + w;
     const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * MG + lx;
     const int gx0 = get_group_id(0) * MT, gy0 = get_group_id(1) * MT;
     const int x0 = gx0 - 3, y0 = gy0 - 3;
 
-    /* the converted samples, one more right and below for the
+    /* 1. the converted samples, one more right and below for the
      * anti-dithering (each converted once, not up to four times) */
-    for (int i = lid; i < (MP + 1) * (MP + 1); i += MG * MG) {
-        const int x = x0 + i % (MP + 1), y = y0 + i / (MP + 1);
-        int p = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h)
-            p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, scaled, x, y);
-        raw[i] = (ushort)p;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < MP * MP; i += MG * MG) {
-        const int tx = i % MP, ty = i / MP, x = x0 + tx, y = y0 + ty;
-#define RAW(dx, dy) ((int)raw[(ty + (dy)) * (MP + 1) + tx + (dx)])
-        int p = RAW(0, 0);
-        if (anti_dither) {
-            /* libvmaf averages in place, forward; every average reads only
-             * not-yet-written right/lower neighbours, i.e. original values */
-            const int r = x + 1 < w, d = y + 1 < h;
-            if (r && d)
-                p = (p + RAW(1, 0) + RAW(0, 1) + RAW(1, 1)) >> 2;
-            else if (d)
-                p = (p + RAW(0, 1)) >> 1;
-            else if (r)
-                p = (p + RAW(1, 0)) >> 1;
+    for (int ty = ly; ty < MQ; ty += MG) {
+        const int y = y0 + ty;
+        for (int tx = lx; tx < MQ; tx += MG) {
+            const int x = x0 + tx;
+            int p = 0;
+            if (x >= 0 && x < w && y >= 0 && y < h)
+                p = cambi_conv(in, bps, bitdepth, in_pitch, mx, my, scaled, x, y);
+            raw[ty * MQ + tx] = (ushort)p;
         }
-#undef RAW
-        pic[i] = (ushort)p;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#define P(tx, ty) ((int)pic[(ty) * MP + (tx)])
-    for (int i = lid; i < MR * MR; i += MG * MG) {
-        const int tx = i % MR, ty = i / MR, x = x0 + tx, y = y0 + ty;
-        uchar z = 0;
-        if (x >= 0 && x < w && y >= 0 && y < h) {
-            const int p = P(tx, ty);
-            const int hz = x == w - 1 || p == P(tx + 1, ty);
-            const int vz = y == h - 1 || p == P(tx, ty + 1);
-            z = (uchar)(hz && vz);
+
+    /* 2. anti-dithering, MRUN rows of a column per work-item: the samples
+     * of the row below are the next row's own */
+    if (lid < MP * ((MP + MRUN - 1) / MRUN)) {
+        const int tx = lid % MP, r0 = lid / MP * MRUN, r1 = min(r0 + MRUN, MP);
+        const int x = x0 + tx, right = x + 1 < w;
+        int a = raw[r0 * MQ + tx], b = raw[r0 * MQ + tx + 1];
+        for (int ty = r0; ty < r1; ty++) {
+            const int c = raw[(ty + 1) * MQ + tx], d = raw[(ty + 1) * MQ + tx + 1];
+            int p = a;
+            if (anti_dither) {
+                /* libvmaf averages in place, forward; every average reads
+                 * only not-yet-written right/lower neighbours, i.e.
+                 * original values */
+                const int down = y0 + ty + 1 < h;
+                if (right && down)
+                    p = (a + b + c + d) >> 2;
+                else if (down)
+                    p = (a + c) >> 1;
+                else if (right)
+                    p = (a + b) >> 1;
+            }
+            pic[ty * MP + tx] = (ushort)p;
+            a = c;
+            b = d;
         }
-        zero[i] = z;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* 7-wide horizontal sums of the MR flag rows, then 7-tall sums */
-    for (int i = lid; i < MR * MT; i += MG * MG) {
-        const int r = i / MT, c = i % MT;
+
+    /* 3. zero-derivative flags, MRUN rows of a column per work-item */
+    if (lid < MR * ((MR + MRUN - 1) / MRUN)) {
+        const int tx = lid % MR, r0 = lid / MR * MRUN, r1 = min(r0 + MRUN, MR);
+        const int x = x0 + tx, xin = x >= 0 && x < w, last_x = x == w - 1;
+        int p = pic[r0 * MP + tx];
+        for (int ty = r0; ty < r1; ty++) {
+            const int y = y0 + ty;
+            const int below = pic[(ty + 1) * MP + tx], right = pic[ty * MP + tx + 1];
+            uchar z = 0;
+            if (xin && y >= 0 && y < h)
+                z = (uchar)((last_x || p == right) && (y == h - 1 || p == below));
+            zero[ty * ZS + tx] = z;
+            p = below;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 4. 7-wide sums of the flag rows, 8 outputs of a row per work-item:
+     * the first summed, the next slid */
+    if (lid < MR * (MT / 8)) {
+        const int r = lid % MR, c0 = lid / MR * 8;
+        __local const uchar *zr = zero + r * ZS + c0;
+        __local uchar *out = rows7 + r * R7S + c0;
         int n = 0;
         for (int dx = 0; dx < 7; dx++)
-            n += zero[r * MR + c + dx];
-        rows7[i] = (uchar)n;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* the work-item's outputs (lx + MG i, ly + MG j) of the tile */
-    for (int j = 0; j < MT / MG; j++) {
-        for (int i = 0; i < MT / MG; i++) {
-            const int ox = lx + MG * i, oy = ly + MG * j, x = gx0 + ox, y = gy0 + oy;
-            if (x >= w || y >= h)
-                continue;
-            int n = 0;
-            for (int dy = 0; dy < 7; dy++)
-                n += rows7[(oy + dy) * MT + ox];
-            mask[y * w + x] = (uchar)(n > threshold);
-
-            /* the output's sample is P(ox + 3, oy + 3) */
-            const int cx = ox + 3, cy = oy + 3;
-            if (!filter0) {
-                img[y * w + x] = (ushort)P(cx, cy);
-                continue;
-            }
-            int v;
-            if (y == 0 || y == h - 1) {
-                v = P(cx, cy);
-            } else if (x == 0 || x == w - 1) {
-                v = cambi_mode3(P(cx, cy - 1), P(cx, cy), P(cx, cy + 1));
-            } else {
-                const int a = cambi_mode3(P(cx - 1, cy - 1), P(cx, cy - 1), P(cx + 1, cy - 1));
-                const int b = cambi_mode3(P(cx - 1, cy), P(cx, cy), P(cx + 1, cy));
-                const int c = cambi_mode3(P(cx - 1, cy + 1), P(cx, cy + 1), P(cx + 1, cy + 1));
-                v = cambi_mode3(a, b, c);
-            }
-            img[dst_off + y * w + x] = (ushort)v;
+            n += zr[dx];
+        out[0] = (uchar)n;
+        for (int c = 1; c < 8; c++) {
+            n += zr[c + 6] - zr[c - 1];
+            out[c] = (uchar)n;
         }
     }
-#undef P
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 5. the outputs (ox, oy0 .. oy0 + MOUT - 1) of the tile: the 7-tall
+     * sums slid down the column, the horizontal modes of the rows around
+     * each output computed once */
+    const int ox = lid % MT, oy0 = lid / MT * MOUT, x = gx0 + ox;
+    if (x >= w)
+        return;
+    const int cx = ox + 3; /* the output (ox, oy)'s sample is pic (cx, oy + 3) */
+    int n = 0;
+    for (int dy = 0; dy < 7; dy++)
+        n += rows7[(oy0 + dy) * R7S + ox];
+    /* rows oy0 + 2 + j of pic: the centre column and the horizontal modes */
+    int col[MOUT + 2], hm[MOUT + 2];
+#pragma unroll
+    for (int j = 0; j < MOUT + 2; j++) {
+        __local const ushort *pr = pic + (oy0 + 2 + j) * MP + cx;
+        col[j] = pr[0];
+        hm[j] = cambi_mode3(pr[-1], pr[0], pr[1]);
+    }
+    const int col_edge = x == 0 || x == w - 1;
+#pragma unroll
+    for (int k = 0; k < MOUT; k++) {
+        const int y = gy0 + oy0 + k;
+        if (k > 0)
+            n += rows7[(oy0 + k + 6) * R7S + ox] - rows7[(oy0 + k - 1) * R7S + ox];
+        if (y >= h)
+            break;
+        mask[y * w + x] = (uchar)(n > threshold);
+        if (!filter0) {
+            img[y * w + x] = (ushort)col[k + 1];
+            continue;
+        }
+        const int v = cambi_mode_pick(y == 0 || y == h - 1, col_edge, col[k], col[k + 1],
+                                      col[k + 2], hm[k], hm[k + 1], hm[k + 2]);
+        img[dst_off + y * w + x] = (ushort)v;
+    }
 }
 
 /* ---- 3. decimation + mode filter ---- */
@@ -224,16 +276,17 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
     if (x >= w || y >= h)
         return;
 #define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f])
-    int v;
-    if (y == 0 || y == h - 1) {
-        v = D(x, y);
-    } else if (x == 0 || x == w - 1) {
-        v = cambi_mode3(D(x, y - 1), D(x, y), D(x, y + 1));
-    } else {
-        int a = cambi_mode3(D(x - 1, y - 1), D(x, y - 1), D(x + 1, y - 1));
-        int b = cambi_mode3(D(x - 1, y), D(x, y), D(x + 1, y));
-        int c = cambi_mode3(D(x - 1, y + 1), D(x, y + 1), D(x + 1, y + 1));
-        v = cambi_mode3(a, b, c);
+    const int row_edge = y == 0 || y == h - 1, col_edge = x == 0 || x == w - 1;
+    int v = D(x, y);
+    if (!row_edge) {
+        const int up = D(x, y - 1), down = D(x, y + 1);
+        int hu = 0, hc = 0, hd = 0;
+        if (!col_edge) {
+            hu = cambi_mode3(D(x - 1, y - 1), up, D(x + 1, y - 1));
+            hc = cambi_mode3(D(x - 1, y), v, D(x + 1, y));
+            hd = cambi_mode3(D(x - 1, y + 1), down, D(x + 1, y + 1));
+        }
+        v = cambi_mode_pick(0, col_edge, up, v, down, hu, hc, hd);
     }
 #undef D
     dst[y * w + x] = (ushort)v;
@@ -250,7 +303,8 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * launch lasted as long as one work-item's loop over a whole window
  * (33 x 33 at 1080p), the other work-items of its group idle. So the
  * group lists the pixels that need one, and splits the group into teams,
- * one per listed pixel, as large as the list allows (a power of two, at
+ * one per listed pixel (per run of at most CV_RL same-valued listed
+ * pixels along a row, below), as large as the list allows (a power of two, at
  * most 32): lane l of a team counts window rows l, l + t, ..; the lanes'
  * packed counts are added through local memory. The counts are integers:
  * no value depends on the split.
@@ -268,6 +322,18 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 #define CV_TEAM_MAX 1   /* max_log_contrast > 2: the teams' counters would not fit */
 #endif
 
+/* Pixels a run (cambi_cvalues_tile) takes at most: 1 counts every listed
+ * pixel's window on its own (max_log_contrast > 2). On the H200 (1080p,
+ * one lane) 2 took cambi_cvalues from 0.0663 to 0.0605 ms, 4 to 0.0640
+ * (64 registers in place of 48: 4 groups per SM), 8 to 0.124 (118) */
+#ifndef CV_RL
+#if NB <= 9
+#define CV_RL 2
+#else
+#define CV_RL 1
+#endif
+#endif
+
 /* A window's counts: bin b (0 .. 2 ND) in 16-bit field b & 3 of acc[b >> 2]
  * (integers: however they are counted, the counts are the same). */
 #if NB <= 9
@@ -282,7 +348,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
 static inline void cambi_count_rows(__local const ushort *tile, int rw, int first, int step,
                                     int n, int v, ulong acc[NW])
 {
-    const int vlo = v - ND;
+    const int vlo = v - ND, sh0 = -7 * vlo;
     const int per = max(1, 127 / n) * step;
     for (int dy0 = first; dy0 < n; dy0 += per) {
         const int dy1 = min(n, dy0 + per);
@@ -292,13 +358,56 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
             for (int dy = dy0; dy < dy1; dy += step) {
                 __local const ushort *row = tile + dy * rw;
                 for (int dx = dx0; dx < dx1; dx++) {
-                    uint b = min((uint)((int)row[dx] - vlo), (uint)NB);
-                    rc += (ulong)1 << (b * 7);
+                    /* 7 (sample - vlo) clamped to 7 NB: the field's bit
+                     * (one multiply-add and a min). Below vlo the
+                     * difference is at least -(1023 + ND), so 7 times it
+                     * is a huge unsigned number, clamped like the others */
+                    uint sh = min((uint)(7 * (int)row[dx] + sh0), (uint)(7 * NB));
+                    rc += (ulong)1 << sh;
                 }
             }
 #pragma unroll
             for (int b = 0; b < NB; b++)
                 acc[b >> 2] += ((rc >> (7 * b)) & 0x7F) << ((b & 3) * 16);
+        }
+    }
+}
+
+/* Runs (cambi_cvalues_tile): pixel j of a run of same-valued pixels
+ * along a row has the window of pixel 0 moved j columns right. For
+ * j = 1 .. len - 1 this adds to acc[j] the counts of the column entering
+ * (j + n - 1) less those of the column leaving (j - 1), over the
+ * work-item's rows first, first + step, ..; acc[0] holds pixel 0's own
+ * counts (cambi_count_rows), and the prefix sums over j give each pixel's.
+ * The 16-bit fields of a difference may wrap, but every sum ends in
+ * [0, 65535] per field, and packed integers add and subtract exactly
+ * modulo 2^64, so the counts are exact. */
+static inline void cambi_slide_cols(__local const ushort *tile, int rw, int first, int step,
+                                    int n, int v, int len, ulong acc[CV_RL][NW])
+{
+    const int sh0 = -7 * (v - ND);
+    for (int dy0 = first; dy0 < n; dy0 += 127 * step) {
+        const int dy1 = min(n, dy0 + 127 * step);
+        ulong in[CV_RL], out[CV_RL];
+#pragma unroll
+        for (int j = 0; j < CV_RL; j++)
+            in[j] = out[j] = 0;
+        for (int dy = dy0; dy < dy1; dy += step) {
+            __local const ushort *row = tile + dy * rw;
+#pragma unroll
+            for (int j = 1; j < CV_RL; j++) {
+                if (j < len) {
+                    in[j] += (ulong)1 << min((uint)(7 * (int)row[j + n - 1] + sh0), (uint)(7 * NB));
+                    out[j] += (ulong)1 << min((uint)(7 * (int)row[j - 1] + sh0), (uint)(7 * NB));
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 1; j < CV_RL; j++) {
+#pragma unroll
+            for (int b = 0; b < NB; b++)
+                acc[j][b >> 2] += (((in[j] >> (7 * b)) & 0x7F) - ((out[j] >> (7 * b)) & 0x7F))
+                                  << ((b & 3) * 16);
         }
     }
 }
@@ -342,15 +451,43 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
 }
 #endif
 
+/* A pixel's c-value from its window's counts (bin b in 16-bit field
+ * b & 3 of acc[b >> 2]): written to cval, and counted in the first top-k
+ * histogram (bits 30..16 of the float) */
+static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int *params,
+                                    int vlt, int gx, int gy, int w, __global float *cval,
+                                    __global uint *hist1)
+{
+    float best = 0.0f;
+#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
+    int p0 = CNT(ND);
+#pragma unroll
+    for (int d = 0; d < ND; d++) {
+        if (pv <= params[d] && pv + ND + d + 1 > vlt) {
+            int p1 = CNT(ND + d + 1), p2 = CNT(ND - d - 1);
+            int p = p1 > p2 ? p1 : p2;
+            /* libvmaf: (float)(weight * p0 * p) / (p + p0) */
+            float val = (float)(params[32 + d] * p0 * p) / (float)(p + p0);
+            best = fmax(best, val);
+        }
+    }
+#undef CNT
+    cval[gy * w + gx] = best;
+    if (best > 0.0f)
+        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+}
+
 /* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
- * work-items. need: CV_WG ints, part: CV_WG * NW counters (unused when
- * CV_TEAM_MAX is 1), both __local. */
+ * work-items. need, runs: CV_WG ints (runs unused when CV_RL is 1),
+ * part: CV_WG * CV_RL * NW counters (unused when CV_TEAM_MAX is 1), all
+ * __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __global const ushort *img, int w, int h,
                                       __global const uchar *mask, int mask_w, int mask_shift,
                                       int pad, __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
-                                      __local int *nneed, __local ulong *part,
+                                      __local int *nneed, __local int *runs,
+                                      __local int *nruns, __local ulong *part,
                                       __global float *cval, __global uint *hist1)
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
@@ -360,31 +497,38 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
     int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
-    if (lid == 0)
-        *nneed = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-
     /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
      * only a masked centre whose value passes the visibility tests for
      * some d needs its window counted; the others' c-value is 0. Most
      * tiles have none (1080p: ~9 in 10 of scales 0-1): those skip the
      * window tile's reads (every work-item still passes every barrier:
-     * PoCL 3.1 gave wrong counts with a return here) */
-    if (lid < ct * ct) {
-        int qx = lid % ct, qy = lid / ct;
-        int x = gx0 + qx, y = gy0 + qy;
-        if (x < w && y < h) {
-            int v = mask[(y << mask_shift) * mask_w + (x << mask_shift)] ? img[y * w + x]
-                                                                         : (int)UNMASKED;
-            int any = 0;
+     * PoCL 3.1 gave wrong counts with a return here). The pixel's mask
+     * and value are loaded together, before the barrier that clears the
+     * list (the value was loaded only once its mask had come, after it) */
+    const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
+    const int mine = lid < ct * ct && qgx < w && qgy < h;
+    int qv = (int)UNMASKED;
+    if (mine) {
+        const uchar m = mask[(qgy << mask_shift) * mask_w + (qgx << mask_shift)];
+        const ushort iv = img[qgy * w + qgx];
+        qv = m ? iv : (int)UNMASKED;
+    }
+    if (lid == 0) {
+        *nneed = 0;
+#if CV_RL > 1
+        *nruns = 0;
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mine) {
+        int any = 0;
 #pragma unroll
-            for (int d = 0; d < ND; d++)
-                any |= v <= params[d] && v + ND + d + 1 > vlt;
-            if (v != (int)UNMASKED && any)
-                need[atomic_inc(nneed)] = lid;
-            else
-                cval[y * w + x] = 0.0f;
-        }
+        for (int d = 0; d < ND; d++)
+            any |= qv <= params[d] && qv + ND + d + 1 > vlt;
+        if (qv != (int)UNMASKED && any)
+            need[atomic_inc(nneed)] = lid;
+        else
+            cval[qgy * w + qgx] = 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = *nneed;
@@ -407,65 +551,98 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
+#if CV_RL > 1
+    /* a listed pixel whose left neighbour in the tile has its value (so is
+     * listed too) is counted with that neighbour: the first pixel of each
+     * such row run lists the run in pieces of at most CV_RL pixels, whose
+     * windows are counted once and slid (cambi_slide_cols) */
+    if (lid < count) {
+        const int p = need[lid], rx = p % ct, ry = p / ct;
+        __local const ushort *tr = tile + (ry + pad) * rs + pad;
+        const int v = tr[rx];
+        if (rx == 0 || tr[rx - 1] != v) {
+            int len = 1;
+            while (rx + len < ct && tr[rx + len] == v)
+                len++;
+            for (int k = 0; k < len; k += CV_RL)
+                runs[atomic_inc(nruns)] = (p + k) | (min(CV_RL, len - k) << 16);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int items = *nruns;
+#else
+    const int items = count;
+#endif
+
     int t = 1;
-    while (t < CV_TEAM_MAX && count * t * 2 <= CV_WG)
+    while (t < CV_TEAM_MAX && items * t * 2 <= CV_WG)
         t *= 2;
     int team = lid / t, lane = lid - team * t;
-    int px = 0, py = 0, pv = 0;
-    ulong acc[NW];
+    int px = 0, py = 0, pv = 0, len = 1;
+    ulong acc[CV_RL][NW];
 #pragma unroll
-    for (int k = 0; k < NW; k++)
-        acc[k] = 0;
-    if (team < count) {
-        int p = need[team];
+    for (int j = 0; j < CV_RL; j++)
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+            acc[j][k] = 0;
+    if (team < items) {
+#if CV_RL > 1
+        const int r = runs[team], p = r & 0xFFFF;
+        len = r >> 16;
+#else
+        const int p = need[team];
+#endif
         px = p % ct;
         py = p / ct;
         pv = tile[(py + pad) * rs + px + pad];
-        cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc);
+        cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc[0]);
+#if CV_RL > 1
+        if (len > 1)
+            cambi_slide_cols(tile + py * rs + px, rs, lane, t, n, pv, len, acc);
+#endif
     }
 #if CV_TEAM_MAX > 1
+    /* each pixel's counts over the work-item's rows (prefix sums of the
+     * slides), then added over the team's lanes through local memory:
+     * lane l adds word l (l + t, ..) of its team's lanes; a window's
+     * counts fit the 16-bit fields, so the sums never carry from one
+     * field into the next */
 #pragma unroll
-    for (int k = 0; k < NW; k++)
-        part[lid * NW + k] = acc[k];
+    for (int j = 1; j < CV_RL; j++)
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+            acc[j][k] += acc[j - 1][k];
+    if (team < items)
+#pragma unroll
+        for (int j = 0; j < CV_RL; j++)
+#pragma unroll
+            for (int k = 0; k < NW; k++)
+                part[(lid * CV_RL + j) * NW + k] = acc[j][k];
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* lane l adds counter word l (l + t, ..) of its team's lanes; a
-     * window's counts fit the 16-bit fields, so the packed sums never
-     * carry from one field into the next */
-    if (team < count)
-        for (int k = lane; k < NW; k += t) {
+    if (team < items)
+        for (int q = lane; q < CV_RL * NW; q += t) {
             ulong sum = 0;
             for (int i = 0; i < t; i++)
-                sum += part[(team * t + i) * NW + k];
-            part[team * t * NW + k] = sum;
+                sum += part[(team * t + i) * CV_RL * NW + q];
+            part[team * t * CV_RL * NW + q] = sum;
         }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (team >= count || lane != 0)
+    if (team >= items)
         return;
+    /* lane j finishes pixel j of the run (j + t, .. when the team is
+     * smaller than the run) */
+    for (int j = lane; j < len; j += t) {
+        ulong a[NW];
 #pragma unroll
-    for (int k = 0; k < NW; k++)
-        acc[k] = part[team * t * NW + k];
-#else
-    if (team >= count)
-        return;
-#endif
-    float best = 0.0f;
-#define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
-    int p0 = CNT(ND);
-#pragma unroll
-    for (int d = 0; d < ND; d++) {
-        if (pv <= params[d] && pv + ND + d + 1 > vlt) {
-            int p1 = CNT(ND + d + 1), p2 = CNT(ND - d - 1);
-            int p = p1 > p2 ? p1 : p2;
-            /* libvmaf: (float)(weight * p0 * p) / (p + p0) */
-            float val = (float)(params[32 + d] * p0 * p) / (float)(p + p0);
-            best = fmax(best, val);
-        }
+        for (int k = 0; k < NW; k++)
+            a[k] = part[(team * t * CV_RL + j) * NW + k];
+        cambi_cvalue_put(a, pv, params, vlt, gx0 + px + j, gy0 + py, w, cval, hist1);
     }
-#undef CNT
-    int gx = gx0 + px, gy = gy0 + py;
-    cval[gy * w + gx] = best;
-    if (best > 0.0f)
-        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+#else
+    if (team >= items)
+        return;
+    cambi_cvalue_put(acc[0], pv, params, vlt, gx0 + px, gy0 + py, w, cval, hist1);
+#endif
 }
 
 /* The c-value launches cover several scales each (one launch for the
@@ -486,7 +663,8 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
                                        __global const uchar *mask, int mask_w, int pad,
                                        __constant int *params, int vlt, __constant int *geom,
                                        int s0, int ns, __local ushort *tile, __local int *need,
-                                       __local int *nneed, __local ulong *part,
+                                       __local int *nneed, __local int *runs,
+                                       __local int *nruns, __local ulong *part,
                                        __global float *cval_base, __global uint *hist_base)
 {
     const int g = get_group_id(0);
@@ -498,9 +676,27 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
     const int t = g - gm[CG_G0], tx = gm[CG_TX];
     const int ty = t / tx;
     cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], mask,
-                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, part,
+                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, runs,
+                       nruns, part,
                        cval_base + gm[CG_CVAL], hist_base + s * 32768);
 }
+
+/* the c-value kernels' other local arrays: the runs (first pixel | length
+ * << 16) and their number; each work-item's packed counts per pixel of
+ * its run, then a team's sums */
+#if CV_RL > 1
+#define CV_RUNS_LOCALS __local int runs[CV_WG]; __local int nruns;
+#else
+#define CV_RUNS_LOCALS __local int *runs = 0; __local int nruns;
+#endif
+#if CV_TEAM_MAX > 1
+#define CV_LOCALS CV_RUNS_LOCALS __local ulong part[CV_WG * CV_RL * NW];
+#else
+#define CV_LOCALS CV_RUNS_LOCALS __local ulong *part = 0;
+#endif
+#if CV_RL > 1 && (NB > 9 || CV_TEAM_MAX == 1)
+#error "runs need the 7-bit counts and the teams (max_log_contrast <= 2)"
+#endif
 
 /* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
  * dimension 0 */
@@ -512,13 +708,9 @@ void cambi_cvalues(__global const ushort *img_base, __global const uchar *mask, 
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed;
-#if CV_TEAM_MAX > 1
-    __local ulong part[CV_WG * NW];   /* each work-item's packed counts, then a team's sums */
-#else
-    __local ulong *part = 0;
-#endif
+    CV_LOCALS
     cambi_cvalues_group(16, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, part, cval_base, hist_base);
+                        &nneed, runs, &nruns, part, cval_base, hist_base);
 }
 
 /* 8 x 8 pixels per group: the coarse scales */
@@ -530,13 +722,9 @@ void cambi_cvalues8(__global const ushort *img_base, __global const uchar *mask,
 {
     __local int need[CV_WG];
     __local int nneed;
-#if CV_TEAM_MAX > 1
-    __local ulong part[CV_WG * NW];
-#else
-    __local ulong *part = 0;
-#endif
+    CV_LOCALS
     cambi_cvalues_group(8, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, part, cval_base, hist_base);
+                        &nneed, runs, &nruns, part, cval_base, hist_base);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
@@ -739,7 +927,9 @@ void cambi_select(__global uint *hist, int nbins, int pass,
      * are added (chunk: 128 or 256, a multiple of 16); integers, so the
      * order of the additions does not matter */
     uint sum = 0;
-    for (int e = 0; e < chunk; e += 16) {
+    /* with skip, cambi_hist2 counted nothing for this scale: its bins are
+     * all zero, none is read */
+    for (int e = 0; e < (skip ? 0 : chunk); e += 16) {
         uint v[16];
 #pragma unroll
         for (int k = 0; k < 16; k++)
@@ -794,7 +984,9 @@ void cambi_select(__global uint *hist, int nbins, int pass,
     }
     /* the crossing chunk was read by every work-item */
     barrier(CLK_GLOBAL_MEM_FENCE);
-    for (int e = 0; e < chunk; e++)
+    /* a chunk whose count is 0 has only zero bins: nothing to clear (the
+     * non-zero c-values fill a few of the 256 chunks) */
+    for (int e = 0; e < (sum ? chunk : 0); e++)
         hs[e * SEL_WG + c] = 0;
 }
 
