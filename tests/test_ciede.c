@@ -1,11 +1,9 @@
 /* ciede on the device (float) vs the plain-C reference (tests/ref/ciede_ref.c,
  * libvmaf's mixed float/double arithmetic): random sizes (odd too), every
  * subsampled layout, 8..16 bit, padded strides, pipeline depths 1..4, in the
- * default (correct nearest-neighbour chroma) and libvmaf_422_compat modes,
- * 8-bit with and without the table of linear R and B (QGPU_CIEDE_TABLE);
+ * default (correct nearest-neighbour chroma) and libvmaf_422_compat modes;
  * edge cases and errors. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ciede_ref.h"
@@ -138,37 +136,6 @@ static void test_modes(void)
     test_picture_free(&a);
 }
 
-/* 8-bit: the table of linear R and B (every (Y', Cr) and (Y', Cb) pair)
- * must give what computing them for every pixel gives. A 256x256 4:4:4
- * pair holds every pair in both pictures: Y' = x, and Cb, Cr functions of
- * the row that take every value. */
-static void test_table(void)
-{
-    TestPicture a, b;
-    double v[2];
-    test_picture_alloc(&a, 256, 256, QGPU_LAYOUT_444, 8, 0);
-    test_picture_alloc(&b, 256, 256, QGPU_LAYOUT_444, 8, 0);
-    for (int y = 0; y < 256; y++)
-        for (int x = 0; x < 256; x++) {
-            test_set_sample(&a, 0, x, y, (unsigned)x);
-            test_set_sample(&a, 1, x, y, (unsigned)y);
-            test_set_sample(&a, 2, x, y, (unsigned)(255 - y));
-            test_set_sample(&b, 0, x, y, (unsigned)(x * 7 + y) & 255);
-            test_set_sample(&b, 1, x, y, (unsigned)(y * 37 + 11) & 255);
-            test_set_sample(&b, 2, x, y, (unsigned)(y * 101 + 5) & 255);
-        }
-    for (int i = 0; i < 2; i++) {
-        setenv("QGPU_CIEDE_TABLE", i ? "0" : "1", 1);
-        v[i] = score(&a, &b, "ciede");
-    }
-    unsetenv("QGPU_CIEDE_TABLE");
-    CHECK(isfinite(v[0]) && v[0] == v[1], "table %.17g, computed %.17g", v[0], v[1]);
-    CHECK(fabs(v[0] - ciede_ref(&a.pic, &b.pic, CIEDE_REF_NEAREST)) <= CIEDE_TOL,
-          "table %.17g against the reference", v[0]);
-    test_picture_free(&a);
-    test_picture_free(&b);
-}
-
 static void test_errors(void)
 {
     TestPicture a;
@@ -195,12 +162,9 @@ static void test_errors(void)
 static const TestExtra extras[] = {
     {"ciede_modes", test_modes},
     {"ciede_errors", test_errors},
-    {"ciede_table", test_table},
 };
 
 int main(int argc, char **argv)
 {
-    /* 8-bit input on both paths: linear R and B from the table (the
-     * default) and computed for every pixel */
-    return test_main_both_paths(argc, argv, "QGPU_CIEDE_TABLE", "1", "0", rows, 2, extras, 3);
+    return test_main(argc, argv, rows, 2, extras, 2);
 }

@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -27,7 +26,6 @@
 #define CIEDE_TW 64 /* as in ciede.cl */
 #define CIEDE_TH 4
 #define CIEDE_ROWS 4
-#define LIN_PAIRS 65536 /* (Y', chroma) pairs of 8-bit input */
 
 static const QgpuFeatureOutput ciede_outputs[] = {
     {.name = "ciede2000"},
@@ -39,12 +37,6 @@ typedef struct CiedeState {
     bool libvmaf_422_compat;
     /* state */
     cl_kernel kernel;
-    cl_kernel lin_table;   /* 8-bit: builds lin_tab */
-    /* 8-bit: linear R of every (Y', Cr) and B of every (Y', Cb), per lane,
-     * built before the lane's first frame; else one unused float */
-    cl_mem lin_tab[QGPU_MAX_LANES];
-    bool lin_built[QGPU_MAX_LANES];
-    bool use_table;
     int groups_x, groups_y;
     size_t offset;
     int id;
@@ -63,7 +55,6 @@ static int ciede_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     QgpuContext *ctx = f->ctx;
     cl_program program;
     char options[64];
-    const char *env = getenv("QGPU_CIEDE_TABLE");
     int err;
 
     if (fmt->nb_planes != 3)
@@ -79,20 +70,10 @@ static int ciede_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     s->groups_y = (fmt->height + CIEDE_TH * CIEDE_ROWS - 1) / (CIEDE_TH * CIEDE_ROWS);
     if ((err = qgpu_output_register(f, 0, &s->id)))
         return err;
-    /* 8-bit: linear R and B from the table (measurement and test switch:
-     * QGPU_CIEDE_TABLE=0 computes them for every pixel, as deeper input does;
-     * the tests run both) */
-    s->use_table = fmt->bitdepth == 8 && !(env && !strcmp(env, "0"));
-    snprintf(options, sizeof(options), "-DQG_HBD=%d -DCIEDE_LIN_TABLE=%d", fmt->bitdepth > 8,
-             s->use_table);
+    snprintf(options, sizeof(options), "-DQG_HBD=%d", fmt->bitdepth > 8);
     err = qgpu_program_get(ctx, "ciede", options, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ciede_tiles", &s->kernel);
-    if (!err && s->use_table)
-        err = qgpu_kernel_create(ctx, program, "ciede_lin_table", &s->lin_table);
-    for (int i = 0; i < qgpu_lanes(ctx) && !err; i++)
-        err = qgpu_buffer_create(ctx, s->use_table ? 2 * LIN_PAIRS * sizeof(cl_float)
-                                                   : sizeof(cl_float), &s->lin_tab[i]);
     if (!err)
         err = qgpu_results_reserve(ctx, sizeof(float) * (size_t)s->groups_x * s->groups_y,
                                    &s->offset);
@@ -122,25 +103,9 @@ static int ciede_enqueue(QgpuFeature *f, QgpuSlot *slot)
         qgpu_arg_int("cw", fmt->vmaf_plane_w[1]),
         qgpu_arg_int("ch", fmt->vmaf_plane_h[1]),
         qgpu_arg_float("scale", (cl_float)(1 << (fmt->bitdepth - 8))),
-        qgpu_arg_mem("lin_tab", s->lin_tab[slot->lane]),
         qgpu_arg_mem("results", slot->results),
         qgpu_arg_uint("results_index", (cl_uint)(s->offset / sizeof(float))),
     };
-
-    if (s->use_table && !s->lin_built[slot->lane]) {
-        /* the lane's frames run in order: its table is ready for this one */
-        size_t tab_global = LIN_PAIRS, tab_local = 256;
-        int err;
-        const QgpuArg tab_args[] = {
-            qgpu_arg_float("scale", 1.0f),
-            qgpu_arg_mem("lin_tab", s->lin_tab[slot->lane]),
-        };
-        err = qgpu_launch(f->ctx, slot, s->lin_table, "ciede: ciede_lin_table", tab_args,
-                          QGPU_ARRAY_SIZE(tab_args), 1, &tab_global, &tab_local);
-        if (err)
-            return err;
-        s->lin_built[slot->lane] = true;
-    }
     return qgpu_launch(f->ctx, slot, s->kernel, "ciede: ciede_tiles", args,
                        QGPU_ARRAY_SIZE(args), 2, global, local);
 }
@@ -162,9 +127,6 @@ static void ciede_uninit(QgpuFeature *f)
 {
     CiedeState *s = f->priv;
     qgpu_kernel_release(&s->kernel);
-    qgpu_kernel_release(&s->lin_table);
-    for (int i = 0; i < QGPU_MAX_LANES; i++)
-        qgpu_buffer_release(&s->lin_tab[i]);
 }
 
 const QgpuFeatureClass qgpu_feature_ciede = {

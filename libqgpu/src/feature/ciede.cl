@@ -5,9 +5,7 @@
  * kH = 4; the score is 45 - 20 log10(mean dE00).
  *
  * All in float (no fp64), with the built-in transcendentals replaced by
- * vectorisable arithmetic (see pow_2_4 below). For 8-bit input, linear R
- * and B (functions of two samples each) come from a table the device
- * builds with the same functions (CIEDE_LIN_TABLE, ciede_lin_table).
+ * vectorisable arithmetic (see pow_2_4 below).
  *
  * One launch a frame: a work-group covers a CIEDE_TW x (CIEDE_TH * CIEDE_ROWS)
  * tile, each work-item CIEDE_ROWS pixels of one column; the group's float
@@ -84,65 +82,15 @@ static inline float lab_f(float t)
     return t > 216.0f / 24389.0f ? r : ((24389.0f / 27.0f) * t + 16.0f) * (1.0f / 116.0f);
 }
 
-/* The normalised Y', Cb, Cr of samples y, u, v. */
-static inline float norm_y(float y, float scale)
+static float3 to_lab(float y, float u, float v, float scale)
 {
-    return (y - 16.0f * scale) * (1.0f / (219.0f * scale));
-}
-
-static inline float norm_c(float c, float scale)
-{
-    return (c - 128.0f * scale) * (1.0f / (224.0f * scale));
-}
-
-/* BT.709: linear R from Y' and Cr, linear B from Y' and Cb */
-static inline float lin_r(float yn, float vn)
-{
-    return to_linear(yn + 1.28033f * vn);
-}
-
-static inline float lin_b(float yn, float un)
-{
-    return to_linear(yn + 2.12798f * un);
-}
-
-#if CIEDE_LIN_TABLE
-/*
- * 8-bit input: linear R depends on (Y', Cr) only and linear B on (Y', Cb)
- * only, 65536 pairs each. lin_tab[v * 256 + y] = lin_r, lin_tab[65536 +
- * u * 256 + y] = lin_b, computed by the very functions ciede_tiles would
- * call (the same operations on the same values: the same results). Built
- * once per lane, before its first frame.
- */
-#define LIN_PAIRS 65536
-
-__kernel void ciede_lin_table(float scale, __global float *lin_tab)
-{
-    int i = get_global_id(0);
-    if (i >= LIN_PAIRS)
-        return;
-    float y = (float)(i & 255), c = (float)(i >> 8);
-    float yn = norm_y(y, scale), cn = norm_c(c, scale);
-    lin_tab[i] = lin_r(yn, cn);
-    lin_tab[LIN_PAIRS + i] = lin_b(yn, cn);
-}
-#endif
-
-static float3 to_lab(float y, float u, float v, float scale, __global const float *lin_tab)
-{
-    float yn = norm_y(y, scale);
-    float un = norm_c(u, scale);
-    float vn = norm_c(v, scale);
+    float yn = (y - 16.0f * scale) * (1.0f / (219.0f * scale));
+    float un = (u - 128.0f * scale) * (1.0f / (224.0f * scale));
+    float vn = (v - 128.0f * scale) * (1.0f / (224.0f * scale));
     /* BT.709 */
-#if CIEDE_LIN_TABLE
-    int yi = (int)y;
-    float r = lin_tab[(int)v * 256 + yi];
-    float b = lin_tab[LIN_PAIRS + (int)u * 256 + yi];
-#else
-    float r = lin_r(yn, vn);
-    float b = lin_b(yn, un);
-#endif
+    float r = to_linear(yn + 1.28033f * vn);
     float g = to_linear(yn - 0.21482f * un - 0.38059f * vn);
+    float b = to_linear(yn + 2.12798f * un);
     /* linear sRGB -> XYZ, D65 white (0.95047, 1, 1.08883) */
     float X = r * 0.4124564390896921f + g * 0.357576077643909f + b * 0.18043748326639894f;
     float Y = r * 0.21267285140562248f + g * 0.715152155287818f + b * 0.07217499330655958f;
@@ -318,7 +266,7 @@ __kernel __attribute__((reqd_work_group_size(CIEDE_TW, CIEDE_TH, 1)))
 void ciede_tiles(__global const sample_t *ref, __global const sample_t *dist,
                  int w, int h, int pitch0, uint off0, int cpitch, uint off1, uint off2,
                  int ssx, int ssy, int compat, int cw, int ch, float scale,
-                 __global const float *lin_tab, __global float *results, uint results_index)
+                 __global float *results, uint results_index)
 {
     __local float sums[CIEDE_TW * CIEDE_TH];
     int x = get_global_id(0);
@@ -346,8 +294,8 @@ void ciede_tiles(__global const sample_t *ref, __global const sample_t *dist,
                 du = dist[off1 + ci];
                 dv = dist[off2 + ci];
             }
-            float3 c1 = to_lab(ref[li], ru, rv, scale, lin_tab);
-            float3 c2 = to_lab(dist[li], du, dv, scale, lin_tab);
+            float3 c1 = to_lab(ref[li], ru, rv, scale);
+            float3 c2 = to_lab(dist[li], du, dv, scale);
             acc += de2000(c1, c2);
         }
     }
