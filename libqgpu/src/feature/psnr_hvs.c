@@ -30,7 +30,6 @@
 #define WALK_WG 256
 #define HVS_CHUNK 1024
 #define HVS_WIN 16
-#define ULPS_CPG 4 /* chunks per work-group of psnr_hvs_ulps, as in psnr_hvs.cl */
 
 /* Outputs: one per plane, then the 0.8 / 0.1 / 0.1 combination. */
 static const QgpuFeatureOutput psnr_hvs_outputs[] = {
@@ -268,10 +267,8 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
             return err;
     }
 
-    /* ULPS_CPG chunks a work-group: the last group's may run past the end */
     n = chunk_args(s, b, args);
-    args[n++] = qgpu_arg_int("nchunks", s->cstart[3]);
-    global = (size_t)(s->cstart[3] + ULPS_CPG - 1) / ULPS_CPG * WALK_WG;
+    global = (size_t)s->cstart[3] * WALK_WG;
     err = qgpu_launch(f->ctx, slot, s->ulps, "psnr_hvs: psnr_hvs_ulps", args, n, 1, &global,
                       &local);
     if (err)

@@ -372,34 +372,29 @@ void psnr_hvs_total(__global const float *block_sums, int start1, int start2, in
 }
 
 /*
- * Four chunks per work-group (chunks of plane p are [cstart_p, cstart_p+1)),
- * 64 work-items a chunk. ulps[chunk * HVS_WIN + j] = the chunk's ulp count
- * at binade e = etop - j; flags[...] bit 0: a term cannot be added in bulk
- * at e (or e < 1), bit 1: the chunk has a non-zero term.
+ * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
+ * ulps[chunk * HVS_WIN + j] = the chunk's ulp count at binade e = etop - j;
+ * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
+ * the chunk has a non-zero term.
  *
- * Work-item i of a chunk loads its terms i, i + 64, ..., i + 960 (so a
- * warp's loads are consecutive) and counts each at the HVS_WIN binades;
- * the counts are then added per chunk and binade through __local memory.
+ * Work-item i loads terms i, i + 256, i + 512, i + 768 of the chunk (so
+ * the group's loads are consecutive) and counts each at the HVS_WIN
+ * binades; the counts are then added per binade through __local memory.
  * They are integers and the flags bits: the order in which they are put
  * together cannot change the chunk's totals.
  */
-#define ULPS_CPG 4                       /* chunks per work-group */
-#define ULPS_WPC (WALK_WG / ULPS_CPG)    /* work-items per chunk */
-#define ULPS_TPW (HVS_CHUNK / ULPS_WPC)  /* terms per work-item */
-#define ULPS_BATCH 8                     /* terms loaded at once */
-#define LU_ROW (WALK_WG + 4) /* row of lu: a warp's 8 binades in 8 bank groups */
+#define LU_ROW (WALK_WG + 16) /* row of lu: binades j and j + 1 in other banks */
 
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int total,
                    int cstart1, int cstart2, __global const int *etop,
-                   __global long *ulps, __global int *flags, int nchunks)
+                   __global long *ulps, __global int *flags)
 {
     __local uint lu[HVS_WIN * LU_ROW];
     __local int lf[WALK_WG];
-    __local ulong lsum[WALK_WG];
+    __local long lsum[WALK_WG];
     __local int lor[WALK_WG];
-    int lid = get_local_id(0);
-    int chunk = get_group_id(0) * ULPS_CPG + lid / ULPS_WPC, w = lid % ULPS_WPC;
+    int chunk = get_group_id(0), lid = get_local_id(0);
     int plane = chunk < cstart1 ? 0 : chunk < cstart2 ? 1 : 2;
     int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
     ulong first, n;
@@ -407,10 +402,9 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     const int top = etop[plane];
     __global const float *t = terms + first;
     ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK;
-    ulong hi = chunk < nchunks ? min(lo + HVS_CHUNK, n) : lo;
+    ulong hi = min(lo + HVS_CHUNK, n);
 
-    /* ULPS_TPW terms of <= 2^23 ulps each: a uint holds a work-item's count;
-     * a last group's chunks past nchunks count nothing and write nothing */
+    /* at most 4 terms of < 2^24 ulps each: a uint holds a work-item's count */
     uint u[HVS_WIN];
     for (int j = 0; j < HVS_WIN; j++)
         u[j] = 0;
@@ -418,42 +412,32 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     uint ebad = 0;          /* the binades e = top - j < 1 */
     for (int j = 0; j < HVS_WIN; j++)
         ebad |= (uint)(top - j < 1) << j;
-    /* the terms in batches of ULPS_BATCH: the batch's loads issued
-     * together, then each term counted (constant indices: registers) */
-    for (int k0 = 0; k0 < ULPS_TPW; k0 += ULPS_BATCH) {
-        uint tbs[ULPS_BATCH];
+    for (int k = 0; k < TERM_STEP; k++) {
+        ulong i = lo + (ulong)(k * WALK_WG + lid);
+        uint tb = i < hi ? as_uint(t[i]) : 0u;
+        if (tb == 0)
+            continue;
+        int et;
+        uint mt;
+        term_parts(tb, &et, &mt);
+        any = 1;
+        uint tbad = ulps_bad_mask(top - et, mt, ebad);
+        bad |= tbad;
+        int lim = top - et;
+        if (lim >= HVS_WIN) {
+            /* every binade's d = lim - j >= 1: the count (mt + 2^(d-1)) >> d
+             * is ((mt >> (d - 1)) + 1) >> 1, and mt >> (d - 1) halves from
+             * one binade to the next (0 once d > 24: mt < 2^24) */
+            uint q = mt >> min(lim - HVS_WIN, 31);
 #pragma unroll
-        for (int k = 0; k < ULPS_BATCH; k++) {
-            ulong i = lo + (ulong)((k0 + k) * ULPS_WPC + w);
-            tbs[k] = i < hi ? as_uint(t[i]) : 0u;
-        }
-#pragma unroll
-        for (int k = 0; k < ULPS_BATCH; k++) {
-            uint tb = tbs[k];
-            if (tb == 0)
-                continue;
-            int et;
-            uint mt;
-            term_parts(tb, &et, &mt);
-            any = 1;
-            uint tbad = ulps_bad_mask(top - et, mt, ebad);
-            bad |= tbad;
-            int lim = top - et;
-            if (lim >= HVS_WIN) {
-                /* every binade's d = lim - j >= 1: the count (mt + 2^(d-1)) >> d
-                 * is ((mt >> (d - 1)) + 1) >> 1, and mt >> (d - 1) halves from
-                 * one binade to the next (0 once d > 24: mt < 2^24) */
-                uint q = mt >> min(lim - HVS_WIN, 31);
-#pragma unroll
-                for (int j = HVS_WIN - 1; j >= 0; j--) {
-                    u[j] += (tbad >> j) & 1u ? 0u : (q + 1u) >> 1;
-                    q >>= 1;
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < HVS_WIN; j++)
-                    u[j] += (tbad >> j) & 1u ? 0u : ulps_count(lim, mt, j);
+            for (int j = HVS_WIN - 1; j >= 0; j--) {
+                u[j] += (tbad >> j) & 1u ? 0u : (q + 1u) >> 1;
+                q >>= 1;
             }
+        } else {
+#pragma unroll
+            for (int j = 0; j < HVS_WIN; j++)
+                u[j] += (tbad >> j) & 1u ? 0u : ulps_count(lim, mt, j);
         }
     }
 #pragma unroll
@@ -462,26 +446,28 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     lf[lid] = bad | (any << HVS_WIN);
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* 4 work-items per chunk and binade (chunk c = lid / 64, the one whose
-     * terms this work-item counted, so `top` is its plane's; binade j =
-     * lid / 4 % 16); each adds 16 of the chunk's 64 counts (<= 2^31) */
-    int c = lid / ULPS_WPC, j = (lid / 4) % HVS_WIN, part = lid % 4;
+    /* work-items j * 16 .. j * 16 + 15 add binade j's counts, 16 each */
+    int j = lid / 16, part = lid % 16;
     int e = top - j;
-    const int cbase = c * ULPS_WPC + part;
-    uint su = 0;
+    long su = 0;
     int fo = 0;
-    for (int i = 0; i < ULPS_WPC / 4; i++) {
-        su += lu[j * LU_ROW + cbase + 4 * i];
-        fo |= lf[cbase + 4 * i];
+    for (int i = 0; i < 16; i++) {
+        su += lu[j * LU_ROW + part + 16 * i];
+        fo |= lf[part + 16 * i];
     }
     lsum[lid] = su;
-    lor[lid] = fo;
+    lor[lid] = ((fo >> j) & 1) | (e < 1) | (((fo >> HVS_WIN) & 1) << 1);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (part == 0 && chunk < nchunks) {
-        ulong sum = lsum[lid] + lsum[lid + 1] + lsum[lid + 2] + lsum[lid + 3];
-        int f = lor[lid] | lor[lid + 1] | lor[lid + 2] | lor[lid + 3];
-        ulps[(ulong)chunk * HVS_WIN + j] = (long)sum;
-        flags[(ulong)chunk * HVS_WIN + j] = ((f >> j) & 1) | (e < 1) | (((f >> HVS_WIN) & 1) << 1);
+    for (int off = 8; off > 0; off >>= 1) {
+        if (part < off) {
+            lsum[lid] += lsum[lid + off];
+            lor[lid] |= lor[lid + off];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (part == 0) {
+        ulps[(ulong)chunk * HVS_WIN + j] = lsum[lid];
+        flags[(ulong)chunk * HVS_WIN + j] = lor[lid];
     }
 }
 
