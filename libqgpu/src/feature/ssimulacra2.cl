@@ -708,22 +708,31 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int 
     }
 }
 
-/* The pictures' samples at the map pixels work-item lid takes in the chunk
- * at row base (pixel idx = lid + k * VB_WG of the chunk). Loaded in the
+/* The map pixels of a chunk: pixel idx = lid + k * VB_WG goes to work-item
+ * lid = q * VB_COLS + col, and as VB_WG = 5 * VB_COLS that is the pixel in
+ * row t = q + 5 k, column col of the chunk. Written so (not as idx /
+ * VB_COLS), the compiler knows each work-item's pixels share its column
+ * and lie 5 rows apart: their __local addresses are one base plus
+ * constants, and only the row is tested. */
+#if VB_WG != 5 * VB_COLS
+#error "the map pixels' rows q + 5 k need VB_WG = 5 * VB_COLS"
+#endif
+
+/* The pictures' samples at the map pixels work-item (col, q) takes in the
+ * chunk at row base (rows q + 5 k, column x0 + col). Loaded in the
  * chunk that uses them, before its recursion (which hides their latency),
  * not a chunk ahead: held and copied through a whole chunk they cost more
  * than their earlier start gained (0.182 -> 0.170 ms one lane on the H200,
  * doc/performance.md, wt-ss2f). */
 static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const float *p1,
-                              __global const float *p2, int lid, int x0, int base, int w,
-                              int h)
+                              __global const float *p2, int q, int col, int x0, int base,
+                              int w, int h)
 {
+    const int x = x0 + col;
     for (int k = 0; k < VB_MPI; k++) {
-        const int idx = lid + k * VB_WG;
-        const int t = idx / VB_COLS, j = idx - t * VB_COLS;
-        const int n = base + t, xx = x0 + j;
-        const bool inside = idx < VB_T * VB_COLS && n >= 0 && n < h && xx < w;
-        const int i = inside ? n * w + xx : 0;
+        const int t = q + 5 * k, n = base + t;
+        const bool inside = t < VB_T && n >= 0 && n < h && x < w;
+        const int i = inside ? n * w + x : 0;
         x1[k] = inside ? p1[i] : 0.0f;
         x2[k] = inside ? p2[i] : 0.0f;
     }
@@ -778,7 +787,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                 lm.tin[q][i][col] = f.v[i];
         }
         if (edge)
-            vb_samples(x1, x2, p1, p2, lid, x0, base, w, h);
+            vb_samples(x1, x2, p1, p2, q, col, x0, base, w, h);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (blur) {
             if (base + VB_T < h)
@@ -791,14 +800,12 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < VB_MPI; k++) {
-            const int idx = lid + k * VB_WG;
-            const int t = idx / VB_COLS, j = idx - t * VB_COLS;
-            const int n = base + t, x = x0 + j;
-            if (idx < VB_T * VB_COLS && n >= 0 && n < h && x < w) {
-                const float mu1 = lm.tin[0][t][j], mu2 = lm.tin[1][t][j];
+            const int t = q + 5 * k, n = base + t; /* column col (see vb_samples) */
+            if (t < VB_T && n >= 0 && n < h && x0 + col < w) {
+                const float mu1 = lm.tin[0][t][col], mu2 = lm.tin[1][t][col];
                 if (ssim)
-                    ss2_map_ssim(mu1, mu2, lm.tin[2][t][j], lm.tin[3][t][j],
-                                 lm.tin[4][t][j], acc);
+                    ss2_map_ssim(mu1, mu2, lm.tin[2][t][col], lm.tin[3][t][col],
+                                 lm.tin[4][t][col], acc);
                 if (edge)
                     ss2_map_edge(mu1, mu2, x1[k], x2[k], acc);
             }
