@@ -638,9 +638,10 @@ static inline void ss2_map_edge(float mu1, float mu2, float x1, float x2, ss2_su
     const float ed2 = fabs(x2 - mu2);
     const double e = (1.0 + (double)ed2) / (1.0 + (double)ed1) - 1.0;
     const double e2 = DMUL(e, e);
-    /* the art / det sums selected, not branched to (see below) */
+    /* the art / det sums selected, not branched to (see below); |e| is
+     * e where art takes it and -e where det does */
     const bool pos = e > 0.0, neg = e < 0.0;
-    const double s1 = (pos ? acc[2] : acc[4]) + (pos ? e : -e);
+    const double s1 = (pos ? acc[2] : acc[4]) + fabs(e);
     const double s4 = (pos ? acc[3] : acc[5]) + DMUL(e2, e2);
     acc[2] = pos ? s1 : acc[2];
     acc[3] = pos ? s4 : acc[3];
