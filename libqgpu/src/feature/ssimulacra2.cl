@@ -472,17 +472,12 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
              * fills the tile */
         } else if (base >= 0 && base + HB_T <= w) {
             /* every step's column inside the row (all chunks but the
-             * first and the last): an unsigned 32-bit offset stepped by h
-             * (< 2^31: see vb_fetch). With a pointer stepped by h the
-             * compiler formed each step's address as out + t * h in 64-bit
-             * arithmetic (a 64-bit multiply and add a step); an unsigned
-             * offset cannot be widened, so a step costs one 32-bit add
-             * and one wide multiply-add */
-            uint o = (uint)(base * h);
-            for (int t = 0; t < HB_T; t++, o += (uint)h) {
+             * first and the last): a pointer stepped by h */
+            __global float *o = out + base * h; /* < 2^31: see vb_fetch */
+            for (int t = 0; t < HB_T; t++, o += h) {
                 const float v = iir_step(&st, tq[q][t][r], n2, d1);
                 if (row_in)
-                    out[o] = v;
+                    *o = v;
             }
         } else {
             for (int t = 0; t < HB_T; t++) {
