@@ -25,8 +25,8 @@
 #define VB_COLS 32
 #define RD_WG 64
 #define PY_T 32
-#define SS2_G 8          /* geometry fields per scale: */
-enum { G_W, G_H, G_OFF, G_HG0, G_VG0, G_VGN, G_POFF, G_HOFF };
+#define SS2_G 9          /* geometry fields per scale: */
+enum { G_W, G_H, G_OFF, G_HG0, G_VG0, G_VGN, G_POFF, G_HOFF, G_NEED };
 
 static const QgpuFeatureOutput ssimulacra2_outputs[] = {
     {.name = "ssimulacra2"},
@@ -85,6 +85,29 @@ static const double ss2_weights[SS2_SUMS] = {
     0.9834382792465353, 0.0012286405048278493, 171.2667255897307, 0.9807858872435379, 0.0,
     0.0, 0.0, 0.0005130064588990679, 0.0, 0.00010854057858411537,
 };
+
+/* The map terms the score uses at scale `scale`: bit c * 3 + t (channel c;
+ * t = 0 SSIM, 1 ringing, 2 blurring) is set when the L1 or the L4 norm of
+ * that term has a non-zero weight. A term whose two weights are 0 adds
+ * 0 * |norm| = +0 to the score whatever its sums are, as long as they are
+ * finite (d >= 0 with a denominator that holds C2 = 0.0009 beside two
+ * variances, e a ratio of two numbers >= 1), so the kernels skip it: its
+ * sums stay 0 and the score is bit-identical. At scale 0 the X and B
+ * channels use no SSIM term, so their blurs need only mu1 and mu2 (2 of
+ * the 5 quantities) and their maps no SSIM division (doc/metrics/
+ * ssimulacra2.md). Index as in ss2_collect. */
+static int ss2_need(int scale)
+{
+    int need = 0;
+    for (int c = 0; c < 3; c++)
+        for (int t = 0; t < 3; t++) {
+            const int l1 = ((c * SS2_SCALES + scale) * 2 + 0) * 3 + t;
+            const int l4 = ((c * SS2_SCALES + scale) * 2 + 1) * 3 + t;
+            if (ss2_weights[l1] != 0.0 || ss2_weights[l4] != 0.0)
+                need |= 1 << (c * 3 + t);
+        }
+    return need;
+}
 
 /* libjxl lib/jxl/gauss_blur.cc CreateRecursiveGaussian (Charalampidis 2016,
  * "Recursive Implementation of the Gaussian Filter Using Truncated Cosine
@@ -189,6 +212,7 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         g[G_VG0] = s->vgroups;
         g[G_VGN] = vgn;
         g[G_POFF] = (cl_int)parts;
+        g[G_NEED] = ss2_need(i);
         pixels += (int64_t)w * h;
         parts += 3 * 6 * vgn;
         s->hgroups += (h + HB_ROWS - 1) / HB_ROWS;

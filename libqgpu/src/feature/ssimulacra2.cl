@@ -18,7 +18,9 @@
  *   ss2_pyramid     YUV -> linear RGB, 2x2 boxes in __local memory, XYB of
  *                   every scale (one work-group per 32x32 tile of scale 0)
  *   ss2_hblur       horizontal recursive Gaussian of the 5 quantities
- *                   (x1, x2, x1^2, x2^2, x1 x2); rows go through transposed
+ *                   (x1, x2, x1^2, x2^2, x1 x2; only x1 and x2 where the
+ *                   score weighs no SSIM term of the channel and scale,
+ *                   see G_NEED); rows go through transposed
  *                   __local tiles (coalesced loads), the output planes are
  *                   stored column after column (coalesced stores)
  *   ss2_vblur_maps  vertical recursive Gaussian through __local tiles,
@@ -192,7 +194,7 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
 }
 
 /* ---- scale geometry: geom[s * SS2_G + field] ---------------------------- */
-#define SS2_G 8
+#define SS2_G 9
 #define G_W 0      /* width of scale s */
 #define G_H 1      /* height */
 #define G_OFF 2    /* first float of scale s in the XYB buffers (3 planes) */
@@ -202,6 +204,24 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
 #define G_POFF 6   /* first sum (8 bytes) of scale s in the partial sums */
 #define G_HOFF 7   /* first float of scale s in the horizontal-pass output (15 planes,
                     * each stored column after column) */
+#define G_NEED 8   /* the map terms the score uses: bit c * 3 + t (ss2_need in
+                    * ssimulacra2.c) */
+
+/* The terms of channel c the score uses at a scale (the others have zero
+ * weights: their sums stay 0) and what they need: the SSIM term the five
+ * blurred quantities, the edge terms (ringing, blurring) only mu1 and mu2
+ * (quantities 0 and 1), none nothing. */
+#define NEED_SSIM 1
+#define NEED_EDGE 6   /* ringing (2) or blurring (4) */
+static inline int need_of(__constant const int *gm, int c)
+{
+    return (gm[G_NEED] >> (3 * c)) & 7;
+}
+
+static inline int quantities_of(int need)
+{
+    return (need & NEED_SSIM) ? 5 : (need & NEED_EDGE) ? 2 : 0;
+}
 
 /* Scale of a work-group: the last scale whose first group is <= g. */
 static inline int scale_of(__constant const int *geom, int scales, int field, int g)
@@ -377,7 +397,10 @@ static inline void hb_fetch(HbFetch *f, __global const float *in1, __global cons
 /* Horizontal pass, every scale in one launch (work-group ranges per scale
  * in geom). Work-group (HB_ROWS, 5): work-item (r, q) runs the recursion of
  * quantity q (0: x1, 1: x2, 2: x1*x1, 3: x2*x2, 4: x1*x2; zero padding
- * gives 0) along row y0 + r of channel get_group_id(2). Each chunk's
+ * gives 0) along row y0 + r of channel get_group_id(2); where the score
+ * weighs no SSIM term of the channel at this scale (G_NEED: X and B at
+ * scale 0) only quantities 0 and 1, and none where it weighs no term at
+ * all. Each chunk's
  * recursion inputs, the sums in[n-N-1] + in[n+N-1] of the five quantities,
  * are formed while the tile is filled (the same products and additions,
  * in the same order, as a step would make) and stored transposed
@@ -409,6 +432,7 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H];
     const int y0 = (get_group_id(0) - gm[G_HG0]) * HB_ROWS, c = get_group_id(2);
+    const int nq = quantities_of(need_of(gm, c)); /* the same for the whole group */
     const int rows = min(HB_ROWS, h - y0);
     const size_t plane = (size_t)w * h;
     __global const float *in1 = xyb1 + gm[G_OFF] + c * plane;
@@ -422,8 +446,9 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
     HbFetch f;
 
     /* steps n = -N+1 .. w-1, HB_T per chunk; chunk window starts at n-N-1 */
+    /* (a group whose channel and scale use no quantity runs no chunk) */
     hb_fetch(&f, in1, in2, r, q, y0, -2 * N, w, h);
-    for (int base = -N + 1; base < w; base += HB_T) {
+    for (int base = -N + 1; nq > 0 && base < w; base += HB_T) {
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < HB_RPI; k++) {
             const int rr = q + 5 * k;
@@ -432,15 +457,20 @@ void ss2_hblur(__global const float *xyb1, __global const float *xyb2,
                 const float b0 = f.b[k][0], b1 = f.b[k][1];
                 tq[0][r][rr] = a0 + a1;
                 tq[1][r][rr] = b0 + b1;
-                tq[2][r][rr] = MUL(a0, a0) + MUL(a1, a1);
-                tq[3][r][rr] = MUL(b0, b0) + MUL(b1, b1);
-                tq[4][r][rr] = MUL(a0, b0) + MUL(a1, b1);
+                if (nq == 5) {
+                    tq[2][r][rr] = MUL(a0, a0) + MUL(a1, a1);
+                    tq[3][r][rr] = MUL(b0, b0) + MUL(b1, b1);
+                    tq[4][r][rr] = MUL(a0, b0) + MUL(a1, b1);
+                }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (base + HB_T < w)
             hb_fetch(&f, in1, in2, r, q, y0, base + HB_T - N - 1, w, h);
-        if (base >= 0 && base + HB_T <= w) {
+        if (q >= nq) {
+            /* a quantity the scale's maps do not use: the work-item only
+             * fills the tile */
+        } else if (base >= 0 && base + HB_T <= w) {
             /* every step's column inside the row (all chunks but the
              * first and the last): a pointer stepped by h */
             __global float *o = out + base * h; /* < 2^31: see vb_fetch */
@@ -547,7 +577,11 @@ static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
  * (ed = |x - mu| rounded to float, as its AVX-512 path), the rest in double
  * as the reference (SS2_FP64) or in float-float; sums of d, d^4, art,
  * art^4, det, det^4 per work-item, then per work-group into
- * partials[poff + ((c * groups) + g) * 6 + k] of its scale. */
+ * partials[poff + ((c * groups) + g) * 6 + k] of its scale. Only the terms
+ * the score weighs (G_NEED) are computed: a group whose channel and scale
+ * use no SSIM term (X and B at scale 0) blurs only mu1 and mu2 (its
+ * quantities 2-4 load and compute nothing) and skips d; the sums of an
+ * unused term stay 0. */
 #define VB_COLS 32
 #define VB_T 24   /* rows per chunk (26 KiB of __local memory); 16 was ~10% slower.
                    * It also decides which work-item sums which pixel's map
@@ -557,8 +591,9 @@ static inline ss2_sum sum_add(ss2_sum a, ss2_sum b)
                    * 4 lanes (doc/performance.md, wt-fp64): 24 on both */
 #define VB_WG (VB_COLS * 5)
 
-static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s12, float x1,
-                            float x2, ss2_sum acc[6])
+/* SSIM map: sums 0 (d) and 1 (d^4) */
+static inline void ss2_map_ssim(float mu1, float mu2, float s11, float s22, float s12,
+                                ss2_sum acc[6])
 {
     const float m11 = MUL(mu1, mu1), m22 = MUL(mu2, mu2), m12 = MUL(mu1, mu2);
     const float df = mu1 - mu2;
@@ -568,28 +603,15 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
 
 #if SS2_FP64
     /* the reference's double operations, one for one: the product of two
-     * floats is exact in double, the divisions are correctly rounded
-     * (OpenCL's double '/'), so d and e are the reference's values and
-     * only the order of the sums differs */
+     * floats is exact in double, the division is correctly rounded
+     * (OpenCL's double '/'), so d is the reference's value and only the
+     * order of the sums differs (the same holds for e below) */
     double d = 1.0 - DMUL((double)num_m, (double)num_s) / (double)den_s;
     if (d < 0.0)
         d = 0.0;
     const double d2 = DMUL(d, d);
     acc[0] += d;
     acc[1] += DMUL(d2, d2);
-
-    const float ed1 = fabs(x1 - mu1);
-    const float ed2 = fabs(x2 - mu2);
-    const double e = (1.0 + (double)ed2) / (1.0 + (double)ed1) - 1.0;
-    const double e2 = DMUL(e, e);
-    /* the art / det sums selected, not branched to (see below) */
-    const bool pos = e > 0.0, neg = e < 0.0;
-    const double s1 = (pos ? acc[2] : acc[4]) + (pos ? e : -e);
-    const double s4 = (pos ? acc[3] : acc[5]) + DMUL(e2, e2);
-    acc[2] = pos ? s1 : acc[2];
-    acc[3] = pos ? s4 : acc[3];
-    acc[4] = neg ? s1 : acc[4];
-    acc[5] = neg ? s4 : acc[5];
 #else
     /* d = 1 - num_m * num_s / den, the product exact */
     float ph = MUL(num_m, num_s);
@@ -600,7 +622,27 @@ static inline void ss2_maps(float mu1, float mu2, float s11, float s22, float s1
         d = (float2)(0.0f, 0.0f);
     acc[0] = ff_add(acc[0], d);
     acc[1] = ff_add(acc[1], ff_sq2(d));
+#endif
+}
 
+/* edge-difference map: sums 2, 3 (ringing, ringing^4), 4, 5 (blurring) */
+static inline void ss2_map_edge(float mu1, float mu2, float x1, float x2, ss2_sum acc[6])
+{
+#if SS2_FP64
+    const float ed1 = fabs(x1 - mu1);
+    const float ed2 = fabs(x2 - mu2);
+    const double e = (1.0 + (double)ed2) / (1.0 + (double)ed1) - 1.0;
+    const double e2 = DMUL(e, e);
+    /* the art / det sums selected, not branched to (see below); |e| is
+     * e where art takes it and -e where det does */
+    const bool pos = e > 0.0, neg = e < 0.0;
+    const double s1 = (pos ? acc[2] : acc[4]) + fabs(e);
+    const double s4 = (pos ? acc[3] : acc[5]) + DMUL(e2, e2);
+    acc[2] = pos ? s1 : acc[2];
+    acc[3] = pos ? s4 : acc[3];
+    acc[4] = neg ? s1 : acc[4];
+    acc[5] = neg ? s4 : acc[5];
+#else
     const float ed1 = fabs(x1 - mu1);
     const float ed2 = fabs(x2 - mu2);
     float2 num = ff_two_sum(ed2, -ed1);
@@ -667,22 +709,31 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int 
     }
 }
 
-/* The pictures' samples at the map pixels work-item lid takes in the chunk
- * at row base (pixel idx = lid + k * VB_WG of the chunk). Loaded in the
+/* The map pixels of a chunk: pixel idx = lid + k * VB_WG goes to work-item
+ * lid = q * VB_COLS + col, and as VB_WG = 5 * VB_COLS that is the pixel in
+ * row t = q + 5 k, column col of the chunk. Written so (not as idx /
+ * VB_COLS), the compiler knows each work-item's pixels share its column
+ * and lie 5 rows apart: their __local addresses are one base plus
+ * constants, and only the row is tested. */
+#if VB_WG != 5 * VB_COLS
+#error "the map pixels' rows q + 5 k need VB_WG = 5 * VB_COLS"
+#endif
+
+/* The pictures' samples at the map pixels work-item (col, q) takes in the
+ * chunk at row base (rows q + 5 k, column x0 + col). Loaded in the
  * chunk that uses them, before its recursion (which hides their latency),
  * not a chunk ahead: held and copied through a whole chunk they cost more
  * than their earlier start gained (0.182 -> 0.170 ms one lane on the H200,
  * doc/performance.md, wt-ss2f). */
 static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const float *p1,
-                              __global const float *p2, int lid, int x0, int base, int w,
-                              int h)
+                              __global const float *p2, int q, int col, int x0, int base,
+                              int w, int h)
 {
+    const int x = x0 + col;
     for (int k = 0; k < VB_MPI; k++) {
-        const int idx = lid + k * VB_WG;
-        const int t = idx / VB_COLS, j = idx - t * VB_COLS;
-        const int n = base + t, xx = x0 + j;
-        const bool inside = idx < VB_T * VB_COLS && n >= 0 && n < h && xx < w;
-        const int i = inside ? n * w + xx : 0;
+        const int t = q + 5 * k, n = base + t;
+        const bool inside = t < VB_T && n >= 0 && n < h && x < w;
+        const int i = inside ? n * w + x : 0;
         x1[k] = inside ? p1[i] : 0.0f;
         x2[k] = inside ? p2[i] : 0.0f;
     }
@@ -704,6 +755,8 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     __constant const int *gm = geom + s * SS2_G;
     const int w = gm[G_W], h = gm[G_H], g = get_group_id(0) - gm[G_VG0];
     const int x0 = g * VB_COLS, c = get_group_id(2);
+    const int need = need_of(gm, c), nq = quantities_of(need); /* the whole group's */
+    const bool ssim = need & NEED_SSIM, edge = need & NEED_EDGE;
     const size_t plane = (size_t)w * h;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
@@ -715,34 +768,48 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     VbFetch f;
     for (int k = 0; k < 6; k++)
         acc[k] = SUM_ZERO;
+    /* work-items of quantities the maps do not use (q >= nq) load and
+     * blur nothing; all take their share of the maps */
+    const bool blur = q < nq;
 
     /* steps n = -N+1 .. h-1, VB_T per chunk; chunk window starts at n-N-1;
      * the next chunk's loads are in flight while this one is computed */
-    vb_fetch(&f, hin, col, x0, -N + 1, w, h);
-    for (int base = -N + 1; base < h; base += VB_T) {
+    if (blur)
+        vb_fetch(&f, hin, col, x0, -N + 1, w, h);
+    /* (a group whose channel and scale use no term runs no chunk: its
+     * sums stay 0) */
+    for (int base = -N + 1; nq > 0 && base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int i = 0; i < VB_COLS; i++)
-            lm.tin[q][col][i] = f.v[i];
-        for (int i = VB_COLS; i < VB_IN; i++)
-            lm.tin[q][i][col] = f.v[i];
-        vb_samples(x1, x2, p1, p2, lid, x0, base, w, h);
+        if (blur) {
+            for (int i = 0; i < VB_COLS; i++)
+                lm.tin[q][col][i] = f.v[i];
+            for (int i = VB_COLS; i < VB_IN; i++)
+                lm.tin[q][i][col] = f.v[i];
+        }
+        if (edge)
+            vb_samples(x1, x2, p1, p2, q, col, x0, base, w, h);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (base + VB_T < h)
-            vb_fetch(&f, hin, col, x0, base + VB_T, w, h);
-        /* the output of step t goes over the sample it has read (later
-         * steps read t' and t' + 2N > t): no output tile */
-        for (int t = 0; t < VB_T; t++)
-            lm.tin[q][t][col] =
-                iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
+        if (blur) {
+            if (base + VB_T < h)
+                vb_fetch(&f, hin, col, x0, base + VB_T, w, h);
+            /* the output of step t goes over the sample it has read (later
+             * steps read t' and t' + 2N > t): no output tile */
+            for (int t = 0; t < VB_T; t++)
+                lm.tin[q][t][col] =
+                    iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int k = 0; k < VB_MPI; k++) {
-            const int idx = lid + k * VB_WG;
-            const int t = idx / VB_COLS, j = idx - t * VB_COLS;
-            const int n = base + t, x = x0 + j;
-            if (idx < VB_T * VB_COLS && n >= 0 && n < h && x < w)
-                ss2_maps(lm.tin[0][t][j], lm.tin[1][t][j], lm.tin[2][t][j], lm.tin[3][t][j],
-                         lm.tin[4][t][j], x1[k], x2[k], acc);
+            const int t = q + 5 * k, n = base + t; /* column col (see vb_samples) */
+            if (t < VB_T && n >= 0 && n < h && x0 + col < w) {
+                const float mu1 = lm.tin[0][t][col], mu2 = lm.tin[1][t][col];
+                if (ssim)
+                    ss2_map_ssim(mu1, mu2, lm.tin[2][t][col], lm.tin[3][t][col],
+                                 lm.tin[4][t][col], acc);
+                if (edge)
+                    ss2_map_edge(mu1, mu2, x1[k], x2[k], acc);
+            }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE); /* the maps read the tiles red overlays */
