@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "prefetch.h"
 #include "reader.h"
 
@@ -30,6 +31,10 @@ struct Reader {
     char message[1024];
     int stop;
     volatile sig_atomic_t *cancel;
+    /* QGPU_TIMING: the reading thread's seconds reading pairs (decoding,
+     * or waiting for the decoding threads) and waiting for room in the
+     * queue (the scoring thread behind) */
+    double t_read, t_full;
 };
 
 /* PairSource callbacks over a Decoder, read on the reader's thread. */
@@ -90,6 +95,7 @@ static void *reader_thread(void *opaque)
     for (;;) {
         FramePair pair;
         void *rf, *df;
+        double t = monotonic_seconds(), t_read;
         pthread_mutex_lock(&r->lock);
         while (r->count == QUEUE_SIZE && !r->stop)
             pthread_cond_wait(&r->changed, &r->lock);
@@ -97,7 +103,10 @@ static void *reader_thread(void *opaque)
         pthread_mutex_unlock(&r->lock);
         if (stop)
             break;
+        t_read = monotonic_seconds();
+        r->t_full += t_read - t;
         ret = pairer_next(r->pairer, &rf, &df, r->message, sizeof(r->message));
+        r->t_read += monotonic_seconds() - t_read;
         if (ret != 1)
             break;
         memset(&pair, 0, sizeof(pair));
@@ -253,6 +262,14 @@ void reader_stats(Reader *r, PairStats *stats)
 {
     pthread_mutex_lock(&r->lock);
     pairer_stats(r->pairer, stats);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void reader_timing(Reader *r, double *read, double *full)
+{
+    pthread_mutex_lock(&r->lock);
+    *read = r->t_read;
+    *full = r->t_full;
     pthread_mutex_unlock(&r->lock);
 }
 
