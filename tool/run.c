@@ -570,7 +570,7 @@ typedef struct Run {
     double t_pairs, t_submit, t_collect;
     double t_first; /* the first pair's submit (the library's set-up with it
                        unless start_early did it) */
-    double t_start; /* start_early's qgpu_start (0 when it did not start) */
+    double t_start; /* start_early's qgpu_start in the set-up (0: not started) */
     double t_read, t_full; /* the reading thread's (reader_timing) */
 } Run;
 
@@ -715,11 +715,14 @@ static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *re
                     i ? "distorted" : "reference", note[i]);
 }
 
-/* The library's stream started for the pictures' format (qgpu_start)
- * as soon as the reading thread runs: the features' set-up, which the
- * first submit would do (0.02 s of a 600-pair run on the H200), then
- * overlaps the decoders' first frames instead of delaying the first pair.
- * Nothing when a decoder cannot say its pictures' format before the first
+/* The library's stream started for the pictures' format (qgpu_start) in
+ * the set-up, before the reading thread: the features' set-up (0.015-0.024
+ * s on the H200 for VMAF + psnr + ciede at 1080p), which the first submit
+ * would do inside the run, stalling the decoders (the reading thread's
+ * queue of pairs fills in a few ms). Started instead once the reading
+ * thread ran, it did not hide behind the decoders' first frames: the
+ * reading thread waited 0.02-0.03 s for room (doc/performance.md). Nothing
+ * when a decoder cannot say its pictures' format before the first
  * (decoder_picture_format) or the two differ (the first submit says so).
  * 0 or a QGPU_ERR_* code. */
 static int start_early(Run *r, const Decoder *ref, const Decoder *dis)
@@ -740,12 +743,14 @@ static int start_early(Run *r, const Decoder *ref, const Decoder *dis)
  * threads' time copying NVDEC's frames on the GPU (cuda_ring.h). */
 static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
 {
-    fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: early start %.3f s, "
-            "waiting for pairs %.3f s, submits %.3f s (the first %.3f s), collect %.3f s; "
-            "decoding threads' copies into the CUDA ring (queued; waits when %d frames are "
-            "held): reference %.3f s, distorted %.3f s\n",
-            r->submitted, r->seconds, r->t_start, r->t_pairs, r->t_submit, r->t_first,
-            r->t_collect, QGPU_CUDA_HELD,
+    fprintf(r->msg, "qgpu: timing: the library's start in the set-up (qgpu_start) %.3f s\n",
+            r->t_start);
+    fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
+            "%.3f s, submits %.3f s (the first %.3f s), collect %.3f s; decoding threads' "
+            "copies into the CUDA ring (queued; waits when %d frames are held): reference "
+            "%.3f s, distorted %.3f s\n",
+            r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_first, r->t_collect,
+            QGPU_CUDA_HELD,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
     fprintf(r->msg, "qgpu: timing: reading thread: reading pairs %.3f s, waiting for room "
             "in the queue of pairs %.3f s\n", r->t_read, r->t_full);
@@ -787,11 +792,6 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
     if (reader_start(&reader, ref, dis, &ro, err, sizeof(err))) {
         fprintf(msg, "qgpu: %s\n", err);
         return o->pairing == PAIR_TIME ? EXIT_USAGE : EXIT_INTERNAL;
-    }
-    if (!o->decode_only && (ret = start_early(r, ref, dis))) {
-        fprintf(msg, "qgpu: %s%s\n", qgpu_last_error(r->ctx), oom_hint(ret));
-        status = exit_status(ret);
-        goto fail;
     }
     total = expected_pairs(o, ref, dis, reader_mode(reader));
     if (!o->quiet && reader_mode(reader) == PAIR_TIME) {
@@ -1231,6 +1231,11 @@ int run_pair(const Options *o, const RunSetup *s)
     }
     pinned_frames_attach(decoder_pinned_frames(ref), run.ctx);
     pinned_frames_attach(decoder_pinned_frames(dis), run.ctx);
+    if (!o->decode_only && (ret = start_early(&run, ref, dis))) {
+        fprintf(msg, "qgpu: %s%s\n", qgpu_last_error(run.ctx), oom_hint(ret));
+        ret = exit_status(ret);
+        goto out;
+    }
     ret = finish_run(&run, s, ref, dis, score(&run, ref, dis));
 out:
     if (output_close(&run.stream, err, sizeof(err))) {
