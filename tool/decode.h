@@ -184,8 +184,7 @@ void decoder_set_semiplanar(Decoder *dec, int pass);
  * layout, bitdepth; no data), known once decoder_start and the output
  * settings are done: 1 and *fmt set, 0 when not known before the first
  * picture (no frame yet; the mixed decode). The tool starts the library's
- * stream with it (qgpu_start) while the decoders decode their first
- * frames. */
+ * stream with it (qgpu_start) in its set-up. */
 int decoder_picture_format(const Decoder *dec, QgpuPicture *fmt);
 
 /* Next picture: 1 and *pic filled (valid until the next call), 0 at the end,

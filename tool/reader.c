@@ -33,7 +33,7 @@ struct Reader {
     volatile sig_atomic_t *cancel;
     /* QGPU_TIMING: the reading thread's seconds reading pairs (decoding,
      * or waiting for the decoding threads) and waiting for room in the
-     * queue (the scoring thread behind) */
+     * queue (the scoring thread behind); written under the lock */
     double t_read, t_full;
 };
 
@@ -92,21 +92,23 @@ static void *reader_thread(void *opaque)
 {
     Reader *r = opaque;
     int ret = 0;
+    double reading = 0.0; /* the last read's seconds, added under the lock */
     for (;;) {
         FramePair pair;
         void *rf, *df;
-        double t = monotonic_seconds(), t_read;
+        double t = monotonic_seconds();
         pthread_mutex_lock(&r->lock);
         while (r->count == QUEUE_SIZE && !r->stop)
             pthread_cond_wait(&r->changed, &r->lock);
         int stop = r->stop;
+        t = monotonic_seconds() - t;
+        r->t_full += t;
         pthread_mutex_unlock(&r->lock);
         if (stop)
             break;
-        t_read = monotonic_seconds();
-        r->t_full += t_read - t;
+        t = monotonic_seconds();
         ret = pairer_next(r->pairer, &rf, &df, r->message, sizeof(r->message));
-        r->t_read += monotonic_seconds() - t_read;
+        reading = monotonic_seconds() - t;
         if (ret != 1)
             break;
         memset(&pair, 0, sizeof(pair));
@@ -117,10 +119,13 @@ static void *reader_thread(void *opaque)
         pthread_mutex_lock(&r->lock);
         r->queue[(r->head + r->count) % QUEUE_SIZE] = pair;
         r->count++;
+        r->t_read += reading;
+        reading = 0.0;
         pthread_cond_broadcast(&r->changed);
         pthread_mutex_unlock(&r->lock);
     }
     pthread_mutex_lock(&r->lock);
+    r->t_read += reading;
     r->error = ret < 0 ? ret : 0;
     r->done = 1;
     pthread_cond_broadcast(&r->changed);
