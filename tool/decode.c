@@ -820,6 +820,25 @@ void decoder_set_semiplanar(Decoder *d, int pass)
     d->pass_semiplanar = pass;
 }
 
+int decoder_picture_format(const Decoder *d, QgpuPicture *fmt)
+{
+    int depth = FFMIN(d->src_bitdepth, d->out_bitdepth);
+    memset(fmt, 0, sizeof(*fmt));
+    if (!d->have_first || d->upload)
+        return 0; /* no frame; the mixed decode's frames made semi-planar */
+    fmt->width = d->out_w;
+    fmt->height = d->out_h;
+    fmt->layout = d->out_layout;
+    fmt->bitdepth = d->out_bitdepth;
+    /* deliver(): semi-planar frames go out as they are when passes_as_is
+     * holds, and every frame has the first one's size, format and range */
+    if (d->pass_semiplanar && semi_depth(d, d->src_fmt) == depth && d->src_w == d->out_w &&
+        d->src_h == d->out_h && d->out_layout == QGPU_LAYOUT_420 &&
+        !(d->to_limited && d->full_range) && d->out_bitdepth == depth)
+        fmt->layout = QGPU_LAYOUT_NV12;
+    return 1;
+}
+
 /* Converts frame into d->converted (size out_w x out_h, layout out_layout,
  * depth depth, limited range when asked) with swscale. */
 static int convert(Decoder *d, const AVFrame *frame, int depth, char *err, size_t err_len)

@@ -180,6 +180,13 @@ unsigned decoder_upload_misses(const Decoder *dec);
  * takes one layout per pair); else they are split into planar 4:2:0. */
 void decoder_set_semiplanar(Decoder *dec, int pass);
 
+/* The format of the pictures decoder_read will deliver (width, height,
+ * layout, bitdepth; no data), known once decoder_start and the output
+ * settings are done: 1 and *fmt set, 0 when not known before the first
+ * picture (no frame yet; the mixed decode). The tool starts the library's
+ * stream with it (qgpu_start) in its set-up. */
+int decoder_picture_format(const Decoder *dec, QgpuPicture *fmt);
+
 /* Next picture: 1 and *pic filled (valid until the next call), 0 at the end,
  * negative on an error that ends the input (message in err): a read
  * error, out of memory, a failed conversion, a frame whose size, pixel

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "prefetch.h"
 #include "reader.h"
 
@@ -30,6 +31,10 @@ struct Reader {
     char message[1024];
     int stop;
     volatile sig_atomic_t *cancel;
+    /* QGPU_TIMING: the reading thread's seconds reading pairs (decoding,
+     * or waiting for the decoding threads) and waiting for room in the
+     * queue (the scoring thread behind); written under the lock */
+    double t_read, t_full;
 };
 
 /* PairSource callbacks over a Decoder, read on the reader's thread. */
@@ -87,17 +92,23 @@ static void *reader_thread(void *opaque)
 {
     Reader *r = opaque;
     int ret = 0;
+    double reading = 0.0; /* the last read's seconds, added under the lock */
     for (;;) {
         FramePair pair;
         void *rf, *df;
+        double t = monotonic_seconds();
         pthread_mutex_lock(&r->lock);
         while (r->count == QUEUE_SIZE && !r->stop)
             pthread_cond_wait(&r->changed, &r->lock);
         int stop = r->stop;
+        t = monotonic_seconds() - t;
+        r->t_full += t;
         pthread_mutex_unlock(&r->lock);
         if (stop)
             break;
+        t = monotonic_seconds();
         ret = pairer_next(r->pairer, &rf, &df, r->message, sizeof(r->message));
+        reading = monotonic_seconds() - t;
         if (ret != 1)
             break;
         memset(&pair, 0, sizeof(pair));
@@ -108,10 +119,13 @@ static void *reader_thread(void *opaque)
         pthread_mutex_lock(&r->lock);
         r->queue[(r->head + r->count) % QUEUE_SIZE] = pair;
         r->count++;
+        r->t_read += reading;
+        reading = 0.0;
         pthread_cond_broadcast(&r->changed);
         pthread_mutex_unlock(&r->lock);
     }
     pthread_mutex_lock(&r->lock);
+    r->t_read += reading;
     r->error = ret < 0 ? ret : 0;
     r->done = 1;
     pthread_cond_broadcast(&r->changed);
@@ -253,6 +267,14 @@ void reader_stats(Reader *r, PairStats *stats)
 {
     pthread_mutex_lock(&r->lock);
     pairer_stats(r->pairer, stats);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void reader_timing(Reader *r, double *read, double *full)
+{
+    pthread_mutex_lock(&r->lock);
+    *read = r->t_read;
+    *full = r->t_full;
     pthread_mutex_unlock(&r->lock);
 }
 

@@ -42,6 +42,11 @@ void reader_release(FramePair *pair);
  * mismatches. Final after reader_next returned 0. */
 void reader_stats(Reader *reader, PairStats *stats);
 
+/* QGPU_TIMING: the reading thread's seconds so far reading pairs
+ * (decoding them, or waiting for the decoding threads) and waiting for
+ * room in its queue of pairs. */
+void reader_timing(Reader *reader, double *read, double *full);
+
 /* Stops the thread (also mid-stream, also while it waits on a stalled
  * pipe) and frees everything. */
 void reader_stop(Reader **reader);

@@ -568,7 +568,10 @@ typedef struct Run {
     /* QGPU_TIMING=1: the scoring thread's seconds waiting for pairs, in
      * the submits, in collect */
     double t_pairs, t_submit, t_collect;
-    double t_first; /* the first pair's submit (the library's set-up with it) */
+    double t_first; /* the first pair's submit (the library's set-up with it
+                       unless start_early did it) */
+    double t_start; /* start_early's qgpu_start in the set-up (0: not started) */
+    double t_read, t_full; /* the reading thread's (reader_timing) */
 } Run;
 
 /* One frame of --log-stream; a write error stops the run. */
@@ -712,10 +715,36 @@ static void print_zero_copy(FILE *msg, const QgpuContext *ctx, const Decoder *re
                     i ? "distorted" : "reference", note[i]);
 }
 
+/* The library's stream started for the pictures' format (qgpu_start) in
+ * the set-up, before the reading thread: the features' set-up (0.015-0.024
+ * s on the H200 for VMAF + psnr + ciede at 1080p), which the first submit
+ * would do inside the run, stalling the decoders (the reading thread's
+ * queue of pairs fills in a few ms). Started instead once the reading
+ * thread ran, it did not hide behind the decoders' first frames: the
+ * reading thread waited 0.02-0.03 s for room (doc/performance.md). Nothing
+ * when a decoder cannot say its pictures' format before the first
+ * (decoder_picture_format) or the two differ (the first submit says so).
+ * 0 or a QGPU_ERR_* code. */
+static int start_early(Run *r, const Decoder *ref, const Decoder *dis)
+{
+    QgpuPicture a, b;
+    double t = monotonic_seconds();
+    int ret;
+    if (!decoder_picture_format(ref, &a) || !decoder_picture_format(dis, &b) ||
+        a.width != b.width || a.height != b.height || a.layout != b.layout ||
+        a.bitdepth != b.bitdepth)
+        return 0;
+    ret = qgpu_start(r->ctx, a.width, a.height, a.layout, a.bitdepth);
+    r->t_start = monotonic_seconds() - t;
+    return ret;
+}
+
 /* QGPU_TIMING=1: where the scoring thread's time went, and the decoding
  * threads' time copying NVDEC's frames on the GPU (cuda_ring.h). */
 static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
 {
+    fprintf(r->msg, "qgpu: timing: the library's start in the set-up (qgpu_start) %.3f s\n",
+            r->t_start);
     fprintf(r->msg, "qgpu: timing: %u pairs in %.3f s; scoring thread: waiting for pairs "
             "%.3f s, submits %.3f s (the first %.3f s), collect %.3f s; decoding threads' "
             "copies into the CUDA ring (queued; waits when %d frames are held): reference "
@@ -723,6 +752,8 @@ static void print_timing(const Run *r, const Decoder *ref, const Decoder *dis)
             r->submitted, r->seconds, r->t_pairs, r->t_submit, r->t_first, r->t_collect,
             QGPU_CUDA_HELD,
             decoder_zero_copy_seconds(ref), decoder_zero_copy_seconds(dis));
+    fprintf(r->msg, "qgpu: timing: reading thread: reading pairs %.3f s, waiting for room "
+            "in the queue of pairs %.3f s\n", r->t_read, r->t_full);
     fprintf(r->msg, "qgpu: timing: %u pairs from pinned frames (CPU decoders' frames given "
             "FFmpeg's buffers for want of a free block: reference %u, distorted %u)\n",
             pinned_frames_submitted(decoder_pinned_frames(ref)),
@@ -852,6 +883,7 @@ static int score(Run *r, Decoder *ref, Decoder *dis)
         report_pairing(msg, o, reader, r->submitted);
     }
     reader_stats(reader, &st);
+    reader_timing(reader, &r->t_read, &r->t_full);
     reader_stop(&reader);
     report_errors(ref, dis, &st, r);
     if ((ret = qgpu_flush(r->ctx)) < 0) {
@@ -1199,6 +1231,11 @@ int run_pair(const Options *o, const RunSetup *s)
     }
     pinned_frames_attach(decoder_pinned_frames(ref), run.ctx);
     pinned_frames_attach(decoder_pinned_frames(dis), run.ctx);
+    if (!o->decode_only && (ret = start_early(&run, ref, dis))) {
+        fprintf(msg, "qgpu: %s%s\n", qgpu_last_error(run.ctx), oom_hint(ret));
+        ret = exit_status(ret);
+        goto out;
+    }
     ret = finish_run(&run, s, ref, dis, score(&run, ref, dis));
 out:
     if (output_close(&run.stream, err, sizeof(err))) {

@@ -74,7 +74,8 @@ struct QgpuContext {
     int max_lookahead;
 
     /* stream state */
-    bool started;          /* first submit done: format fixed, features ready */
+    bool started;          /* qgpu_start or the first submit done: format fixed,
+                              features ready */
     bool flushed;
     bool failed;           /* an unrecoverable error happened; only close works */
     QgpuVideoFormat fmt;   /* what features see */

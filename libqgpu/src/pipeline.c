@@ -249,7 +249,8 @@ void qgpu_pipeline_release(QgpuContext *ctx)
     qgpu_kernel_release(&ctx->split_chroma);
 }
 
-/* First submit: the format is known; set up features, hooks and slots. */
+/* The format is known (qgpu_start, else the first submit): set up
+ * features, hooks and slots. */
 static int start(QgpuContext *ctx, const QgpuPicture *pic)
 {
     int err, chroma = needs_chroma(ctx);
@@ -568,6 +569,42 @@ int qgpu_submit_check(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPictur
     return 0;
 }
 
+/* Whether pic has the format the stream started with. */
+static int started_as(const QgpuContext *ctx, const QgpuPicture *pic)
+{
+    return pic->width == ctx->in_fmt.width && pic->height == ctx->in_fmt.height &&
+           pic->layout == ctx->in_layout && pic->bitdepth == ctx->in_fmt.bitdepth;
+}
+
+int qgpu_start(QgpuContext *ctx, int width, int height, int layout, int bitdepth)
+{
+    QgpuPicture pic = {.width = width, .height = height, .layout = layout,
+                       .bitdepth = bitdepth};
+    int err;
+
+    if (!ctx)
+        return QGPU_ERR_INVALID_ARG;
+    if ((err = usable(ctx)))
+        return err;
+    if (ctx->flushed)
+        return qgpu_error(ctx, QGPU_ERR_STATE, "start after flush");
+    if (ctx->nb_features == 0)
+        return qgpu_error(ctx, QGPU_ERR_STATE, "no feature enabled (qgpu_enable_feature)");
+    if ((err = qgpu_picture_check(ctx, &pic, "start", 0)))
+        return err;
+    if (ctx->started) {
+        if (started_as(ctx, &pic))
+            return 0; /* the same format again: nothing to do */
+        return qgpu_error(ctx, QGPU_ERR_MISMATCH,
+                          "start as %dx%d %s %d-bit but the stream started as %dx%d %s %d-bit",
+                          width, height, layout_name(layout), bitdepth, ctx->in_fmt.width,
+                          ctx->in_fmt.height, layout_name(ctx->in_layout),
+                          ctx->in_fmt.bitdepth);
+    }
+    err = start(ctx, &pic);
+    return err ? fail(ctx, err) : 0;
+}
+
 int qgpu_submit_slot(QgpuContext *ctx, const QgpuPicture *ref, QgpuSlot **out)
 {
     QgpuSlot *slot;
@@ -577,14 +614,14 @@ int qgpu_submit_slot(QgpuContext *ctx, const QgpuPicture *ref, QgpuSlot **out)
         err = start(ctx, ref);
         if (err)
             return fail(ctx, err);
-    } else if (ref->width != ctx->in_fmt.width || ref->height != ctx->in_fmt.height ||
-               ref->layout != ctx->in_layout || ref->bitdepth != ctx->in_fmt.bitdepth) {
+    } else if (!started_as(ctx, ref)) {
         return qgpu_error(ctx, QGPU_ERR_MISMATCH,
                           "frame %u is %dx%d %s %d-bit but the stream started as %dx%d %s "
-                          "%d-bit",
+                          "%d-bit%s",
                           ctx->submitted, ref->width, ref->height, layout_name(ref->layout),
                           ref->bitdepth, ctx->in_fmt.width, ctx->in_fmt.height,
-                          layout_name(ctx->in_layout), ctx->in_fmt.bitdepth);
+                          layout_name(ctx->in_layout), ctx->in_fmt.bitdepth,
+                          ctx->submitted ? "" : " (qgpu_start)");
     }
     /* every slot busy: the oldest frame must leave the device first */
     if (ctx->submitted - ctx->processed >= (unsigned)ctx->slot_count) {

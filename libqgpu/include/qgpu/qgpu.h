@@ -194,8 +194,25 @@ typedef struct QgpuPicture {
  * caller's buffers may be reused as soon as it returns. Returns at once
  * unless every pipeline slot holds a frame not yet collected; then it waits
  * for the oldest one to finish on the device (it stays collectable).
- * The first submit fixes the geometry; later pictures must match it. */
+ * The first submit fixes the geometry (unless qgpu_start did); later
+ * pictures must match it. */
 QGPU_API int qgpu_submit(QgpuContext *ctx, const QgpuPicture *ref, const QgpuPicture *dist);
+
+/* Starts the stream for pictures of one format before the first submit:
+ * the work the first submit would do once it sees the format (the
+ * features' programs, kernels, buffers and tables, the models, the
+ * pipeline's slots), done now, so that a caller who knows the format
+ * early (a decoder's first frame) can overlap it with other work.
+ * width, height, layout and bitdepth as in QgpuPicture (no data). Every
+ * later submit, the first included, must match it (QGPU_ERR_MISMATCH
+ * otherwise; the context stays usable). Features, models and the compute
+ * bit depth must be set before it, as before a first submit. Calling it
+ * again with the same format does nothing; with another,
+ * QGPU_ERR_MISMATCH. QGPU_ERR_STATE with no feature enabled or after
+ * qgpu_flush. A failure of the set-up (e.g. QGPU_ERR_UNSUPPORTED: a size
+ * a metric cannot take) leaves the context failed, as the first submit's
+ * would. Scores are the same with or without it. Optional. */
+QGPU_API int qgpu_start(QgpuContext *ctx, int width, int height, int layout, int bitdepth);
 
 /* ---- Pictures in page-locked (pinned) host memory ----
  * qgpu_submit() copies both pictures into the library's own pinned memory
