@@ -75,7 +75,7 @@ if [ "$as_libvmaf" = yes ]; then
     cf=$src/configure
     patch_once "$cf" '^enabled libvmaf .*require_pkg_config libvmaf "qgpu' \
         '^enabled libvmaf .*require_pkg_config libvmaf "libvmaf' \
-        '/^enabled libvmaf .*require_pkg_config libvmaf "libvmaf/s/require_pkg_config libvmaf "libvmaf [^"]*" libvmaf\.h vmaf_init/require_pkg_config libvmaf "qgpu >= 0.1.0" qgpu\/qgpu.h qgpu_open/'
+        '/^enabled libvmaf .*require_pkg_config libvmaf "libvmaf/s/require_pkg_config libvmaf "libvmaf [^"]*" libvmaf\.h vmaf_init/require_pkg_config libvmaf "qgpu >= 0.3.0" qgpu\/qgpu.h qgpu_open/'
     grep -q '^enabled libvmaf .*require_pkg_config libvmaf "qgpu' "$cf" &&
         grep -q 'vf_qgpu_libvmaf.o' "$mk" || die "libvmaf registration incomplete in $src"
     echo "register-filter.sh: libqgpu's filter registered as libvmaf in $src"
@@ -113,7 +113,7 @@ if ! grep -q 'qgpu_filter_deps' "$cf"; then
 }' \
         -e '0,/^libvmaf_filter_deps=/{/^libvmaf_filter_deps=/a qgpu_filter_deps="libqgpu"
 }' \
-        -e '0,/^enabled libvmaf /{/^enabled libvmaf /i enabled libqgpu           \&\& require_pkg_config libqgpu "qgpu >= 0.1.0" qgpu/qgpu.h qgpu_open
+        -e '0,/^enabled libvmaf /{/^enabled libvmaf /i enabled libqgpu           \&\& require_pkg_config libqgpu "qgpu >= 0.3.0" qgpu/qgpu.h qgpu_open
 }' \
         -e '0,/^  --enable-libvmaf /{/^  --enable-libvmaf /i\  --enable-libqgpu         enable qgpu filter via libqgpu (video quality metrics on OpenCL) [no]
 }' \
