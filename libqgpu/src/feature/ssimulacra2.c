@@ -247,7 +247,8 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * each, wt-ss2i). The cap is program-wide but binds only ss2_hblur:
      * NVIDIA's compiler ignores it for kernels with a reqd_work_group_size,
      * which ss2_hblur alone does not declare (ss2_vblur_maps at 96 spilled;
-     * it takes 128 registers with or without the cap, 8 bytes spilled). */
+     * ptxas gives it 116 registers, no spill, since wt-ss2k skipped the
+     * unweighted terms: 128 with 8 bytes spilled before). */
     char opts[192];
     snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
              qgpu_fp32_correctly_rounded(ctx)
