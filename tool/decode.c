@@ -121,6 +121,16 @@ static int semi_depth(const Decoder *d, enum AVPixelFormat f)
     return depth;
 }
 
+/* Whether semi-planar pictures of this format and size go out as they
+ * are (QGPU_LAYOUT_NV12) at `depth`: passes_as_is for a frame, and
+ * decoder_picture_format for the first frame's description. */
+static int semiplanar_as_is(const Decoder *d, enum AVPixelFormat format, int w, int h, int depth)
+{
+    return semi_depth(d, format) == depth && w == d->out_w && h == d->out_h &&
+           d->out_layout == QGPU_LAYOUT_420 && d->pass_semiplanar &&
+           !(d->to_limited && d->full_range) && d->out_bitdepth == depth;
+}
+
 /* The depth of a frame in GPU memory's samples (its software format's,
  * or the codec's when fewer bits: 12-bit video in P016), 0 for others. */
 static int hw_depth(const Decoder *d, const AVFrame *f)
@@ -832,9 +842,7 @@ int decoder_picture_format(const Decoder *d, QgpuPicture *fmt)
     fmt->bitdepth = d->out_bitdepth;
     /* deliver(): semi-planar frames go out as they are when passes_as_is
      * holds, and every frame has the first one's size, format and range */
-    if (d->pass_semiplanar && semi_depth(d, d->src_fmt) == depth && d->src_w == d->out_w &&
-        d->src_h == d->out_h && d->out_layout == QGPU_LAYOUT_420 &&
-        !(d->to_limited && d->full_range) && d->out_bitdepth == depth)
+    if (semiplanar_as_is(d, d->src_fmt, d->src_w, d->src_h, depth))
         fmt->layout = QGPU_LAYOUT_NV12;
     return 1;
 }
@@ -1050,9 +1058,7 @@ static int check_frame(Decoder *d, const AVFrame *f, char *err, size_t err_len)
 /* A semi-planar frame goes out as it is (QGPU_LAYOUT_NV12). */
 static int passes_as_is(const Decoder *d, const AVFrame *f, int depth)
 {
-    return semi_depth(d, f->format) == depth && f->width == d->out_w && f->height == d->out_h &&
-           d->out_layout == QGPU_LAYOUT_420 && d->pass_semiplanar &&
-           !(d->to_limited && d->full_range) && d->out_bitdepth == depth;
+    return semiplanar_as_is(d, f->format, f->width, f->height, depth);
 }
 
 /* d->frame (a good frame) as the next picture. */
