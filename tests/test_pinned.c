@@ -32,30 +32,6 @@ typedef struct Case {
     int mixed;            /* odd frames through qgpu_submit() */
 } Case;
 
-static int planes_of(int layout)
-{
-    return layout == QGPU_LAYOUT_400 ? 1 : layout == QGPU_LAYOUT_NV12 ? 2 : 3;
-}
-
-static size_t row_bytes(const QgpuPicture *pic, int p)
-{
-    /* a planar picture of the same samples gives the plane widths */
-    QgpuPicture planar = *pic;
-    size_t bps = pic->bitdepth > 8 ? 2 : 1;
-    if (planar.layout == QGPU_LAYOUT_NV12)
-        planar.layout = QGPU_LAYOUT_420;
-    size_t row = (size_t)test_plane_w(&planar, p) * bps;
-    return pic->layout == QGPU_LAYOUT_NV12 && p == 1 ? 2 * row : row;
-}
-
-static int plane_rows(const QgpuPicture *pic, int p)
-{
-    QgpuPicture planar = *pic;
-    if (planar.layout == QGPU_LAYOUT_NV12)
-        planar.layout = QGPU_LAYOUT_420;
-    return test_plane_h(&planar, p);
-}
-
 static void put(unsigned char *row, int x, int bps, unsigned v)
 {
     if (bps == 2) {
@@ -86,10 +62,7 @@ static void fill(QgpuPicture *dst, const QgpuPicture *src)
             }
         return;
     }
-    for (int p = 0; p < planes_of(src->layout); p++)
-        for (int y = 0; y < plane_rows(src, p); y++)
-            memcpy((unsigned char *)dst->data[p] + y * dst->stride[p],
-                   (const unsigned char *)src->data[p] + y * src->stride[p], row_bytes(src, p));
+    test_picture_copy_rows(dst, src);
 }
 
 /* A new block holding one picture, its padding filled with junk. */
@@ -115,10 +88,10 @@ static int manual_pair(QgpuContext *ctx, const Case *c, QgpuPicture pics[2], Qgp
         pics[i].height = c->height;
         pics[i].layout = c->layout;
         pics[i].bitdepth = c->bitdepth;
-        for (int p = 0; p < planes_of(c->layout); p++) {
-            pics[i].stride[p] = (ptrdiff_t)(row_bytes(&pics[i], p) + (size_t)c->align);
+        for (int p = 0; p < test_plane_count(c->layout); p++) {
+            pics[i].stride[p] = (ptrdiff_t)(test_row_bytes(&pics[i], p) + (size_t)c->align);
             plane_offset[i][p] = offset;
-            offset += (size_t)pics[i].stride[p] * plane_rows(&pics[i], p);
+            offset += (size_t)pics[i].stride[p] * test_plane_rows(&pics[i], p);
         }
     }
     err = qgpu_pinned_alloc(ctx, offset + 7, block);
@@ -127,7 +100,7 @@ static int manual_pair(QgpuContext *ctx, const Case *c, QgpuPicture pics[2], Qgp
     base = qgpu_pinned_data(*block);
     memset(base, 0x5a, offset + 7);
     for (int i = 0; i < 2; i++)
-        for (int p = 0; p < planes_of(c->layout); p++)
+        for (int p = 0; p < test_plane_count(c->layout); p++)
             pics[i].data[p] = base + 7 + plane_offset[i][p]; /* 7: odd addresses */
     return 0;
 }

@@ -56,29 +56,15 @@ static int picture_make(TestPicture *t, const StartCase *c)
     return 0;
 }
 
-/* A copy of a host picture in a pinned block of ctx (rows copied as the
- * library reads them: the planes' packed rows). */
+/* A copy of a host picture in a pinned block of ctx. */
 static int pinned_copy(QgpuContext *ctx, const QgpuPicture *src, QgpuPicture *pic,
                        QgpuPinned **block)
 {
-    int bps = src->bitdepth > 8 ? 2 : 1;
-    int planes = src->layout == QGPU_LAYOUT_400 ? 1 : src->layout == QGPU_LAYOUT_NV12 ? 2 : 3;
     int err = qgpu_pinned_picture_alloc(ctx, src->width, src->height, src->layout,
                                         src->bitdepth, 0, 0, pic, block);
-    if (err)
-        return err;
-    for (int p = 0; p < planes; p++) {
-        int rows = p ? test_plane_h(src, 1) : src->height;
-        size_t row = (size_t)(p ? test_plane_w(src, 1) : src->width) * bps;
-        if (src->layout == QGPU_LAYOUT_NV12 && p == 1) {
-            rows = (src->height + 1) / 2;
-            row = (size_t)((src->width + 1) / 2) * 2 * bps;
-        }
-        for (int y = 0; y < rows; y++)
-            memcpy((unsigned char *)pic->data[p] + y * pic->stride[p],
-                   (const unsigned char *)src->data[p] + y * src->stride[p], row);
-    }
-    return 0;
+    if (!err)
+        test_picture_copy_rows(pic, src);
+    return err;
 }
 
 /* One pair to ctx, from pinned blocks when asked (dropped right after the

@@ -73,6 +73,42 @@ int test_plane_h(const QgpuPicture *p, int plane)
     return ss ? (p->height + 1) / 2 : p->height;
 }
 
+int test_plane_count(int layout)
+{
+    return layout == QGPU_LAYOUT_400 ? 1 : layout == QGPU_LAYOUT_NV12 ? 2 : 3;
+}
+
+/* NV12's planes have 4:2:0's sizes (plane 1: twice the samples a row) */
+static QgpuPicture as_planar(const QgpuPicture *p)
+{
+    QgpuPicture planar = *p;
+    if (planar.layout == QGPU_LAYOUT_NV12)
+        planar.layout = QGPU_LAYOUT_420;
+    return planar;
+}
+
+int test_plane_rows(const QgpuPicture *p, int plane)
+{
+    QgpuPicture planar = as_planar(p);
+    return test_plane_h(&planar, plane);
+}
+
+size_t test_row_bytes(const QgpuPicture *p, int plane)
+{
+    QgpuPicture planar = as_planar(p);
+    size_t row = (size_t)test_plane_w(&planar, plane) * (p->bitdepth > 8 ? 2 : 1);
+    return p->layout == QGPU_LAYOUT_NV12 && plane == 1 ? 2 * row : row;
+}
+
+void test_picture_copy_rows(QgpuPicture *dst, const QgpuPicture *src)
+{
+    for (int p = 0; p < test_plane_count(src->layout); p++)
+        for (int y = 0; y < test_plane_rows(src, p); y++)
+            memcpy((unsigned char *)dst->data[p] + y * dst->stride[p],
+                   (const unsigned char *)src->data[p] + y * src->stride[p],
+                   test_row_bytes(src, p));
+}
+
 int test_picture_alloc(TestPicture *t, int w, int h, int layout, int bitdepth, int extra_stride)
 {
     int bps = bitdepth > 8 ? 2 : 1;

@@ -47,6 +47,14 @@ void *test_luma_copy(const QgpuPicture *p);
 /* Plane geometry helpers (ceil chroma as stored). */
 int test_plane_w(const QgpuPicture *p, int plane);
 int test_plane_h(const QgpuPicture *p, int plane);
+/* The same with NV12 (plane 1: the Cb Cr pairs) as the library reads it:
+ * planes of a layout, a plane's rows, and the bytes of a row's samples. */
+int test_plane_count(int layout);
+int test_plane_rows(const QgpuPicture *p, int plane);
+size_t test_row_bytes(const QgpuPicture *p, int plane);
+/* Copies the samples of src into dst, a picture of the same size, layout
+ * (NV12 included) and depth, row by row (their strides may differ). */
+void test_picture_copy_rows(QgpuPicture *dst, const QgpuPicture *src);
 /* Sample read/write. */
 unsigned test_sample(const QgpuPicture *p, int plane, int x, int y);
 void test_set_sample(TestPicture *t, int plane, int x, int y, unsigned v);
