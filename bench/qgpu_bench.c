@@ -5,12 +5,14 @@
  *
  *   qgpu-bench -r REF.y4m -d DIST.y4m [--cases LIST] [--sizes 1080p,2160p]
  *              [--bits 8,10] [--seconds S] [--frames N] [--device SPEC]
- *              [--depth N] [--path pinned|staging|both]
+ *              [--depth N] [--path pinned|staging|both] [--warmup S]
  *
  * Frames are read once, tiled to the target size, converted to the target
  * bit depth (<< 2 for 10-bit, as the 10-bit goldens were made) and kept in
  * host memory; each case then scores them round-robin for S seconds, three
- * times; the table gives the median. QGPU_PROFILE=1 adds per-kernel device
+ * times; the table gives the median. Before the first case the device runs
+ * that case untimed for --warmup seconds (default 1), so a device that
+ * starts at idle clocks does not make the first row read low. QGPU_PROFILE=1 adds per-kernel device
  * times (profiling events; slower); QGPU_TIMING=1 prints the library's split
  * of the last run's submits (host seconds enqueueing copies and kernels,
  * waiting for results, collecting).
@@ -306,7 +308,34 @@ typedef struct Options {
     const char *device;
     int depth;
     double seconds;
+    double warmup; /* untimed seconds before the first case */
 } Options;
+
+/* Runs a case untimed for opts->warmup seconds, so the device's clocks are
+ * up before the first measured run. 0, or -1 when no context opens
+ * (reported); a case that fails is left to its measured run to report. */
+static int warm_up(const Case *c, FrameSet *set, int path, const Options *opts)
+{
+    QgpuContext *ctx = NULL;
+    QgpuConfig cfg;
+    unsigned frames = 0;
+    double fps = 0.0;
+
+    qgpu_config_default(&cfg);
+    cfg.device = opts->device;
+    cfg.pipeline_depth = opts->depth;
+    if (qgpu_open(&ctx, &cfg)) {
+        fprintf(stderr, "qgpu-bench: %s\n", qgpu_open_error());
+        return -1;
+    }
+    if (enable_case(ctx, c) == 0 && (path != PATH_PINNED || frameset_pin(ctx, set) == 0))
+        fps = timed_run(ctx, set, path, opts->warmup, 2 * opts->depth + 2, &frames);
+    qgpu_close(&ctx);
+    frameset_unpin(set);
+    fprintf(stderr, "warm-up: %s for %.1f s (%.1f fps, not counted)\n", c->label, opts->warmup,
+            fps > 0.0 ? fps : 0.0);
+    return 0;
+}
 
 /* One row of the table: a case over one path, the median of three runs,
  * each in a new context. 0, 1 when the case failed (reported), -1 when
@@ -389,18 +418,42 @@ static int bench_case(const Case *c, FrameSet *set, int path, const Options *opt
     return 0;
 }
 
+/* Copies one piece of a --cases list; 0, or -1 when it does not fit. */
+static int copy_piece(char *dst, size_t size, const char *src, const char *what)
+{
+    if (strlen(src) >= size) {
+        fprintf(stderr, "qgpu-bench: %s '%s' is longer than %zu characters\n", what, src,
+                size - 1);
+        return -1;
+    }
+    memcpy(dst, src, strlen(src) + 1);
+    return 0;
+}
+
+/* The cases of a --cases list; their count, or -1 (reported) when the list
+ * holds more cases or specs than the tables take. */
 static int parse_cases(const char *text, Case *cases)
 {
-    int n = 0;
+    int n = 0, err = 0;
     char *copy = strdup(text), *save = NULL;
-    for (char *item = strtok_r(copy, ";", &save); item && n < MAX_CASES;
+    if (!copy)
+        return -1;
+    for (char *item = strtok_r(copy, ";", &save); item && !err;
          item = strtok_r(NULL, ";", &save)) {
+        if (n == MAX_CASES) {
+            fprintf(stderr, "qgpu-bench: more than %d cases\n", MAX_CASES);
+            err = 1;
+            break;
+        }
         Case *c = &cases[n++];
         char *eq = strchr(item, '='), *save2 = NULL;
         memset(c, 0, sizeof(*c));
         if (eq)
             *eq = '\0';
-        snprintf(c->label, sizeof(c->label), "%s", item);
+        if (copy_piece(c->label, sizeof(c->label), item, "case label")) {
+            err = 1;
+            break;
+        }
         if (!eq && !strcmp(item, "all")) {
             /* everything: the VMAF model and every feature */
             snprintf(c->specs[c->nb_specs++], sizeof(c->specs[0]), "model:version=vmaf_v0.6.1");
@@ -409,12 +462,21 @@ static int parse_cases(const char *text, Case *cases)
                          qgpu_feature_name(i));
             continue;
         }
-        for (char *s = strtok_r(eq ? eq + 1 : item, "+", &save2); s && c->nb_specs < MAX_SPECS;
-             s = strtok_r(NULL, "+", &save2))
-            snprintf(c->specs[c->nb_specs++], sizeof(c->specs[0]), "%s", s);
+        for (char *s = strtok_r(eq ? eq + 1 : item, "+", &save2); s;
+             s = strtok_r(NULL, "+", &save2)) {
+            if (c->nb_specs == MAX_SPECS) {
+                fprintf(stderr, "qgpu-bench: %s: more than %d specs\n", c->label, MAX_SPECS);
+                err = 1;
+                break;
+            }
+            if (copy_piece(c->specs[c->nb_specs++], sizeof(c->specs[0]), s, "spec")) {
+                err = 1;
+                break;
+            }
+        }
     }
     free(copy);
-    return n;
+    return err ? -1 : n;
 }
 
 static void usage(void)
@@ -424,14 +486,16 @@ static void usage(void)
             "       (a spec is a feature, or model:SPEC for a VMAF model; 'all' is the\n"
             "       vmaf_v0.6.1 model plus every feature)\n"
             "       [--sizes 1080p,2160p,WxH] [--bits 8,10] [--seconds 5] [--frames 8]\n"
-            "       [--device SPEC] [--depth N] [--path pinned|staging|both]\n");
+            "       [--device SPEC] [--depth N] [--path pinned|staging|both]\n"
+            "       [--warmup S] (untimed seconds of the first case first; default 1)\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *ref_path = NULL, *dist_path = NULL;
-    Options opts = {NULL, 4, 5.0};
-    char cases_text[2048] = "psnr;vmaf=model:version=vmaf_v0.6.1;all", sizes_text[256] = "1080p,2160p", bits_text[64] = "8,10";
+    Options opts = {NULL, 4, 5.0, 1.0};
+    const char *cases_text = "psnr;vmaf=model:version=vmaf_v0.6.1;all";
+    char sizes_text[256] = "1080p,2160p", bits_text[64] = "8,10";
     int max_frames = 8, paths = PATH_PINNED;
     Case cases[MAX_CASES];
     unsigned char *src_ref[MAX_FRAMES], *src_dist[MAX_FRAMES];
@@ -447,13 +511,14 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "-r")) ref_path = argv[++i];
         else if (!strcmp(a, "-d")) dist_path = argv[++i];
-        else if (!strcmp(a, "--cases")) snprintf(cases_text, sizeof(cases_text), "%s", argv[++i]);
+        else if (!strcmp(a, "--cases")) cases_text = argv[++i];
         else if (!strcmp(a, "--sizes")) snprintf(sizes_text, sizeof(sizes_text), "%s", argv[++i]);
         else if (!strcmp(a, "--bits")) snprintf(bits_text, sizeof(bits_text), "%s", argv[++i]);
         else if (!strcmp(a, "--seconds")) opts.seconds = atof(argv[++i]);
         else if (!strcmp(a, "--frames")) max_frames = atoi(argv[++i]);
         else if (!strcmp(a, "--device")) opts.device = argv[++i];
         else if (!strcmp(a, "--depth")) opts.depth = atoi(argv[++i]);
+        else if (!strcmp(a, "--warmup")) opts.warmup = atof(argv[++i]);
         else if (!strcmp(a, "--path")) {
             const char *p = argv[++i];
             paths = !strcmp(p, "pinned") ? PATH_PINNED : !strcmp(p, "staging") ? PATH_STAGING
@@ -480,6 +545,8 @@ int main(int argc, char **argv)
         return 1;
     }
     nb_cases = parse_cases(cases_text, cases);
+    if (nb_cases < 0)
+        return 2;
 
     printf("%-14s %-10s %4s %-8s %10s %9s %9s %10s %9s %11s %7s\n", "case", "size", "bits",
            "path", "fps", "ms/frame", "launches", "MB/frame", "H2D GB/s", "H2D-lim fps", "of lim");
@@ -511,6 +578,11 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
+            if (opts.warmup > 0.0 && nb_cases > 0 &&
+                warm_up(&cases[0], &set, paths & PATH_PINNED ? PATH_PINNED : PATH_STAGING,
+                        &opts) < 0)
+                return 1;
+            opts.warmup = 0.0; /* once: the device stays warm between cases */
             for (int c = 0; c < nb_cases; c++)
                 for (int path = PATH_STAGING; path <= PATH_PINNED; path <<= 1)
                     if ((paths & path) &&
