@@ -779,6 +779,8 @@ typedef struct Row {
     pid_t pid;
     double start;
     int signal, signal_ms, signal_sent;
+    char ready[256]; /* the signal's delay counts from this file's first byte */
+    double ready_at; /* when it was seen; 0 not yet */
     int rc;          /* exit status, 1000 + signal when killed, -1 not run */
     int pipe_rc;     /* the status comes from the .rc file */
     int skip;
@@ -946,6 +948,8 @@ static void build_command(int i)
         sscanf(v, "%15[^@]@%d", name, &r->signal_ms);
         r->signal = !strcmp(name, "TERM") ? SIGTERM : !strcmp(name, "HUP") ? SIGHUP : SIGINT;
     }
+    if ((v = flag(r, "ready", 0, buf, sizeof(buf)))) /* ready:FILE in the row's directory */
+        snprintf(r->ready, sizeof(r->ready), "%s/%s", dir, v);
     {
         const size_t cmd_len = 24576;
         const char *args = r->args;
@@ -987,6 +991,19 @@ static void start_row(int i)
     }
 }
 
+/* Whether a row's signal is due: MS after its start, or with ready:FILE,
+ * MS after FILE first held a byte (the tool is then past its set-up, however
+ * slowly a loaded machine started it). */
+static int signal_due(Row *r)
+{
+    struct stat st;
+    if (!r->ready[0])
+        return now() - r->start >= r->signal_ms / 1000.0;
+    if (r->ready_at == 0.0 && stat(r->ready, &st) == 0 && st.st_size > 0)
+        r->ready_at = now();
+    return r->ready_at > 0.0 && now() - r->ready_at >= r->signal_ms / 1000.0;
+}
+
 /* Waits for finished rows (and sends the signals that are due); returns
  * how many are still running. */
 static int reap(int running)
@@ -1007,7 +1024,7 @@ static int reap(int running)
         Row *r = &rows[i];
         if (!r->pid)
             continue;
-        if (r->signal && !r->signal_sent && now() - r->start >= r->signal_ms / 1000.0) {
+        if (r->signal && !r->signal_sent && signal_due(r)) {
             kill(r->pid, r->signal);
             r->signal_sent = 1;
         }
