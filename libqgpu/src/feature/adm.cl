@@ -323,9 +323,10 @@ static void decouple(int scale0, const int o[3], const int t[3], int r[3], int a
 #if ADM_FP64
     /* egl = egl_n * 2^-egl_s as a double: egl_n is an integer-valued double
      * (exact), 2^-egl_s (0 <= egl_s <= 60) a normal power of two built from
-     * its exponent bits, so the product is exact: ldexp's value, without
-     * its code for every sample that takes the gain */
-    const double egl_d = (double)egl_n * as_double((ulong)(1023 - egl_s) << 52);
+     * its exponent bits (common.cl's POW2_DOUBLE_BITS), so the product is
+     * exact: ldexp's value, without its code for every sample that takes
+     * the gain */
+    const double egl_d = (double)egl_n * as_double(POW2_DOUBLE_BITS(-egl_s));
 #endif
     for (int k = 0; k < 3; k++) {
         long tmp;

@@ -43,6 +43,15 @@ static inline int mirror_skip_start_edge(int i, int n)
     return clamp(i, 0, n - 1);
 }
 
+/* The bits of the double 2^e, -1022 <= e <= 1023 (a normal power of two):
+ * m * as_double(POW2_DOUBLE_BITS(e)) for an integer-valued double m is
+ * ldexp(m, e) exactly whenever that value is a normal double (one
+ * multiply, no ldexp call). A macro, not a function: the prelude is built
+ * into programs without cl_khr_fp64 too, where the type double may not
+ * appear. Used by vif.cl (the gain's eps and limit) and adm.cl (the gain
+ * limit). */
+#define POW2_DOUBLE_BITS(e) ((ulong)(1023 + (e)) << 52)
+
 /* libvmaf's left-to-right float row sums of two w x h term arrays stored
  * column by column (a[x * h + y]), for float_vif and float_ansnr:
  * ROW_SUMS_ROWS rows (y0 ...) per work-group of ROW_SUMS_WG work-items.

@@ -265,8 +265,10 @@ static inline vif_gain_t vif_gain_make(sd_t egl, ulong eps_m, int eps_e)
     g.eps_m = eps_m;
     g.eps_e = eps_e;
 #if VIF_FP64
-    g.egl_d = ldexp((double)egl.m, egl.e);
-    g.eps_d = ldexp((double)eps_m, eps_e);
+    /* m * 2^e, exact: egl in [1, 100] and eps = 6.5536e-6 are normal
+     * doubles (common.cl's POW2_DOUBLE_BITS) */
+    g.egl_d = (double)egl.m * as_double(POW2_DOUBLE_BITS(egl.e));
+    g.eps_d = (double)eps_m * as_double(POW2_DOUBLE_BITS(eps_e));
 #endif
     return g;
 }
