@@ -210,7 +210,7 @@ static void dwt_horizontal(__local int (*vlo)[ADM_SRC], __local int (*vhi)[ADM_S
         for (int b = 0; b < 4; b++)
             res[b] = wrap32((s[b] + hp_add) >> hp_shift);
     }
-    size_t plane = (size_t)bw * bh, at = (size_t)i * bw + j;
+    size_t plane = (size_t)bw * bh, at = (size_t)(uint)i * (uint)bw + (uint)j;
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         if (scale0)
@@ -424,7 +424,7 @@ static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[
         return;
     int o[3] = {ob[1], ob[2], ob[3]}, t[3] = {tb[1], tb[2], tb[3]}, r[3], a[3];
     decouple(scale0, o, t, r, a, cos_m, egl_n, egl_s, recip_q30);
-    size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)i * P[P_BW] + j;
+    size_t plane = (size_t)P[P_BW] * P[P_BH], at = (size_t)(uint)i * (uint)P[P_BW] + (uint)j;
     for (int k = 0; k < 3; k++) {
         if (scale0)
             rst16[k * plane + at] = (short)r[k];
@@ -440,6 +440,38 @@ static void store_rst(int scale0, __constant int *P, int i, int j, const int ob[
 #define ADM_WG (ADM_T * ADM_T)
 #define ADM_NSRC (ADM_SRC * ADM_SRC)
 #define ADM_LOADS ((ADM_NSRC + ADM_WG - 1) / ADM_WG)
+
+/* Where the work-item's ADM_LOADS samples of the source tile at (r0, c0)
+ * are read (sample lid + q * ADM_WG; past the tile's last sample, the last
+ * one again). A tile inside the w x h picture (most tiles; uniform across
+ * the work-group) needs no mirroring: each offset is the tile's first
+ * sample plus a 32-bit offset in the tile (r < ADM_SRC). The others are
+ * mirrored, with 32 x 32 -> 64-bit row offsets. The same samples either
+ * way: mirroring maps every index in [0, n) to itself. (The mirrored form
+ * for every tile spent most of the staging's instructions: two mirrorings
+ * and a 64 x 64-bit multiply a sample.) The two forms are separate loops
+ * so that the inside tiles run none of the mirroring. */
+static inline void tile_offsets(int r0, int c0, int w, int h, int pitch, size_t at[ADM_LOADS])
+{
+    const int lid = get_local_id(1) * ADM_T + get_local_id(0);
+    if (r0 >= 0 && c0 >= 0 && r0 + ADM_SRC <= h && c0 + ADM_SRC <= w) {
+        const size_t first = (size_t)(uint)r0 * (uint)pitch + (uint)c0;
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            at[q] = first + (uint)(r * pitch + c);
+        }
+    } else {
+#pragma unroll
+        for (int q = 0; q < ADM_LOADS; q++) {
+            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
+            int r = p / ADM_SRC, c = p % ADM_SRC;
+            at[q] = (size_t)(uint)mirror_skip_start_edge(r0 + r, h) * (uint)pitch +
+                    (uint)mirror_skip_start_edge(c0 + c, w);
+        }
+    }
+}
 
 static void stage_store(__local int (*src)[ADM_SRC][ADM_SRC + 1], int v[2][ADM_LOADS])
 {
@@ -466,21 +498,17 @@ void adm_dwt0(__global const uchar *ref, __global const uchar *dist, int bps, in
 {
     __local int src[2][ADM_SRC][ADM_SRC + 1];
     __local int vlo[2][ADM_T][ADM_SRC], vhi[2][ADM_T][ADM_SRC];
-    int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
     int shift_vp = bpc == 8 ? 8 : bpc, add_vp = 1 << (shift_vp - 1);
+    size_t at[ADM_LOADS];
     int v[2][ADM_LOADS];
+    tile_offsets(r0, c0, w, h, pitch, at);
 #pragma unroll
     for (int z = 0; z < 2; z++) {
         __global const uchar *pic = z ? dist : ref;
 #pragma unroll
-        for (int q = 0; q < ADM_LOADS; q++) {
-            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
-            int r = p / ADM_SRC, c = p % ADM_SRC;
-            size_t at = (size_t)mirror_skip_start_edge(r0 + r, h) * pitch +
-                        mirror_skip_start_edge(c0 + c, w);
-            v[z][q] = bps == 1 ? pic[at] : ((__global const ushort *)pic)[at];
-        }
+        for (int q = 0; q < ADM_LOADS; q++)
+            v[z][q] = bps == 1 ? pic[at[q]] : ((__global const ushort *)pic)[at[q]];
     }
     stage_store(src, v);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -515,7 +543,6 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
     const int vp_shift = scale == 1 ? 0 : 16;
     const long hp_add = scale == 2 ? 32768 : 16384;
     const int hp_shift = scale == 2 ? 16 : 15;
-    int lid = get_local_id(1) * ADM_T + get_local_id(0);
     int r0 = 2 * get_group_id(1) * ADM_T - 1, c0 = 2 * get_group_id(0) * ADM_T - 1;
     int i = get_group_id(1) * ADM_T + get_local_id(1), j = get_group_id(0) * ADM_T + get_local_id(0);
     size_t pd = 4 * (size_t)w * h; /* plane a of dist */
@@ -523,17 +550,14 @@ void adm_dwt123(__global const short *prev16, __global const int *prev, int from
      * plane a too */
     __global const short *dis16 = from16 ? prev16 + pd : 0;
     __global const int *dis = from16 ? 0 : prev + pd;
+    size_t at[ADM_LOADS];
     int v[2][ADM_LOADS];
+    tile_offsets(r0, c0, w, h, w, at);
 #pragma unroll
     for (int z = 0; z < 2; z++) {
 #pragma unroll
-        for (int q = 0; q < ADM_LOADS; q++) {
-            int p = min(lid + q * ADM_WG, ADM_NSRC - 1);
-            int r = p / ADM_SRC, c = p % ADM_SRC;
-            size_t at = z * pd + (size_t)mirror_skip_start_edge(r0 + r, h) * w +
-                        mirror_skip_start_edge(c0 + c, w);
-            v[z][q] = from16 ? prev16[at] : prev[at];
-        }
+        for (int q = 0; q < ADM_LOADS; q++)
+            v[z][q] = from16 ? prev16[z * pd + at[q]] : prev[z * pd + at[q]];
     }
     stage_store(src, v);
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -568,7 +592,9 @@ static inline void load_sample(__global const short *ref16, __global const int *
     int bw = P[P_BW], bh = P[P_BH];
     int inside = y >= P[P_TOP] - 1 && y <= P[P_BOTTOM] && x >= P[P_LEFT] - 1 && x <= P[P_RIGHT];
     size_t plane = (size_t)bw * bh;
-    size_t at = (size_t)mirror_skip_start_edge(y, bh) * bw + mirror_skip_start_edge(x, bw);
+    /* 32 x 32 -> 64-bit row offset: the mirrored indices are not negative */
+    size_t at = (size_t)(uint)mirror_skip_start_edge(y, bh) * (uint)bw +
+                (uint)mirror_skip_start_edge(x, bw);
     for (int k = 0; k < 3; k++) {
         o[k] = 0;
         t[k] = 0;
