@@ -130,11 +130,21 @@ __kernel void motion_sad(__global const PIX *cur, int cur_offset, __global const
         const int ya = y0 + g * VR; /* this work-item's first row */
         const int own_col = c >= R && c < R + TW && x < w;
         int dv[VR + 2 * R];
+        /* Rows ya - R .. ya + VR + R - 1 inside the picture (most
+         * work-items; uniform across a row group) need no mirroring: the
+         * first row's offset and 32-bit steps of w. The others are mirrored
+         * row by row, with 32 x 32 -> 64-bit row offsets (the same rows:
+         * mirroring maps [0, h) to itself). Each row mirrored with a
+         * 64 x 64-bit multiply was most of the column's addressing. */
+        const int rows_inside = ya >= R && ya + VR + R <= h;
+        const size_t first = (size_t)(uint)(rows_inside ? ya - R : 0) * (uint)w + (uint)xm;
 
 #pragma unroll
         for (int k = 0; k < VR + 2 * R; k++) {
             const int y = ya - R + k;
-            const size_t o = (size_t)mirror_skip_edge(y, h) * w + xm;
+            const size_t o = rows_inside
+                                 ? first + (uint)(k * w)
+                                 : (size_t)(uint)mirror_skip_edge(y, h) * (uint)w + (uint)xm;
             const int cv = cur[o];
             dv[k] = do_sad ? (int)prev[o] - cv : 0;
             if (own_col && k >= R && k < R + VR && y < h)
