@@ -381,7 +381,7 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
         if (inside) {
             for (int i = lid; i < IH * IW / 4; i += VIF_WG) {
                 int ry = i / (IW / 4), rx = 4 * (i - ry * (IW / 4)); /* 4 * i == ry * IW + rx */
-                size_t o = (size_t)(y0 - R + ry) * w + (x0 - R + rx);
+                size_t o = (size_t)(uint)(y0 - R + ry) * (uint)w + (uint)(x0 - R + rx);
                 if (IN8) {
                     *(__local ushort4 *)(in_r + 4 * i) =
                         convert_ushort4(*(__global const uchar4 *)(r8 + o));
@@ -393,10 +393,17 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                 }
             }
         } else {
+            /* a tile whose halo lies inside the picture needs no mirroring
+             * (uniform across the work-group: the mirroring is skipped) */
+            const int mirror = !(x0 >= R && y0 >= R && x0 + TW + R <= w && y0 + TH + R <= h);
             for (int i = lid; i < IH * IW; i += VIF_WG) {
                 int ry = i / IW, rx = i - ry * IW;
-                int gy = mirror_skip_edge(y0 - R + ry, h), gx = mirror_skip_edge(x0 - R + rx, w);
-                size_t o = (size_t)gy * w + gx;
+                int gy = y0 - R + ry, gx = x0 - R + rx;
+                if (mirror) {
+                    gy = mirror_skip_edge(gy, h);
+                    gx = mirror_skip_edge(gx, w);
+                }
+                size_t o = (size_t)(uint)gy * (uint)w + (uint)gx;
                 if (IN8) {
                     in_r[i] = r8[o];
                     in_d[i] = d8[o];
@@ -566,8 +573,9 @@ static inline void vif_scale_run(const int SCALE, const int IN8, __global const 
                     ar += f * (uint)s_r[base + k];
                     ad += f * (uint)s_d[base + k];
                 }
-                next_r[(size_t)oy * nw + ox] = (ushort)((ar + 32768) >> 16);
-                next_d[(size_t)oy * nw + ox] = (ushort)((ad + 32768) >> 16);
+                const size_t o = (size_t)(uint)oy * (uint)nw + (uint)ox;
+                next_r[o] = (ushort)((ar + 32768) >> 16);
+                next_d[o] = (ushort)((ad + 32768) >> 16);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
