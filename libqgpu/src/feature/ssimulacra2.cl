@@ -81,8 +81,6 @@ static inline float div_rn(float a, float b)
  * it bit for bit is what keeps the XYB planes identical). */
 static inline float ss2_cbrt(float x)
 {
-    if (x <= 0.0f)
-        return 0.0f;
     float y = as_float(as_uint(x) / 3u + 0x2a5137a0u);
     for (int k = 0; k < 2; k++) {
         float y2 = y * y;
@@ -90,36 +88,44 @@ static inline float ss2_cbrt(float x)
         float t = 2.0f * y + q; /* 2y is exact */
         y = MUL(t, 1.0f / 3.0f);
     }
-    return y;
+    /* 0 for x <= 0, selected rather than branched to: the pyramid's
+     * arguments are >= the opsin bias, and the branch and its
+     * reconvergence were a fifth of a cube root's instructions */
+    return x <= 0.0f ? 0.0f : y;
 }
 
 /* sRGB EOTF: 1024-entry table of the exact curve (rounded to float) with
- * linear interpolation, as the fork does. The table is in __global memory,
- * not __constant: neighbouring pixels read different entries, and NVIDIA's
- * constant cache serves a warp's different addresses one after another
- * (the pyramid's 12 table reads a pixel were ld.const in the PTX). */
-static inline float ss2_eotf(float x, __global const float *lut)
+ * linear interpolation, as the fork does. x is in [0, 1] (the callers
+ * clamp). The table is in __global memory, not __constant: neighbouring
+ * pixels read different entries, and NVIDIA's constant cache serves a
+ * warp's different addresses one after another (the pyramid's 12 table
+ * reads a pixel were ld.const in the PTX). Its entries come in pairs,
+ * pair i = (entry i, entry i + 1) for i = 0 .. 1022, so that one 8-byte
+ * load gives both ends of the interval. The fork returns 0 for x <= 0
+ * and 1 for x >= 1; on [0, 1] the interpolation gives the same without
+ * a test: x = 0 gives entry 0 (+0) + (entry 1 - +0) * 0 = +0, and x = 1
+ * takes the last pair (i = 1023 is clamped to 1022) with fraction 1:
+ * entry 1022 + (1 - entry 1022) = 1 exactly (entry 1023 is 1, and the
+ * difference and the sum are exact). Below 1, i = trunc(1023 x) <= 1022
+ * as before, the same operations. */
+static inline float ss2_eotf(float x, __global const float2 *lut)
 {
-    if (x <= 0.0f)
-        return 0.0f;
-    if (x >= 1.0f)
-        return 1.0f;
     float idx = MUL(x, 1023.0f);
-    int i = convert_int_rtz(idx);
+    int i = min(convert_int_rtz(idx), 1022);
     float frac = idx - (float)i;
-    float a = lut[i], b = lut[i + 1];
-    float d = b - a;
+    const float2 ab = lut[i];
+    float d = ab.y - ab.x;
     float t = MUL(d, frac);
-    return a + t;
+    return ab.x + t;
 }
 
 #define SS2_BIAS 0.0037930732552754493f /* the opsin bias */
 
 /* Linear RGB -> XYB with MakePositiveXYB (libjxl opsin_params.h; the fork's
  * linear_rgb_to_xyb). Operation order as in the reference. cbias is
- * ss2_cbrt(SS2_BIAS), computed once by the caller: the compiler does not
- * fold the correctly rounded divisions of a constant, and each XYB
- * conversion computed it again (2 of its 8 divisions). */
+ * ss2_cbrt(SS2_BIAS), given by the caller: the compiler does not fold the
+ * correctly rounded divisions of a constant, and each XYB conversion
+ * computed it again (2 of its 8 divisions). */
 static inline float3 ss2_xyb(float r, float g, float b, float cbias)
 {
     const float m00 = 0.30f, m02 = 0.078f, m10 = 0.23f, m12 = 0.078f;
@@ -150,12 +156,14 @@ typedef struct Ss2Yuv {
     float inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b;
 } Ss2Yuv;
 
-static inline float load_sample(__global const uchar *base, ulong index, int bps)
-{
-    if (bps == 1)
-        return (float)base[index];
-    return (float)((__global const ushort *)base)[index];
-}
+/* SS2_BPS (a build option): bytes per input sample, 1 or 2 */
+#if SS2_BPS == 1
+typedef uchar ss2_sample;
+#elif SS2_BPS == 2
+typedef ushort ss2_sample;
+#else
+#error "ssimulacra2.cl is built with -DSS2_BPS=1 or 2"
+#endif
 
 /* The fork's nearest chroma sampling: x >> 1 when the (ceil-size) plane is
  * exactly half the luma size, x * pw / lw otherwise (odd sizes). */
@@ -171,14 +179,17 @@ static inline int chroma_index(int x, int pw, int lw)
     return min(s, pw - 1);
 }
 
-static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int w, int cw,
-                                   int ch, int h, ulong off0, ulong off1, ulong off2, int bps,
-                                   const Ss2Yuv *k, __global const float *lut)
+/* Sample indices in 32 bits: a picture holds < 2^32 samples (ss2_init
+ * limits the pixels to 2^31 / 15). */
+static inline float3 yuv_to_linear(__global const ss2_sample *pic, int x, int y, int w, int cw,
+                                   int ch, int h, uint off0, uint off1, uint off2,
+                                   const Ss2Yuv *k, __global const float2 *lut)
 {
-    int sx = chroma_index(x, cw, w), sy = chroma_index(y, ch, h);
-    float Y = MUL(load_sample(pic, off0 + (ulong)y * w + x, bps), k->inv_peak);
-    float U = MUL(load_sample(pic, off1 + (ulong)sy * cw + sx, bps), k->inv_peak);
-    float V = MUL(load_sample(pic, off2 + (ulong)sy * cw + sx, bps), k->inv_peak);
+    const int sx = chroma_index(x, cw, w), sy = chroma_index(y, ch, h);
+    const uint ci = (uint)(sy * cw + sx);
+    float Y = MUL((float)pic[off0 + (uint)(y * w + x)], k->inv_peak);
+    float U = MUL((float)pic[off1 + ci], k->inv_peak);
+    float V = MUL((float)pic[off2 + ci], k->inv_peak);
     float Yn = MUL(Y - k->y_off, k->y_scale);
     float Un = MUL(U - 0.5f, k->c_scale);
     float Vn = MUL(V - 0.5f, k->c_scale);
@@ -237,15 +248,24 @@ static inline int scale_of(__constant const int *geom, int scales, int field, in
  * tile it covers at the coarser scales (16x16, 8x8, .., 1x1): YUV -> linear
  * RGB into __local memory, then repeated 2x2 box averaging (edge replicated:
  * the replicated sample always lies in the same tile), writing XYB of each
- * scale. Linear RGB never leaves the work-group. */
+ * scale. Linear RGB never leaves the work-group.
+ * At scale 0 work-item (tx, ty) takes pixels (tx + 16 i, ty + 16 j): a
+ * half-warp loads and stores 16 consecutive samples. At scale 1 each
+ * work-item takes one pixel of both pictures; from scale 2 on (8x8 pixels
+ * or fewer) the first 2 side^2 work-items take one pixel of one picture
+ * each (in place of a side x side corner of the group doing both
+ * pictures, most of its warps' lanes idle). cbias is the cube root of the
+ * opsin bias (SS2_CBIAS, computed by the host as ss2_cbrt computes it:
+ * each work-item computing it cost two correctly rounded divisions). */
 #define PY_T 32
+#define PY_H (PY_T / 2)   /* the group's side */
 
-__kernel __attribute__((reqd_work_group_size(PY_T / 2, PY_T / 2, 1)))
-void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
-                 int cw, int ch, ulong off0, ulong off1, ulong off2,
+__kernel __attribute__((reqd_work_group_size(PY_H, PY_H, 1)))
+void ss2_pyramid(__global const ss2_sample *ref, __global const ss2_sample *dist,
+                 int cw, int ch, uint off0, uint off1, uint off2,
                  float inv_peak, float y_off, float y_scale, float c_scale,
                  float cr_r, float cb_g, float cr_g, float cb_b,
-                 __global const float *lut, __constant const int *geom, int scales,
+                 __global const float2 *lut, __constant const int *geom, int scales,
                  __global float *xyb1, __global float *xyb2)
 {
     __local float lin[2][3][PY_T][PY_T + 1];
@@ -253,18 +273,18 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
     const int bx = get_group_id(0), by = get_group_id(1);
     const int w = geom[G_W], h = geom[G_H];
     Ss2Yuv k = {inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b};
-    const float cbias = ss2_cbrt(SS2_BIAS);
+    const float cbias = SS2_CBIAS;
 
-    /* scale 0: 2x2 pixels per work-item */
+    /* scale 0: 2x2 pixels per work-item, 16 apart */
     for (int j = 0; j < 2; j++)
         for (int i = 0; i < 2; i++) {
-            const int lx = 2 * tx + i, ly = 2 * ty + j;
+            const int lx = tx + PY_H * i, ly = ty + PY_H * j;
             const int x = bx * PY_T + lx, y = by * PY_T + ly;
             float3 a = (float3)(0.0f), b = (float3)(0.0f);
             if (x < w && y < h) {
-                a = yuv_to_linear(ref, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
-                b = yuv_to_linear(dist, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
-                const size_t n = (size_t)w * h, o = (size_t)y * w + x;
+                a = yuv_to_linear(ref, x, y, w, cw, ch, h, off0, off1, off2, &k, lut);
+                b = yuv_to_linear(dist, x, y, w, cw, ch, h, off0, off1, off2, &k, lut);
+                const int n = w * h, o = y * w + x; /* < 2^31 / 5: see ss2_init */
                 float3 p = ss2_xyb(a.x, a.y, a.z, cbias), q = ss2_xyb(b.x, b.y, b.z, cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
@@ -279,34 +299,67 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
         const int iw = geom[(s - 1) * SS2_G + G_W], ih = geom[(s - 1) * SS2_G + G_H];
         const int ow = geom[s * SS2_G + G_W], oh = geom[s * SS2_G + G_H];
         const int ibx = bx * (2 * side), iby = by * (2 * side); /* tile origin, scale s-1 */
-        const int x = bx * side + tx, y = by * side + ty;
-        const bool active = tx < side && ty < side;
-        const bool inside = active && x < ow && y < oh;
-        float v[2][3] = {{0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}};
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (inside) {
-            const int x0 = 2 * tx, y0 = 2 * ty;
-            const int x1 = min(ibx + x0 + 1, iw - 1) - ibx, y1 = min(iby + y0 + 1, ih - 1) - iby;
-            for (int im = 0; im < 2; im++)
-                for (int c = 0; c < 3; c++) {
-                    float t = lin[im][c][y0][x0] + lin[im][c][y0][x1];
-                    t = t + lin[im][c][y1][x0];
-                    t = t + lin[im][c][y1][x1];
-                    v[im][c] = t * 0.25f;
-                }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (active) {
+        const int n = ow * oh, off = geom[s * SS2_G + G_OFF];
+        if (side == PY_H) {
+            /* scale 1: pixel (tx, ty) of both pictures */
+            const int x = bx * side + tx, y = by * side + ty;
+            const bool inside = x < ow && y < oh;
+            float v[2][3] = {{0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}};
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (inside) {
+                const int x0 = 2 * tx, y0 = 2 * ty;
+                const int x1 = min(ibx + x0 + 1, iw - 1) - ibx;
+                const int y1 = min(iby + y0 + 1, ih - 1) - iby;
+                for (int im = 0; im < 2; im++)
+                    for (int c = 0; c < 3; c++) {
+                        float t = lin[im][c][y0][x0] + lin[im][c][y0][x1];
+                        t = t + lin[im][c][y1][x0];
+                        t = t + lin[im][c][y1][x1];
+                        v[im][c] = t * 0.25f;
+                    }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
             for (int im = 0; im < 2; im++)
                 for (int c = 0; c < 3; c++)
                     lin[im][c][ty][tx] = v[im][c];
             if (inside) {
-                const size_t n = (size_t)ow * oh, o = (size_t)geom[s * SS2_G + G_OFF] +
-                                                      (size_t)y * ow + x;
+                const int o = off + y * ow + x;
                 float3 p = ss2_xyb(v[0][0], v[0][1], v[0][2], cbias);
                 float3 q = ss2_xyb(v[1][0], v[1][1], v[1][2], cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
+            }
+        } else {
+            /* scales 2..5: work-item lid < 2 side^2 takes pixel p of
+             * picture im (side is a power of two: 1 << (5 - s)) */
+            const int lid = ty * PY_H + tx, sq = side * side;
+            const int im = lid >= sq, p = lid - im * sq;
+            const int px = p & (side - 1), py = p >> (5 - s);
+            const int x = bx * side + px, y = by * side + py;
+            const bool active = lid < 2 * sq;
+            const bool inside = active && x < ow && y < oh;
+            float v[3] = {0.0f, 0.0f, 0.0f};
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (inside) {
+                const int x0 = 2 * px, y0 = 2 * py;
+                const int x1 = min(ibx + x0 + 1, iw - 1) - ibx;
+                const int y1 = min(iby + y0 + 1, ih - 1) - iby;
+                for (int c = 0; c < 3; c++) {
+                    float t = lin[im][c][y0][x0] + lin[im][c][y0][x1];
+                    t = t + lin[im][c][y1][x0];
+                    t = t + lin[im][c][y1][x1];
+                    v[c] = t * 0.25f;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (active)
+                for (int c = 0; c < 3; c++)
+                    lin[im][c][py][px] = v[c];
+            if (inside) {
+                const int o = off + y * ow + x;
+                __global float *dst = im ? xyb2 : xyb1;
+                float3 pv = ss2_xyb(v[0], v[1], v[2], cbias);
+                dst[o] = pv.x; dst[n + o] = pv.y; dst[2 * n + o] = pv.z;
             }
         }
     }
