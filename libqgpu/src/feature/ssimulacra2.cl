@@ -223,6 +223,8 @@ static inline float3 yuv_to_linear(__global const ss2_sample *pic, int x, int y,
  * blurred quantities, the edge terms (ringing, blurring) only mu1 and mu2
  * (quantities 0 and 1), none nothing. */
 #define NEED_SSIM 1
+#define NEED_RINGING 2
+#define NEED_BLURRING 4
 #define NEED_EDGE 6   /* ringing (2) or blurring (4) */
 static inline int need_of(__constant const int *gm, int c)
 {
@@ -678,41 +680,53 @@ static inline void ss2_map_ssim(float mu1, float mu2, float s11, float s22, floa
 #endif
 }
 
-/* edge-difference map: sums 2, 3 (ringing, ringing^4), 4, 5 (blurring) */
-static inline void ss2_map_edge(float mu1, float mu2, float x1, float x2, ss2_sum acc[6])
+/* edge-difference map: sums 2, 3 (ringing, ringing^4), 4, 5 (blurring).
+ * eneed (the group's NEED_EDGE bits) says which of the two the score
+ * weighs at this channel and scale; where it weighs one only (every
+ * channel at scale 0, most at the others) only that term's two sums are
+ * added to: the other's stay 0, which the score multiplies by 0 (see
+ * "Only the weighted terms" in doc/metrics/ssimulacra2.md). The addition
+ * into the sum and the select after it are the ones the two-term form
+ * makes for that term, so the sums it keeps are bit-identical. */
+static inline void ss2_map_edge(float mu1, float mu2, float x1, float x2, int eneed,
+                                ss2_sum acc[6])
 {
-#if SS2_FP64
     const float ed1 = fabs(x1 - mu1);
     const float ed2 = fabs(x2 - mu2);
+#if SS2_FP64
     const double e = (1.0 + (double)ed2) / (1.0 + (double)ed1) - 1.0;
     const double e2 = DMUL(e, e);
-    /* the art / det sums selected, not branched to (see below); |e| is
-     * e where art takes it and -e where det does */
+    /* |e| is e where art takes it and -e where det does */
+    const double a1 = fabs(e), a4 = DMUL(e2, e2);
     const bool pos = e > 0.0, neg = e < 0.0;
-    const double s1 = (pos ? acc[2] : acc[4]) + fabs(e);
-    const double s4 = (pos ? acc[3] : acc[5]) + DMUL(e2, e2);
-    acc[2] = pos ? s1 : acc[2];
-    acc[3] = pos ? s4 : acc[3];
-    acc[4] = neg ? s1 : acc[4];
-    acc[5] = neg ? s4 : acc[5];
 #else
-    const float ed1 = fabs(x1 - mu1);
-    const float ed2 = fabs(x2 - mu2);
     float2 num = ff_two_sum(ed2, -ed1);
     float2 den = ff_two_sum(1.0f, ed1);
     float2 e = ff_div(num, den);
-    /* art (e > 0) and det (e < 0) take the same two additions, into
-     * different sums: the sums are selected, not branched to, so a warp
-     * whose pixels have both signs runs the additions once, not each side
-     * in turn (ff_sq2(e) is the same for -e; e = 0 or NaN adds to neither) */
+    /* ff_sq2(e) is the same for -e; e = 0 or NaN adds to neither */
     const bool pos = e.x > 0.0f, neg = e.x < 0.0f;
-    float2 s1 = ff_add(pos ? acc[2] : acc[4], pos ? e : -e);
-    float2 s4 = ff_add(pos ? acc[3] : acc[5], ff_sq2(e));
-    acc[2] = pos ? s1 : acc[2];
-    acc[3] = pos ? s4 : acc[3];
-    acc[4] = neg ? s1 : acc[4];
-    acc[5] = neg ? s4 : acc[5];
+    const float2 a1 = pos ? e : -e, a4 = ff_sq2(e);
 #endif
+    if (eneed == NEED_RINGING) {
+        const ss2_sum s1 = sum_add(acc[2], a1), s4 = sum_add(acc[3], a4);
+        acc[2] = pos ? s1 : acc[2];
+        acc[3] = pos ? s4 : acc[3];
+    } else if (eneed == NEED_BLURRING) {
+        const ss2_sum s1 = sum_add(acc[4], a1), s4 = sum_add(acc[5], a4);
+        acc[4] = neg ? s1 : acc[4];
+        acc[5] = neg ? s4 : acc[5];
+    } else {
+        /* both terms: art (e > 0) and det (e < 0) take the same two
+         * additions, into different sums: the sums are selected, not
+         * branched to, so a warp whose pixels have both signs runs the
+         * additions once, not each side in turn */
+        const ss2_sum s1 = sum_add(pos ? acc[2] : acc[4], a1);
+        const ss2_sum s4 = sum_add(pos ? acc[3] : acc[5], a4);
+        acc[2] = pos ? s1 : acc[2];
+        acc[3] = pos ? s4 : acc[3];
+        acc[4] = neg ? s1 : acc[4];
+        acc[5] = neg ? s4 : acc[5];
+    }
 }
 
 #define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
@@ -780,9 +794,20 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int 
  * doc/performance.md, wt-ss2f). */
 static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const float *p1,
                               __global const float *p2, int q, int col, int x0, int base,
-                              int w, int h)
+                              int w, int h, bool whole)
 {
     const int x = x0 + col;
+    if (whole) {
+        /* the chunk inside the picture (see ss2_vblur_maps) */
+        const int i0 = (base + q) * w + x;
+        for (int k = 0; k < VB_MPI; k++) {
+            const bool in = q + 5 * k < VB_T;
+            const int i = i0 + 5 * k * w;
+            x1[k] = in ? p1[i] : 0.0f;
+            x2[k] = in ? p2[i] : 0.0f;
+        }
+        return;
+    }
     for (int k = 0; k < VB_MPI; k++) {
         const int t = q + 5 * k, n = base + t;
         const bool inside = t < VB_T && n >= 0 && n < h && x < w;
@@ -791,6 +816,20 @@ static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const
         x2[k] = inside ? p2[i] : 0.0f;
     }
 }
+
+/* The maps of the pixel in row t, column col of a chunk (the work-item's
+ * pixel k): the terms need asks. A macro, not a function taking the
+ * tiles: PoCL 3.1's compiler (LLVM 15) crashed inlining a function with
+ * a pointer to the __local tiles. */
+#define VB_MAP(t, k)                                                                         \
+    do {                                                                                     \
+        const float mu1 = lm.tin[0][t][col], mu2 = lm.tin[1][t][col];                        \
+        if (need & NEED_SSIM)                                                                \
+            ss2_map_ssim(mu1, mu2, lm.tin[2][t][col], lm.tin[3][t][col], lm.tin[4][t][col], \
+                         acc);                                                               \
+        if (need & NEED_EDGE)                                                                \
+            ss2_map_edge(mu1, mu2, x1[k], x2[k], need & NEED_EDGE, acc);                     \
+    } while (0)
 
 __kernel __attribute__((reqd_work_group_size(VB_COLS, 5, 1)))
 void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
@@ -809,7 +848,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const int w = gm[G_W], h = gm[G_H], g = get_group_id(0) - gm[G_VG0];
     const int x0 = g * VB_COLS, c = get_group_id(2);
     const int need = need_of(gm, c), nq = quantities_of(need); /* the whole group's */
-    const bool ssim = need & NEED_SSIM, edge = need & NEED_EDGE;
+    const bool edge = need & NEED_EDGE;
     const size_t plane = (size_t)w * h;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
@@ -833,6 +872,11 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
      * sums stay 0) */
     for (int base = -N + 1; nq > 0 && base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
+        /* a chunk inside the picture (every chunk but the first and the
+         * last, every group but a scale's last where its width is not a
+         * multiple of VB_COLS): its map pixels are tested only for their
+         * row in the chunk */
+        const bool whole = base >= 0 && base + VB_T <= h && x0 + VB_COLS <= w;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (blur) {
             for (int i = 0; i < VB_COLS; i++)
@@ -841,7 +885,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                 lm.tin[q][i][col] = f.v[i];
         }
         if (edge)
-            vb_samples(x1, x2, p1, p2, q, col, x0, base, w, h);
+            vb_samples(x1, x2, p1, p2, q, col, x0, base, w, h, whole);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (blur) {
             if (base + VB_T < h)
@@ -853,15 +897,19 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < VB_MPI; k++) {
-            const int t = q + 5 * k, n = base + t; /* column col (see vb_samples) */
-            if (t < VB_T && n >= 0 && n < h && x0 + col < w) {
-                const float mu1 = lm.tin[0][t][col], mu2 = lm.tin[1][t][col];
-                if (ssim)
-                    ss2_map_ssim(mu1, mu2, lm.tin[2][t][col], lm.tin[3][t][col],
-                                 lm.tin[4][t][col], acc);
-                if (edge)
-                    ss2_map_edge(mu1, mu2, x1[k], x2[k], acc);
+        /* the same pixels in the same order either way (column col, see
+         * vb_samples): the two loops differ only in their tests */
+        if (whole) {
+            for (int k = 0; k < VB_MPI; k++) {
+                const int t = q + 5 * k;
+                if (t < VB_T)
+                    VB_MAP(t, k);
+            }
+        } else {
+            for (int k = 0; k < VB_MPI; k++) {
+                const int t = q + 5 * k, n = base + t;
+                if (t < VB_T && n >= 0 && n < h && x0 + col < w)
+                    VB_MAP(t, k);
             }
         }
     }
