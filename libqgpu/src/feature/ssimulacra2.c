@@ -109,6 +109,32 @@ static int ss2_need(int scale)
     return need;
 }
 
+#define SS2_BIAS 0.0037930732552754493f /* the opsin bias (as in ssimulacra2.cl) */
+
+/* The kernels' cube root (ss2_cbrt in ssimulacra2.cl: the fork's exponent
+ * trick and two Newton steps) of one value, in IEEE single on the host:
+ * the pyramid subtracts the cube root of the opsin bias from every cube
+ * root, and computing it in each work-item cost two correctly rounded
+ * divisions there. Each step is kept an IEEE single operation (volatile),
+ * so the value is the kernel's own, bit for bit. */
+static float ss2_cbrt_host(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof(u));
+    u = u / 3u + 0x2a5137a0u;
+    float y0;
+    memcpy(&y0, &u, sizeof(y0));
+    volatile float y = y0, t;
+    for (int k = 0; k < 2; k++) {
+        volatile float y2 = y * y;
+        volatile float q = x / y2;
+        t = 2.0f * y;
+        t = t + q;
+        y = t * (1.0f / 3.0f);
+    }
+    return y;
+}
+
 /* libjxl lib/jxl/gauss_blur.cc CreateRecursiveGaussian (Charalampidis 2016,
  * "Recursive Implementation of the Gaussian Filter Using Truncated Cosine
  * Functions"), in double, rounded to float as the reference does. */
@@ -249,8 +275,12 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * which ss2_hblur alone does not declare (ss2_vblur_maps at 96 spilled;
      * ptxas gives it 116 registers, no spill, since wt-ss2k skipped the
      * unweighted terms: 128 with 8 bytes spilled before). */
-    char opts[192];
-    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d%s%s", s->radius, s->fp64,
+    /* the samples' size (SS2_BPS) and the cube root of the opsin bias
+     * (SS2_CBIAS, a hex float: the kernel's own value, see
+     * ss2_cbrt_host) are constants of the program too */
+    char opts[256];
+    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d -DSS2_BPS=%d -DSS2_CBIAS=%af%s%s",
+             s->radius, s->fp64, fmt->bytes_per_sample, ss2_cbrt_host(SS2_BIAS),
              qgpu_fp32_correctly_rounded(ctx)
                  ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
                  : "",
@@ -270,13 +300,19 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return err;
 
     /* sRGB EOTF table: LUT[i] = eotf(i / 1023) in double, rounded to float
-     * (the fork's ssimulacra2_eotf_lut.h, generated the same way) */
-    float lut[1024];
+     * (the fork's ssimulacra2_eotf_lut.h, generated the same way), stored
+     * as the pairs (LUT[i], LUT[i + 1]), i = 0 .. 1022, that ss2_eotf
+     * reads with one load */
+    float lut[1024], pairs[2 * 1023];
     for (int i = 0; i < 1024; i++) {
         double x = i / 1023.0;
         lut[i] = (float)(x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4));
     }
-    err = qgpu_buffer_upload(ctx, sizeof(lut), lut, &s->lut, "ssimulacra2: transfer table");
+    for (int i = 0; i < 1023; i++) {
+        pairs[2 * i] = lut[i];
+        pairs[2 * i + 1] = lut[i + 1];
+    }
+    err = qgpu_buffer_upload(ctx, sizeof(pairs), pairs, &s->lut, "ssimulacra2: transfer table");
     if (!err)
         err = qgpu_buffer_upload(ctx, sizeof(s->geom), s->geom, &s->geom_buf,
                                  "ssimulacra2: geometry");
@@ -312,12 +348,12 @@ static int ss2_enqueue(QgpuFeature *f, QgpuSlot *slot)
     /* the pyramid: YUV -> linear RGB -> 2x2 boxes, XYB of every scale */
     args[n++] = qgpu_arg_mem("ref", slot->ref);
     args[n++] = qgpu_arg_mem("dist", slot->dist);
-    args[n++] = qgpu_arg_int("bps", bps);
     args[n++] = qgpu_arg_int("cw", fmt->plane_w[1]);
     args[n++] = qgpu_arg_int("ch", fmt->plane_h[1]);
-    args[n++] = qgpu_arg_ulong("off0", fmt->plane_offset[0] / bps);
-    args[n++] = qgpu_arg_ulong("off1", fmt->plane_offset[1] / bps);
-    args[n++] = qgpu_arg_ulong("off2", fmt->plane_offset[2] / bps);
+    /* in samples, < 2^32 (a picture of < 2^31 / 15 pixels, ss2_init) */
+    args[n++] = qgpu_arg_uint("off0", (cl_uint)(fmt->plane_offset[0] / bps));
+    args[n++] = qgpu_arg_uint("off1", (cl_uint)(fmt->plane_offset[1] / bps));
+    args[n++] = qgpu_arg_uint("off2", (cl_uint)(fmt->plane_offset[2] / bps));
     for (int i = 0; i < 8; i++)
         args[n++] = qgpu_arg_float(yuv_names[i], s->yuv[i]);
     args[n++] = qgpu_arg_mem("lut", s->lut);

@@ -81,8 +81,6 @@ static inline float div_rn(float a, float b)
  * it bit for bit is what keeps the XYB planes identical). */
 static inline float ss2_cbrt(float x)
 {
-    if (x <= 0.0f)
-        return 0.0f;
     float y = as_float(as_uint(x) / 3u + 0x2a5137a0u);
     for (int k = 0; k < 2; k++) {
         float y2 = y * y;
@@ -90,36 +88,44 @@ static inline float ss2_cbrt(float x)
         float t = 2.0f * y + q; /* 2y is exact */
         y = MUL(t, 1.0f / 3.0f);
     }
-    return y;
+    /* 0 for x <= 0, selected rather than branched to: the pyramid's
+     * arguments are >= the opsin bias, and the branch and its
+     * reconvergence were a fifth of a cube root's instructions */
+    return x <= 0.0f ? 0.0f : y;
 }
 
 /* sRGB EOTF: 1024-entry table of the exact curve (rounded to float) with
- * linear interpolation, as the fork does. The table is in __global memory,
- * not __constant: neighbouring pixels read different entries, and NVIDIA's
- * constant cache serves a warp's different addresses one after another
- * (the pyramid's 12 table reads a pixel were ld.const in the PTX). */
-static inline float ss2_eotf(float x, __global const float *lut)
+ * linear interpolation, as the fork does. x is in [0, 1] (the callers
+ * clamp). The table is in __global memory, not __constant: neighbouring
+ * pixels read different entries, and NVIDIA's constant cache serves a
+ * warp's different addresses one after another (the pyramid's 12 table
+ * reads a pixel were ld.const in the PTX). Its entries come in pairs,
+ * pair i = (entry i, entry i + 1) for i = 0 .. 1022, so that one 8-byte
+ * load gives both ends of the interval. The fork returns 0 for x <= 0
+ * and 1 for x >= 1; on [0, 1] the interpolation gives the same without
+ * a test: x = 0 gives entry 0 (+0) + (entry 1 - +0) * 0 = +0, and x = 1
+ * takes the last pair (i = 1023 is clamped to 1022) with fraction 1:
+ * entry 1022 + (1 - entry 1022) = 1 exactly (entry 1023 is 1, and the
+ * difference and the sum are exact). Below 1, i = trunc(1023 x) <= 1022
+ * as before, the same operations. */
+static inline float ss2_eotf(float x, __global const float2 *lut)
 {
-    if (x <= 0.0f)
-        return 0.0f;
-    if (x >= 1.0f)
-        return 1.0f;
     float idx = MUL(x, 1023.0f);
-    int i = convert_int_rtz(idx);
+    int i = min(convert_int_rtz(idx), 1022);
     float frac = idx - (float)i;
-    float a = lut[i], b = lut[i + 1];
-    float d = b - a;
+    const float2 ab = lut[i];
+    float d = ab.y - ab.x;
     float t = MUL(d, frac);
-    return a + t;
+    return ab.x + t;
 }
 
 #define SS2_BIAS 0.0037930732552754493f /* the opsin bias */
 
 /* Linear RGB -> XYB with MakePositiveXYB (libjxl opsin_params.h; the fork's
  * linear_rgb_to_xyb). Operation order as in the reference. cbias is
- * ss2_cbrt(SS2_BIAS), computed once by the caller: the compiler does not
- * fold the correctly rounded divisions of a constant, and each XYB
- * conversion computed it again (2 of its 8 divisions). */
+ * ss2_cbrt(SS2_BIAS), given by the caller: the compiler does not fold the
+ * correctly rounded divisions of a constant, and each XYB conversion
+ * computed it again (2 of its 8 divisions). */
 static inline float3 ss2_xyb(float r, float g, float b, float cbias)
 {
     const float m00 = 0.30f, m02 = 0.078f, m10 = 0.23f, m12 = 0.078f;
@@ -150,12 +156,14 @@ typedef struct Ss2Yuv {
     float inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b;
 } Ss2Yuv;
 
-static inline float load_sample(__global const uchar *base, ulong index, int bps)
-{
-    if (bps == 1)
-        return (float)base[index];
-    return (float)((__global const ushort *)base)[index];
-}
+/* SS2_BPS (a build option): bytes per input sample, 1 or 2 */
+#if SS2_BPS == 1
+typedef uchar ss2_sample;
+#elif SS2_BPS == 2
+typedef ushort ss2_sample;
+#else
+#error "ssimulacra2.cl is built with -DSS2_BPS=1 or 2"
+#endif
 
 /* The fork's nearest chroma sampling: x >> 1 when the (ceil-size) plane is
  * exactly half the luma size, x * pw / lw otherwise (odd sizes). */
@@ -171,14 +179,17 @@ static inline int chroma_index(int x, int pw, int lw)
     return min(s, pw - 1);
 }
 
-static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int w, int cw,
-                                   int ch, int h, ulong off0, ulong off1, ulong off2, int bps,
-                                   const Ss2Yuv *k, __global const float *lut)
+/* Sample indices in 32 bits: a picture holds < 2^32 samples (ss2_init
+ * limits the pixels to 2^31 / 15). */
+static inline float3 yuv_to_linear(__global const ss2_sample *pic, int x, int y, int w, int cw,
+                                   int ch, int h, uint off0, uint off1, uint off2,
+                                   const Ss2Yuv *k, __global const float2 *lut)
 {
-    int sx = chroma_index(x, cw, w), sy = chroma_index(y, ch, h);
-    float Y = MUL(load_sample(pic, off0 + (ulong)y * w + x, bps), k->inv_peak);
-    float U = MUL(load_sample(pic, off1 + (ulong)sy * cw + sx, bps), k->inv_peak);
-    float V = MUL(load_sample(pic, off2 + (ulong)sy * cw + sx, bps), k->inv_peak);
+    const int sx = chroma_index(x, cw, w), sy = chroma_index(y, ch, h);
+    const uint ci = (uint)(sy * cw + sx);
+    float Y = MUL((float)pic[off0 + (uint)(y * w + x)], k->inv_peak);
+    float U = MUL((float)pic[off1 + ci], k->inv_peak);
+    float V = MUL((float)pic[off2 + ci], k->inv_peak);
     float Yn = MUL(Y - k->y_off, k->y_scale);
     float Un = MUL(U - 0.5f, k->c_scale);
     float Vn = MUL(V - 0.5f, k->c_scale);
@@ -212,6 +223,8 @@ static inline float3 yuv_to_linear(__global const uchar *pic, int x, int y, int 
  * blurred quantities, the edge terms (ringing, blurring) only mu1 and mu2
  * (quantities 0 and 1), none nothing. */
 #define NEED_SSIM 1
+#define NEED_RINGING 2
+#define NEED_BLURRING 4
 #define NEED_EDGE 6   /* ringing (2) or blurring (4) */
 static inline int need_of(__constant const int *gm, int c)
 {
@@ -237,15 +250,24 @@ static inline int scale_of(__constant const int *geom, int scales, int field, in
  * tile it covers at the coarser scales (16x16, 8x8, .., 1x1): YUV -> linear
  * RGB into __local memory, then repeated 2x2 box averaging (edge replicated:
  * the replicated sample always lies in the same tile), writing XYB of each
- * scale. Linear RGB never leaves the work-group. */
+ * scale. Linear RGB never leaves the work-group.
+ * At scale 0 work-item (tx, ty) takes pixels (tx + 16 i, ty + 16 j): a
+ * half-warp loads and stores 16 consecutive samples. At scale 1 each
+ * work-item takes one pixel of both pictures; from scale 2 on (8x8 pixels
+ * or fewer) the first 2 side^2 work-items take one pixel of one picture
+ * each (in place of a side x side corner of the group doing both
+ * pictures, most of its warps' lanes idle). cbias is the cube root of the
+ * opsin bias (SS2_CBIAS, computed by the host as ss2_cbrt computes it:
+ * each work-item computing it cost two correctly rounded divisions). */
 #define PY_T 32
+#define PY_H (PY_T / 2)   /* the group's side */
 
-__kernel __attribute__((reqd_work_group_size(PY_T / 2, PY_T / 2, 1)))
-void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
-                 int cw, int ch, ulong off0, ulong off1, ulong off2,
+__kernel __attribute__((reqd_work_group_size(PY_H, PY_H, 1)))
+void ss2_pyramid(__global const ss2_sample *ref, __global const ss2_sample *dist,
+                 int cw, int ch, uint off0, uint off1, uint off2,
                  float inv_peak, float y_off, float y_scale, float c_scale,
                  float cr_r, float cb_g, float cr_g, float cb_b,
-                 __global const float *lut, __constant const int *geom, int scales,
+                 __global const float2 *lut, __constant const int *geom, int scales,
                  __global float *xyb1, __global float *xyb2)
 {
     __local float lin[2][3][PY_T][PY_T + 1];
@@ -253,18 +275,18 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
     const int bx = get_group_id(0), by = get_group_id(1);
     const int w = geom[G_W], h = geom[G_H];
     Ss2Yuv k = {inv_peak, y_off, y_scale, c_scale, cr_r, cb_g, cr_g, cb_b};
-    const float cbias = ss2_cbrt(SS2_BIAS);
+    const float cbias = SS2_CBIAS;
 
-    /* scale 0: 2x2 pixels per work-item */
+    /* scale 0: 2x2 pixels per work-item, 16 apart */
     for (int j = 0; j < 2; j++)
         for (int i = 0; i < 2; i++) {
-            const int lx = 2 * tx + i, ly = 2 * ty + j;
+            const int lx = tx + PY_H * i, ly = ty + PY_H * j;
             const int x = bx * PY_T + lx, y = by * PY_T + ly;
             float3 a = (float3)(0.0f), b = (float3)(0.0f);
             if (x < w && y < h) {
-                a = yuv_to_linear(ref, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
-                b = yuv_to_linear(dist, x, y, w, cw, ch, h, off0, off1, off2, bps, &k, lut);
-                const size_t n = (size_t)w * h, o = (size_t)y * w + x;
+                a = yuv_to_linear(ref, x, y, w, cw, ch, h, off0, off1, off2, &k, lut);
+                b = yuv_to_linear(dist, x, y, w, cw, ch, h, off0, off1, off2, &k, lut);
+                const int n = w * h, o = y * w + x; /* < 2^31 / 5: see ss2_init */
                 float3 p = ss2_xyb(a.x, a.y, a.z, cbias), q = ss2_xyb(b.x, b.y, b.z, cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
@@ -279,34 +301,67 @@ void ss2_pyramid(__global const uchar *ref, __global const uchar *dist, int bps,
         const int iw = geom[(s - 1) * SS2_G + G_W], ih = geom[(s - 1) * SS2_G + G_H];
         const int ow = geom[s * SS2_G + G_W], oh = geom[s * SS2_G + G_H];
         const int ibx = bx * (2 * side), iby = by * (2 * side); /* tile origin, scale s-1 */
-        const int x = bx * side + tx, y = by * side + ty;
-        const bool active = tx < side && ty < side;
-        const bool inside = active && x < ow && y < oh;
-        float v[2][3] = {{0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}};
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (inside) {
-            const int x0 = 2 * tx, y0 = 2 * ty;
-            const int x1 = min(ibx + x0 + 1, iw - 1) - ibx, y1 = min(iby + y0 + 1, ih - 1) - iby;
-            for (int im = 0; im < 2; im++)
-                for (int c = 0; c < 3; c++) {
-                    float t = lin[im][c][y0][x0] + lin[im][c][y0][x1];
-                    t = t + lin[im][c][y1][x0];
-                    t = t + lin[im][c][y1][x1];
-                    v[im][c] = t * 0.25f;
-                }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (active) {
+        const int n = ow * oh, off = geom[s * SS2_G + G_OFF];
+        if (side == PY_H) {
+            /* scale 1: pixel (tx, ty) of both pictures */
+            const int x = bx * side + tx, y = by * side + ty;
+            const bool inside = x < ow && y < oh;
+            float v[2][3] = {{0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}};
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (inside) {
+                const int x0 = 2 * tx, y0 = 2 * ty;
+                const int x1 = min(ibx + x0 + 1, iw - 1) - ibx;
+                const int y1 = min(iby + y0 + 1, ih - 1) - iby;
+                for (int im = 0; im < 2; im++)
+                    for (int c = 0; c < 3; c++) {
+                        float t = lin[im][c][y0][x0] + lin[im][c][y0][x1];
+                        t = t + lin[im][c][y1][x0];
+                        t = t + lin[im][c][y1][x1];
+                        v[im][c] = t * 0.25f;
+                    }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
             for (int im = 0; im < 2; im++)
                 for (int c = 0; c < 3; c++)
                     lin[im][c][ty][tx] = v[im][c];
             if (inside) {
-                const size_t n = (size_t)ow * oh, o = (size_t)geom[s * SS2_G + G_OFF] +
-                                                      (size_t)y * ow + x;
+                const int o = off + y * ow + x;
                 float3 p = ss2_xyb(v[0][0], v[0][1], v[0][2], cbias);
                 float3 q = ss2_xyb(v[1][0], v[1][1], v[1][2], cbias);
                 xyb1[o] = p.x; xyb1[n + o] = p.y; xyb1[2 * n + o] = p.z;
                 xyb2[o] = q.x; xyb2[n + o] = q.y; xyb2[2 * n + o] = q.z;
+            }
+        } else {
+            /* scales 2..5: work-item lid < 2 side^2 takes pixel p of
+             * picture im (side is a power of two: 1 << (5 - s)) */
+            const int lid = ty * PY_H + tx, sq = side * side;
+            const int im = lid >= sq, p = lid - im * sq;
+            const int px = p & (side - 1), py = p >> (5 - s);
+            const int x = bx * side + px, y = by * side + py;
+            const bool active = lid < 2 * sq;
+            const bool inside = active && x < ow && y < oh;
+            float v[3] = {0.0f, 0.0f, 0.0f};
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (inside) {
+                const int x0 = 2 * px, y0 = 2 * py;
+                const int x1 = min(ibx + x0 + 1, iw - 1) - ibx;
+                const int y1 = min(iby + y0 + 1, ih - 1) - iby;
+                for (int c = 0; c < 3; c++) {
+                    float t = lin[im][c][y0][x0] + lin[im][c][y0][x1];
+                    t = t + lin[im][c][y1][x0];
+                    t = t + lin[im][c][y1][x1];
+                    v[c] = t * 0.25f;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (active)
+                for (int c = 0; c < 3; c++)
+                    lin[im][c][py][px] = v[c];
+            if (inside) {
+                const int o = off + y * ow + x;
+                __global float *dst = im ? xyb2 : xyb1;
+                float3 pv = ss2_xyb(v[0], v[1], v[2], cbias);
+                dst[o] = pv.x; dst[n + o] = pv.y; dst[2 * n + o] = pv.z;
             }
         }
     }
@@ -625,41 +680,53 @@ static inline void ss2_map_ssim(float mu1, float mu2, float s11, float s22, floa
 #endif
 }
 
-/* edge-difference map: sums 2, 3 (ringing, ringing^4), 4, 5 (blurring) */
-static inline void ss2_map_edge(float mu1, float mu2, float x1, float x2, ss2_sum acc[6])
+/* edge-difference map: sums 2, 3 (ringing, ringing^4), 4, 5 (blurring).
+ * eneed (the group's NEED_EDGE bits) says which of the two the score
+ * weighs at this channel and scale; where it weighs one only (every
+ * channel at scale 0, most at the others) only that term's two sums are
+ * added to: the other's stay 0, which the score multiplies by 0 (see
+ * "Only the weighted terms" in doc/metrics/ssimulacra2.md). The addition
+ * into the sum and the select after it are the ones the two-term form
+ * makes for that term, so the sums it keeps are bit-identical. */
+static inline void ss2_map_edge(float mu1, float mu2, float x1, float x2, int eneed,
+                                ss2_sum acc[6])
 {
-#if SS2_FP64
     const float ed1 = fabs(x1 - mu1);
     const float ed2 = fabs(x2 - mu2);
+#if SS2_FP64
     const double e = (1.0 + (double)ed2) / (1.0 + (double)ed1) - 1.0;
     const double e2 = DMUL(e, e);
-    /* the art / det sums selected, not branched to (see below); |e| is
-     * e where art takes it and -e where det does */
+    /* |e| is e where art takes it and -e where det does */
+    const double a1 = fabs(e), a4 = DMUL(e2, e2);
     const bool pos = e > 0.0, neg = e < 0.0;
-    const double s1 = (pos ? acc[2] : acc[4]) + fabs(e);
-    const double s4 = (pos ? acc[3] : acc[5]) + DMUL(e2, e2);
-    acc[2] = pos ? s1 : acc[2];
-    acc[3] = pos ? s4 : acc[3];
-    acc[4] = neg ? s1 : acc[4];
-    acc[5] = neg ? s4 : acc[5];
 #else
-    const float ed1 = fabs(x1 - mu1);
-    const float ed2 = fabs(x2 - mu2);
     float2 num = ff_two_sum(ed2, -ed1);
     float2 den = ff_two_sum(1.0f, ed1);
     float2 e = ff_div(num, den);
-    /* art (e > 0) and det (e < 0) take the same two additions, into
-     * different sums: the sums are selected, not branched to, so a warp
-     * whose pixels have both signs runs the additions once, not each side
-     * in turn (ff_sq2(e) is the same for -e; e = 0 or NaN adds to neither) */
+    /* ff_sq2(e) is the same for -e; e = 0 or NaN adds to neither */
     const bool pos = e.x > 0.0f, neg = e.x < 0.0f;
-    float2 s1 = ff_add(pos ? acc[2] : acc[4], pos ? e : -e);
-    float2 s4 = ff_add(pos ? acc[3] : acc[5], ff_sq2(e));
-    acc[2] = pos ? s1 : acc[2];
-    acc[3] = pos ? s4 : acc[3];
-    acc[4] = neg ? s1 : acc[4];
-    acc[5] = neg ? s4 : acc[5];
+    const float2 a1 = pos ? e : -e, a4 = ff_sq2(e);
 #endif
+    if (eneed == NEED_RINGING) {
+        const ss2_sum s1 = sum_add(acc[2], a1), s4 = sum_add(acc[3], a4);
+        acc[2] = pos ? s1 : acc[2];
+        acc[3] = pos ? s4 : acc[3];
+    } else if (eneed == NEED_BLURRING) {
+        const ss2_sum s1 = sum_add(acc[4], a1), s4 = sum_add(acc[5], a4);
+        acc[4] = neg ? s1 : acc[4];
+        acc[5] = neg ? s4 : acc[5];
+    } else {
+        /* both terms: art (e > 0) and det (e < 0) take the same two
+         * additions, into different sums: the sums are selected, not
+         * branched to, so a warp whose pixels have both signs runs the
+         * additions once, not each side in turn */
+        const ss2_sum s1 = sum_add(pos ? acc[2] : acc[4], a1);
+        const ss2_sum s4 = sum_add(pos ? acc[3] : acc[5], a4);
+        acc[2] = pos ? s1 : acc[2];
+        acc[3] = pos ? s4 : acc[3];
+        acc[4] = neg ? s1 : acc[4];
+        acc[5] = neg ? s4 : acc[5];
+    }
 }
 
 #define VB_IN (VB_T + 2 * SS2_N)                   /* window rows of a chunk */
@@ -727,9 +794,20 @@ static inline void vb_fetch(VbFetch *f, __global const float *hin, int col, int 
  * doc/performance.md, wt-ss2f). */
 static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const float *p1,
                               __global const float *p2, int q, int col, int x0, int base,
-                              int w, int h)
+                              int w, int h, bool whole)
 {
     const int x = x0 + col;
+    if (whole) {
+        /* the chunk inside the picture (see ss2_vblur_maps) */
+        const int i0 = (base + q) * w + x;
+        for (int k = 0; k < VB_MPI; k++) {
+            const bool in = q + 5 * k < VB_T;
+            const int i = i0 + 5 * k * w;
+            x1[k] = in ? p1[i] : 0.0f;
+            x2[k] = in ? p2[i] : 0.0f;
+        }
+        return;
+    }
     for (int k = 0; k < VB_MPI; k++) {
         const int t = q + 5 * k, n = base + t;
         const bool inside = t < VB_T && n >= 0 && n < h && x < w;
@@ -738,6 +816,20 @@ static inline void vb_samples(float x1[VB_MPI], float x2[VB_MPI], __global const
         x2[k] = inside ? p2[i] : 0.0f;
     }
 }
+
+/* The maps of the pixel in row t, column col of a chunk (the work-item's
+ * pixel k): the terms need asks. A macro, not a function taking the
+ * tiles: PoCL 3.1's compiler (LLVM 15) crashed inlining a function with
+ * a pointer to the __local tiles. */
+#define VB_MAP(t, k)                                                                         \
+    do {                                                                                     \
+        const float mu1 = lm.tin[0][t][col], mu2 = lm.tin[1][t][col];                        \
+        if (need & NEED_SSIM)                                                                \
+            ss2_map_ssim(mu1, mu2, lm.tin[2][t][col], lm.tin[3][t][col], lm.tin[4][t][col], \
+                         acc);                                                               \
+        if (need & NEED_EDGE)                                                                \
+            ss2_map_edge(mu1, mu2, x1[k], x2[k], need & NEED_EDGE, acc);                     \
+    } while (0)
 
 __kernel __attribute__((reqd_work_group_size(VB_COLS, 5, 1)))
 void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
@@ -756,7 +848,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
     const int w = gm[G_W], h = gm[G_H], g = get_group_id(0) - gm[G_VG0];
     const int x0 = g * VB_COLS, c = get_group_id(2);
     const int need = need_of(gm, c), nq = quantities_of(need); /* the whole group's */
-    const bool ssim = need & NEED_SSIM, edge = need & NEED_EDGE;
+    const bool edge = need & NEED_EDGE;
     const size_t plane = (size_t)w * h;
     const int N = SS2_N;
     const float3 n2 = n2v.xyz, d1 = d1v.xyz;
@@ -780,6 +872,11 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
      * sums stay 0) */
     for (int base = -N + 1; nq > 0 && base < h; base += VB_T) {
         float x1[VB_MPI], x2[VB_MPI];
+        /* a chunk inside the picture (every chunk but the first and the
+         * last, every group but a scale's last where its width is not a
+         * multiple of VB_COLS): its map pixels are tested only for their
+         * row in the chunk */
+        const bool whole = base >= 0 && base + VB_T <= h && x0 + VB_COLS <= w;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (blur) {
             for (int i = 0; i < VB_COLS; i++)
@@ -788,7 +885,7 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                 lm.tin[q][i][col] = f.v[i];
         }
         if (edge)
-            vb_samples(x1, x2, p1, p2, q, col, x0, base, w, h);
+            vb_samples(x1, x2, p1, p2, q, col, x0, base, w, h, whole);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (blur) {
             if (base + VB_T < h)
@@ -800,15 +897,19 @@ void ss2_vblur_maps(__global const float *hbuf, __global const float *xyb1,
                     iir_step(&st, lm.tin[q][t][col] + lm.tin[q][t + 2 * N][col], n2, d1);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < VB_MPI; k++) {
-            const int t = q + 5 * k, n = base + t; /* column col (see vb_samples) */
-            if (t < VB_T && n >= 0 && n < h && x0 + col < w) {
-                const float mu1 = lm.tin[0][t][col], mu2 = lm.tin[1][t][col];
-                if (ssim)
-                    ss2_map_ssim(mu1, mu2, lm.tin[2][t][col], lm.tin[3][t][col],
-                                 lm.tin[4][t][col], acc);
-                if (edge)
-                    ss2_map_edge(mu1, mu2, x1[k], x2[k], acc);
+        /* the same pixels in the same order either way (column col, see
+         * vb_samples): the two loops differ only in their tests */
+        if (whole) {
+            for (int k = 0; k < VB_MPI; k++) {
+                const int t = q + 5 * k;
+                if (t < VB_T)
+                    VB_MAP(t, k);
+            }
+        } else {
+            for (int k = 0; k < VB_MPI; k++) {
+                const int t = q + 5 * k, n = base + t;
+                if (t < VB_T && n >= 0 && n < h && x0 + col < w)
+                    VB_MAP(t, k);
             }
         }
     }
