@@ -232,24 +232,67 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
 
 /* ---- SSIM of nt T x T tiles of the valid region, stacked vertically ----
  * lx, ly: the NIN-wide input window of the tiles, nt T + 2 R rows (staged
- * by the caller). One pass makes the five moment planes (mu_x, mu_y,
+ * by the caller). Three passes make the five moment planes (mu_x, mu_y,
  * E[x^2], E[y^2], E[xy]): horizontal 11-tap sums of the five into hb
- * (nt T + 2 R rows x T columns each), then the vertical sums per output
- * pixel, then l, c, s. Tiles stacked in one work-group share their halo
- * rows: each row's horizontal sums are taken once. Each tile's work-group
- * sums of l*c*s, l, c, s (the same tree for every tile) go to out[t][0..3]
- * (tile t = 0 at oy0, t = 1 below it, when it lies in the region). */
+ * (nt T + 2 R rows x T columns each), then the vertical sums by columns
+ * into mom (nt T rows x T columns each), then l, c, s per output pixel.
+ * Tiles stacked in one work-group share their halo rows: each row's
+ * horizontal sums are taken once. Each tile's work-group sums of l*c*s,
+ * l, c, s (the same tree for every tile) go to out[t][0..3] (tile t = 0
+ * at oy0, t = 1 below it, when it lies in the region).
+ *
+ * Local layout: hb[q][row][col], rows HS = T + 1 floats apart and planes
+ * HP(nt) floats (16 mod 32), so that the vertical pass's 32 work-items
+ * of a warp (16 columns of two tiles, or of two quantities) read 32
+ * banks; mom[q][tile][row][col], tiles MT floats apart (16 mod 32), in
+ * the memory of lx / ly (no longer read by then); the reduction in hb's. */
 #define HROWS(nt) ((nt) * T + 2 * R)
+#define HS (T + 1)
+#define HP(nt) (HROWS(nt) * HS + ((16 - HROWS(nt) * HS % 32) + 32) % 32)
+#define MT (T * T + 16)
+#define MP(nt) ((nt) * MT)
+#define WIN(nt) (2 * NIN * HROWS(nt) > 5 * MP(nt) ? 2 * NIN * HROWS(nt) : 5 * MP(nt))
+#define HB(nt) (5 * HP(nt) > 4 * (nt) * WG ? 5 * HP(nt) : 4 * (nt) * WG)
+
+/* The vertical sums of T outputs of one column (one quantity): output y
+ * sums fl(h[y + v] g[v]) for v = 0..10, in that order, as one output a
+ * work-item did. Since g[v] = g[10 - v], row i's product with g[5 + j]
+ * is also output (i - 5 + j)'s with g[5 - j]: formed (and, on the fp64
+ * path, converted) once for both, 126 products for the column's 16
+ * outputs instead of 176. The rows are taken in order, so each output
+ * still gets its products v = 0, 1, .. 10 in turn: the same sums.
+ * line_take() takes row i (a constant once the loop is unrolled). */
+static inline __attribute__((always_inline)) void line_take(acc_t *acc, float x, const int i)
+{
+#pragma unroll
+    for (int j = 5; j >= 0; j--) {
+        const int c1 = i - 5 - j; /* takes it with tap 5 + j */
+        const int c2 = i - 5 + j; /* takes it with tap 5 - j */
+        const bool v1 = c1 >= 0 && c1 < T;
+        const bool v2 = j > 0 && c2 >= 0 && c2 < T;
+        if (v1 || v2) {
+            float p = x * G11[5 + j];
+            if (v1)
+                acc_add(&acc[c1], p);
+            if (v2) {
+                if (j == 5)
+                    acc[c2] = acc_start(p);
+                else
+                    acc_add(&acc[c2], p);
+            }
+        }
+    }
+}
 
 static inline __attribute__((always_inline)) void
 ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
-           __local float *red, int ow, int oh, int ox0, int oy0, __global float *out0,
+           __local float *mom, int ow, int oh, int ox0, int oy0, __global float *out0,
            __global float *out1, const int nt)
 {
     const float C1 = (0.01f * 255.0f) * (0.01f * 255.0f);
     const float C2 = (0.03f * 255.0f) * (0.03f * 255.0f);
     const float C3 = C2 / 2.0f;
-    const int hp = HROWS(nt) * T; /* one plane of hb */
+    const int hp = HROWS(nt) * T; /* horizontal sums of one quantity */
     int tx = get_local_id(0), ty = get_local_id(1);
     int lid = ty * T + tx;
 
@@ -265,36 +308,43 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
             float p0 = a * g, p1 = b * g, p2 = aa * g, p3 = bb * g, p4 = ab * g;
             acc5_take(&s0, &s1, &s2, &s3, &s4, p0, p1, p2, p3, p4, u == 0);
         }
-        hb[0 * hp + i] = acc_val(s0);
-        hb[1 * hp + i] = acc_val(s1);
-        hb[2 * hp + i] = acc_val(s2);
-        hb[3 * hp + i] = acc_val(s3);
-        hb[4 * hp + i] = acc_val(s4);
+        int o = r * HS + c;
+        hb[0 * HP(nt) + o] = acc_val(s0);
+        hb[1 * HP(nt) + o] = acc_val(s1);
+        hb[2 * HP(nt) + o] = acc_val(s2);
+        hb[3 * HP(nt) + o] = acc_val(s3);
+        hb[4 * HP(nt) + o] = acc_val(s4);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
+    /* vertical: work-item (quantity, tile, column), columns fastest; 5 nt T
+     * of the WG work-items (160 of 256 for two tiles) */
+    if (lid < 5 * nt * T) {
+        int c = lid % T, k = lid / T;
+        int t = k % nt, q = k / nt;
+        __local const float *col = hb + q * HP(nt) + t * T * HS + c;
+        acc_t acc[T];
+#pragma unroll
+        for (int i = 0; i < T + 2 * R; i++)
+            line_take(acc, col[i * HS], i);
+        __local float *o = mom + q * MP(nt) + t * MT + c;
+#pragma unroll
+        for (int y = 0; y < T; y++)
+            o[y * T] = acc_val(acc[y]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    __local float *red = hb; /* free again */
 #pragma unroll
     for (int t = 0; t < nt; t++) {
         float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
         if (ox0 + tx < ow && oy0 + t * T + ty < oh) {
-            acc_t s0 = ACC_ZERO, s1 = ACC_ZERO, s2 = ACC_ZERO;
-            acc_t s3 = ACC_ZERO, s4 = ACC_ZERO;
-#pragma unroll
-            for (int v = 0; v < 11; v++) {
-                float g = G11[v];
-                int i = (t * T + ty + v) * T + tx;
-                float p0 = hb[0 * hp + i] * g;
-                float p1 = hb[1 * hp + i] * g;
-                float p2 = hb[2 * hp + i] * g;
-                float p3 = hb[3 * hp + i] * g;
-                float p4 = hb[4 * hp + i] * g;
-                acc5_take(&s0, &s1, &s2, &s3, &s4, p0, p1, p2, p3, p4, v == 0);
-            }
-            float m1 = acc_val(s0), m2 = acc_val(s1);
+            int i = t * MT + ty * T + tx;
+            float m1 = mom[0 * MP(nt) + i], m2 = mom[1 * MP(nt) + i];
             float m11 = m1 * m1, m22 = m2 * m2, m12 = m1 * m2;
-            float v1 = acc_val(s2) - m11;
-            float v2 = acc_val(s3) - m22;
-            float v12 = acc_val(s4) - m12;
+            float v1 = mom[2 * MP(nt) + i] - m11;
+            float v2 = mom[3 * MP(nt) + i] - m22;
+            float v12 = mom[4 * MP(nt) + i] - m12;
             if (v1 < 0.0f)
                 v1 = 0.0f;
             if (v2 < 0.0f)
@@ -335,6 +385,13 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
         out1[lid] = red[(4 + lid) * WG];
 }
 
+/* The local memory of an nt-tile work-group: the staged window (lx, ly)
+ * and later the moments in win, the horizontal sums and later the
+ * reduction in hb. */
+#define SSIM_LOCALS(nt)                                                                    \
+    __local float win[WIN(nt)], hb[HB(nt)];                                                \
+    __local float *lx = win, *ly = win + NIN * HROWS(nt)
+
 /* SSIM straight from the uploaded samples (no decimation), two tiles
  * stacked per work-group: group g takes tile column g % tiles_x and tile
  * rows 2 (g / tiles_x) and the one below; tile (x, y) writes
@@ -344,9 +401,7 @@ void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, 
                     int w, int h, float unit, int tiles_x,
                     __global float *partials, int part_off)
 {
-    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
-    __local float hb[5 * HROWS(2) * T];
-    __local float red[2 * 4 * WG];
+    SSIM_LOCALS(2);
     int g = get_group_id(0);
     int tile = (g / tiles_x) * 2 * tiles_x + g % tiles_x;
     int ox0 = (g % tiles_x) * T, oy0 = (g / tiles_x) * 2 * T;
@@ -364,7 +419,7 @@ void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     __global float *out = partials + part_off + tile * 4;
-    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
+    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
 
 /* The first n samples (rows of NIN) of a float picture's tile window from
@@ -397,9 +452,7 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
                       __global const int *table, int count,
                       __global float *partials, int part_off)
 {
-    __local float lx[NIN * HROWS(1)], ly[NIN * HROWS(1)];
-    __local float hb[5 * HROWS(1) * T];
-    __local float red[4 * WG];
+    SSIM_LOCALS(1);
     int g = get_group_id(0);
     int s = 0;
     while (s + 1 < count && g >= table[5 * (s + 1) + 4])
@@ -408,7 +461,7 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
     int tiles_x = table[5 * s + 3], lg = g - table[5 * s + 4];
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * T;
     stage_float(ref, dis, off, w, h, ox0, oy0, NIN * NIN, lx, ly);
-    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
+    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
                1);
 }
 
@@ -424,9 +477,7 @@ void ssim_tiles_float2(__global const float *ref, __global const float *dis,
                        __global const int *table, int count,
                        __global float *partials, int part_off)
 {
-    __local float lx[NIN * HROWS(2)], ly[NIN * HROWS(2)];
-    __local float hb[5 * HROWS(2) * T];
-    __local float red[2 * 4 * WG];
+    SSIM_LOCALS(2);
     int g = get_group_id(0);
     int s = 0;
     while (s + 1 < count && g >= table[6 * (s + 1) + 4])
@@ -437,5 +488,5 @@ void ssim_tiles_float2(__global const float *ref, __global const float *dis,
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * 2 * T;
     stage_float(ref, dis, off, w, h, ox0, oy0, NIN * HROWS(2), lx, ly);
     __global float *out = partials + part_off + tile * 4;
-    ssim_tiles(lx, ly, hb, red, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
+    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
 }
