@@ -224,9 +224,11 @@ static inline float fadm_pterm(float x, int p3, float p)
  * at row i0 - 1 + y (mirrored) and column j0 - 1 + t (mirrored) of plane
  * m, for the n + 2 columns the chunk's n outputs read. Each sample's
  * product is the same whichever neighbour it is taken for, so it is
- * formed once here instead of nine times in the threshold, and the
- * FADM_RR rows of a work-group share their rows' neighbours (FADM_RR + 2
- * rows staged for FADM_RR rows: one row a work-group staged 3). */
+ * formed once here instead of nine times in the threshold. FADM_RR rows
+ * a work-group share their neighbours (4 rows staged for 2 instead of 3
+ * for 1), but 2 measured slower on the H200 (43 KiB of __local memory a
+ * group, half the groups: doc/metrics/float_adm.md), so float_adm.c
+ * builds 1. */
 #ifndef FADM_RL
 #define FADM_RL 256
 #endif
