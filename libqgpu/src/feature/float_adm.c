@@ -4,10 +4,12 @@
  * (float_adm.cl).
  *
  * Launches per frame: 4 DWT/decouple (one per scale; scale 0 reads the
- * uploaded luma) + 4 row kernels = 8. The results hold 9 floats per row of every scale's scored
- * region (den, num, aim sums of the h, v, d bands, each a float sum left to
- * right); collect() adds the rows top to bottom in float and pools as
- * adm_csf_den_scale_s / adm_cm_s do:
+ * uploaded luma; each scale's bands kept at their own offset of one
+ * buffer) + 1 row kernel for every scale's rows = 5. The results hold 9
+ * floats per row of every scale's scored region (den, num, aim sums of
+ * the h, v, d bands, each a float sum left to right); collect() adds the
+ * rows top to bottom in float and pools as adm_csf_den_scale_s /
+ * adm_cm_s do:
  *   per band  powf(sum, 1/p) + powf(area * weight, 1/p)   (float)
  *   per scale (h + v) + d                                  (float)
  *   adm2 = sum num / sum den (double), aim = sum aim / sum den,
@@ -21,7 +23,9 @@
 
 #include "feature.h"
 
-#define FADM_RL 256      /* work-items per row in fadm_rows */
+#define FADM_RL 256      /* work-items per row chunk in fadm_rows */
+#define FADM_RR 1        /* rows per work-group in fadm_rows (2 measured slower:
+                            doc/metrics/float_adm.md) */
 #define FADM_MIN_SIZE 32 /* scale 3 bands need >= 2 samples for their mirrors */
 
 #ifndef M_PI
@@ -52,9 +56,11 @@ typedef struct FloatAdmState {
     cl_kernel k_dwt0, k_dwt, k_rows;
     struct FadmLane {   /* per lane: written by every frame */
         cl_mem lp[2];   /* band a of ref and dis, ping-pong between scales */
-        cl_mem bands;   /* 9 planes: o h/v/d, r h/v/d, a h/v/d */
+        cl_mem bands;   /* per scale 9 planes: o h/v/d, r h/v/d, a h/v/d */
     } lane[QGPU_MAX_LANES];
-    int ps;          /* plane stride of bands / lp (scale-0 band size) */
+    int ps;          /* plane stride of lp (scale-0 band size) */
+    int boff[4];     /* scale s's bands at boff[s] floats, planes of w[s+1] h[s+1] */
+    int bands_size;  /* floats of a lane's bands, every scale */
     int w[5], h[5];  /* [0] picture, [s+1] band of scale s */
     int left[4], top[4], right[4], bottom[4];
     int row_off[4], rows_total;
@@ -193,8 +199,14 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         s->rf[sc][2] = f2;
     }
     s->ps = s->w[1] * s->h[1];
+    s->bands_size = 0;
+    for (int sc = 0; sc < 4; sc++) {
+        s->boff[sc] = s->bands_size;
+        s->bands_size += 9 * s->w[sc + 1] * s->h[sc + 1];
+    }
 
-    snprintf(opts, sizeof(opts), "-DFADM_BPS=%d -DFADM_RL=%d%s", fmt->bytes_per_sample, FADM_RL,
+    snprintf(opts, sizeof(opts), "-DFADM_BPS=%d -DFADM_RL=%d -DFADM_RR=%d%s",
+             fmt->bytes_per_sample, FADM_RL, FADM_RR,
              qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
     if ((err = qgpu_program_get(ctx, "float_adm", opts, &prog)))
         return err;
@@ -207,7 +219,7 @@ static int float_adm_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if ((err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[0])) ||
             (err = qgpu_buffer_create(ctx, 2 * (size_t)s->ps * sizeof(float), &b->lp[1])))
             break;
-        err = qgpu_buffer_create(ctx, 9 * (size_t)s->ps * sizeof(float), &b->bands);
+        err = qgpu_buffer_create(ctx, (size_t)s->bands_size * sizeof(float), &b->bands);
     }
     if (err)
         return err;
@@ -225,8 +237,6 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
 {
     static const char *const what_dwt[4] = {"float_adm: DWT 0", "float_adm: DWT 1",
                                             "float_adm: DWT 2", "float_adm: DWT 3"};
-    static const char *const what_rows[4] = {"float_adm: rows 0", "float_adm: rows 1",
-                                             "float_adm: rows 2", "float_adm: rows 3"};
     FloatAdmState *s = f->priv;
     const struct FadmLane *b = &s->lane[slot->lane];
     int err;
@@ -235,17 +245,13 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
     cl_float cos1sq = (cl_float)(cos(1.0 * M_PI / 180.0) * cos(1.0 * M_PI / 180.0));
     cl_float egl_hi, egl_lo;
     split_d(s->egl, &egl_hi, &egl_lo);
-    cl_float8 cst;
-    split_d(0.0333333351, &cst.s[4], &cst.s[5]); /* FLOAT_ONE_BY_30 */
-    split_d(0.0666666701, &cst.s[6], &cst.s[7]); /* FLOAT_ONE_BY_15 */
-    cst.s[3] = (cl_float)s->p_norm;
     for (int sc = 0; sc < 4; sc++) {
         int w = s->w[sc], h = s->h[sc], bw = s->w[sc + 1], bh = s->h[sc + 1];
         size_t local[2] = {16, 8};
         size_t global[2] = {qgpu_round_up((size_t)bw, 16), qgpu_round_up((size_t)bh, 8)};
         /* scale 0 from the uploaded luma (fadm_dwt0), the others from band
          * a of the previous scale, ref then dis (fadm_dwt) */
-        QgpuArg dwt_args[14];
+        QgpuArg dwt_args[16];
         int n = 0;
         if (sc == 0) {
             dwt_args[n++] = qgpu_arg_mem("ref", slot->ref);
@@ -264,40 +270,73 @@ static int float_adm_enqueue(QgpuFeature *f, QgpuSlot *slot)
         dwt_args[n++] = qgpu_arg_int("bh", bh);
         dwt_args[n++] = qgpu_arg_int("bn", s->ps);
         dwt_args[n++] = qgpu_arg_mem("bands", b->bands);
-        dwt_args[n++] = qgpu_arg_int("ps", s->ps);
+        dwt_args[n++] = qgpu_arg_int("boff", s->boff[sc]);
+        dwt_args[n++] = qgpu_arg_int("ps", bw * bh);
+        /* the bands are made where the rows kernel reads them: the scored
+         * region and one row and column around it (its masking window) */
+        cl_int4 need = {{s->left[sc] > 0 ? s->left[sc] - 1 : 0, s->top[sc] > 0 ? s->top[sc] - 1 : 0,
+                         s->right[sc] < bw ? s->right[sc] : bw - 1,
+                         s->bottom[sc] < bh ? s->bottom[sc] : bh - 1}};
+        dwt_args[n++] = qgpu_arg_value("need", sizeof(need), &need);
         dwt_args[n++] = qgpu_arg_float("cos1sq", cos1sq);
         dwt_args[n++] = qgpu_arg_float("egl_hi", egl_hi);
         dwt_args[n++] = qgpu_arg_float("egl_lo", egl_lo);
         if ((err = qgpu_launch(f->ctx, slot, sc ? s->k_dwt : s->k_dwt0, what_dwt[sc], dwt_args,
                                n, 2, global, local)))
             return err;
-
-        cst.s[0] = s->rf[sc][0];
-        cst.s[1] = s->rf[sc][1];
-        cst.s[2] = s->rf[sc][2];
-        size_t rlocal[2] = {FADM_RL, 1};
-        size_t rglobal[2] = {FADM_RL, (size_t)(s->bottom[sc] - s->top[sc])};
-        const QgpuArg rows_args[] = {
-            qgpu_arg_mem("bands", b->bands),
-            qgpu_arg_int("ps", s->ps),
-            qgpu_arg_int("w", bw),
-            qgpu_arg_int("h", bh),
-            qgpu_arg_int("left", s->left[sc]),
-            qgpu_arg_int("top", s->top[sc]),
-            qgpu_arg_int("right", s->right[sc]),
-            qgpu_arg_int("bottom", s->bottom[sc]),
-            qgpu_arg_value("cst", sizeof(cst), &cst),
-            qgpu_arg_int("p3", s->p_norm == 3.0),
-            qgpu_arg_int("bypass", s->bypass_cm != 0),
-            qgpu_arg_int("do_aim", sc != s->skip_aim_scale),
-            qgpu_arg_mem("results", slot->results),
-            qgpu_arg_int("index", (cl_int)(s->offset / sizeof(float)) + s->row_off[sc] * 9),
-        };
-        if ((err = qgpu_launch(f->ctx, slot, s->k_rows, what_rows[sc], rows_args,
-                               QGPU_ARRAY_SIZE(rows_args), 2, rglobal, rlocal)))
-            return err;
     }
-    return 0;
+
+    /* every scale's rows in one launch: work-groups [groups[s-1],
+     * groups[s]) take scale s's scored rows, FADM_RR each */
+    cl_int4 boff, ps, wid, hei, left, top, right, bottom, groups, roff;
+    cl_float4 rfh, rfv, rfd;
+    cl_float8 cst = {{0}};
+    int nb_groups = 0, aim_mask = 0;
+    for (int sc = 0; sc < 4; sc++) {
+        nb_groups += (s->bottom[sc] - s->top[sc] + FADM_RR - 1) / FADM_RR;
+        groups.s[sc] = nb_groups;
+        boff.s[sc] = s->boff[sc];
+        ps.s[sc] = s->w[sc + 1] * s->h[sc + 1];
+        wid.s[sc] = s->w[sc + 1];
+        hei.s[sc] = s->h[sc + 1];
+        left.s[sc] = s->left[sc];
+        top.s[sc] = s->top[sc];
+        right.s[sc] = s->right[sc];
+        bottom.s[sc] = s->bottom[sc];
+        roff.s[sc] = s->row_off[sc];
+        rfh.s[sc] = s->rf[sc][0];
+        rfv.s[sc] = s->rf[sc][1];
+        rfd.s[sc] = s->rf[sc][2];
+        aim_mask |= (sc != s->skip_aim_scale) << sc;
+    }
+    cst.s[0] = (cl_float)s->p_norm;
+    split_d(0.0333333351, &cst.s[1], &cst.s[2]); /* FLOAT_ONE_BY_30 */
+    split_d(0.0666666701, &cst.s[3], &cst.s[4]); /* FLOAT_ONE_BY_15 */
+    size_t rlocal = FADM_RL, rglobal = (size_t)nb_groups * FADM_RL;
+    const QgpuArg rows_args[] = {
+        qgpu_arg_mem("bands", b->bands),
+        qgpu_arg_value("boff", sizeof(boff), &boff),
+        qgpu_arg_value("ps", sizeof(ps), &ps),
+        qgpu_arg_value("wid", sizeof(wid), &wid),
+        qgpu_arg_value("hei", sizeof(hei), &hei),
+        qgpu_arg_value("left", sizeof(left), &left),
+        qgpu_arg_value("top", sizeof(top), &top),
+        qgpu_arg_value("right", sizeof(right), &right),
+        qgpu_arg_value("bottom", sizeof(bottom), &bottom),
+        qgpu_arg_value("groups", sizeof(groups), &groups),
+        qgpu_arg_value("roff", sizeof(roff), &roff),
+        qgpu_arg_value("rfh", sizeof(rfh), &rfh),
+        qgpu_arg_value("rfv", sizeof(rfv), &rfv),
+        qgpu_arg_value("rfd", sizeof(rfd), &rfd),
+        qgpu_arg_value("cst", sizeof(cst), &cst),
+        qgpu_arg_int("p3", s->p_norm == 3.0),
+        qgpu_arg_int("bypass", s->bypass_cm != 0),
+        qgpu_arg_int("aim_mask", aim_mask),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_int("index", (cl_int)(s->offset / sizeof(float))),
+    };
+    return qgpu_launch(f->ctx, slot, s->k_rows, "float_adm: rows", rows_args,
+                       QGPU_ARRAY_SIZE(rows_args), 1, &rglobal, &rlocal);
 }
 
 /* powf(sum, 1/p) + get_noise_constant(area_w, area_h, weight, p) per band,

@@ -171,8 +171,18 @@ static int float_vif_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = register_names(f, s)))
         return err;
 
-    snprintf(opts, sizeof(opts), "-DFVIF_BPS=%d%s", fmt->bytes_per_sample,
-             qgpu_fp32_correctly_rounded(ctx) ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
+    /* With correctly rounded division and vif_sigma_nsq a power of two
+     * (2.0 by default), sigma1_sq / sigma_nsq is exactly sigma1_sq times
+     * its reciprocal: the statistic takes the product (FVIF_INV_NSQ) */
+    int nsq_exp;
+    bool cr = qgpu_fp32_correctly_rounded(ctx);
+    bool nsq_pow2 = s->sigma_nsq > 0.0 && frexp(s->sigma_nsq, &nsq_exp) == 0.5 &&
+                    nsq_exp > -100 && nsq_exp < 100;
+    char inv_nsq[48] = "";
+    if (cr && nsq_pow2)
+        snprintf(inv_nsq, sizeof(inv_nsq), " -DFVIF_INV_NSQ=%af", 1.0 / (float)s->sigma_nsq);
+    snprintf(opts, sizeof(opts), "-DFVIF_BPS=%d%s%s", fmt->bytes_per_sample,
+             cr ? " -cl-fp32-correctly-rounded-divide-sqrt" : "", inv_nsq);
     if ((err = qgpu_program_get(ctx, "float_vif", opts, &prog)))
         return err;
     if ((err = qgpu_kernel_create(ctx, prog, "fvif_rowsum", &s->k_rowsum)))

@@ -218,14 +218,23 @@ fvif_terms(float mu1, float mu2, float xx_f, float yy_f, float xy_f, float egl,
     sv_sq = sv_sq > eps ? sv_sq : eps;
     g = g < egl ? g : egl;
     /* libvmaf evaluates both arguments in double (vif_sigma_nsq is a double)
-     * and rounds them to float once; float here moves a term by <= 1 ulp */
-    float num = fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq));
-    float den = fvif_log2(1.0f + sigma1_sq / sigma_nsq);
-    if (sigma12 < 0.0f)
-        num = 0.0f;
+     * and rounds them to float once; float here moves a term by <= 1 ulp.
+     * The logarithms are taken only where they are kept (a warp whose
+     * pixels all have sigma1_sq < sigma_nsq skips them). */
+    float num, den;
     if (sigma1_sq < sigma_nsq) {
         num = 1.0f - sigma2_sq * sigma_max_inv;
         den = 1.0f;
+    } else {
+        num = sigma12 < 0.0f ? 0.0f
+                             : fvif_log2(1.0f + (g * g * sigma1_sq) / (sv_sq + sigma_nsq));
+#ifdef FVIF_INV_NSQ
+        /* sigma_nsq a power of two (FVIF_INV_NSQ its exact reciprocal,
+         * float_vif.c): the correctly rounded quotient is this product */
+        den = fvif_log2(1.0f + sigma1_sq * FVIF_INV_NSQ);
+#else
+        den = fvif_log2(1.0f + sigma1_sq / sigma_nsq);
+#endif
     }
     *num_out = num;
     *den_out = den;
