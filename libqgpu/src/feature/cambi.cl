@@ -12,14 +12,17 @@
  *   cambi_cvalues   (GPUs: one launch over the scales with 16x16 tiles,
  *   cambi_cvalues8   one over those with 8x8) or cambi_cvalues_slide (CPUs,
  *                   when its tile fits; scale by scale): window counts of
- *                   the 2*ND+1 bins around each pixel's value, c-value, and
+ *                   the 2*ND+1 bins around each pixel's value, c-value,
+ *                   listed when it is not zero (cambi_cvalue_list), and
  *                   the first radix-select histogram (bits 30..16 of the
  *                   float)
  *   cambi_select    (pass 1) finds the 16-bit prefix of the K-th largest
- *   cambi_hist2     histogram of the low 16 bits inside that prefix
- *   cambi_select    (pass 2) exact K-th largest value T and how many
- *                   copies of T belong to the top K
- *   cambi_sum       per-group fixed-point sums of the values above T
+ *   cambi_hist2     over the listed values: fixed-point sums of those
+ *                   above the prefix, histogram of the low 16 bits of
+ *                   those inside it
+ *   cambi_select    (pass 2) exact K-th largest value T, how many copies
+ *                   of T belong to the top K, and the sum of the values
+ *                   inside the prefix above T
  * The host adds the partial sums, m * T, and weights the scales.
  *
  * Build options: -DND=<num_diffs> (1 << max_log_contrast).
@@ -35,6 +38,15 @@
 #define UNMASKED 0xFFFFu
 
 #define SEL_WG 256
+
+/* state[s * ST + field], per lane, for scale s of the picture being
+ * scored (each picture's passes end before the next one's start): */
+#define ST 8
+#define ST_PREFIX 0   /* pass 1: bits 30..16 of the K-th largest c-value */
+#define ST_RANK 1     /* pass 1: its rank among the values of that bin */
+#define ST_ZERO 2     /* pass 1: the top K reaches the zeros (threshold 0) */
+#define ST_T 3        /* pass 2: the threshold's bits */
+#define ST_COUNT 4    /* the non-zero c-values listed (cambi_cvalue_list) */
 
 /* Where bin b of a top-k histogram of nbins bins (32768 or 65536) lives.
  * cambi_select gives each of its SEL_WG work-items a chunk of nbins /
@@ -452,11 +464,8 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
 #endif
 
 /* A pixel's c-value from its window's counts (bin b in 16-bit field
- * b & 3 of acc[b >> 2]): written to cval, and counted in the first top-k
- * histogram (bits 30..16 of the float) */
-static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int *params,
-                                    int vlt, int gx, int gy, int w, __global float *cval,
-                                    __global uint *hist1)
+ * b & 3 of acc[b >> 2]) */
+static inline float cambi_cvalue(const ulong acc[NW], int pv, __constant int *params, int vlt)
 {
     float best = 0.0f;
 #define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
@@ -472,14 +481,50 @@ static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int 
         }
     }
 #undef CNT
-    cval[gy * w + gx] = best;
-    if (best > 0.0f)
-        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+    return best;
 }
 
-/* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
- * work-items. need, runs: CV_WG ints (runs unused when CV_RL is 1),
- * part: CV_WG * CV_RL * NW counters (unused when CV_TEAM_MAX is 1), all
+/* Only the non-zero c-values are kept: a scale's are listed in its
+ * region of cval (as large as the scale), in no particular order, their
+ * number in *count (state ST_COUNT). The zeros add nothing to the top-k
+ * sums and are not counted in the histograms, so no pass needs them (the
+ * whole picture's c-values, mostly zeros, were written and then read
+ * twice, by cambi_hist2 and a summing kernel). The top-k passes only
+ * count and add, integers, so the order does not matter.
+ * A group appends its values with one global atomic: work-item lid's
+ * c[0 .. CV_RL - 1] (zeros skipped) at its place after the group's
+ * earlier ones (*nput, 0 before the caller's last barrier). Each value
+ * is also counted in the first top-k histogram (bits 30..16 of the
+ * float). Every work-item of the group calls it (barriers inside). */
+static inline void cambi_cvalue_list(const float c[CV_RL], int lid, __local int *nput,
+                                     __local int *base, __global float *list,
+                                     __global uint *count, __global uint *hist1)
+{
+    int k = 0;
+#pragma unroll
+    for (int j = 0; j < CV_RL; j++)
+        k += c[j] > 0.0f;
+    const int off = k ? atomic_add(nput, k) : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        const int total = *nput;
+        *base = total ? (int)atomic_add(count, (uint)total) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int i = *base + off;
+#pragma unroll
+    for (int j = 0; j < CV_RL; j++) {
+        if (c[j] > 0.0f) {
+            list[i++] = c[j];
+            atomic_inc(&hist1[cambi_slot(as_uint(c[j]) >> 16, 32768)]);
+        }
+    }
+}
+
+/* The c-values of one ct x ct tile, listed (cambi_cvalue_list); the
+ * group is (ct, CV_WG / ct) work-items. need, runs: CV_WG ints (runs
+ * unused when CV_RL is 1), part: CV_WG * CV_RL * NW counters (unused
+ * when CV_TEAM_MAX is 1), nput, pbase: the list's counters, all
  * __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __global const ushort *img, int w, int h,
@@ -488,7 +533,9 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __local ushort *tile, __local int *need,
                                       __local int *nneed, __local int *runs,
                                       __local int *nruns, __local ulong *part,
-                                      __global float *cval, __global uint *hist1)
+                                      __local int *nput, __local int *pbase,
+                                      __global float *list, __global uint *listed,
+                                      __global uint *hist1)
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
@@ -499,10 +546,10 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     int x0 = gx0 - pad, y0 = gy0 - pad;
     /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
      * only a masked centre whose value passes the visibility tests for
-     * some d needs its window counted; the others' c-value is 0. Most
-     * tiles have none (1080p: ~9 in 10 of scales 0-1): those skip the
-     * window tile's reads (every work-item still passes every barrier:
-     * PoCL 3.1 gave wrong counts with a return here). The pixel's mask
+     * some d needs its window counted; the others' c-value is 0 (not
+     * listed). Most tiles have none (1080p: ~9 in 10 of scales 0-1):
+     * those end once they know it (every work-item of the group alike,
+     * after the barrier that publishes the count). The pixel's mask
      * and value are loaded together, before the barrier that clears the
      * list (the value was loaded only once its mask had come, after it) */
     const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
@@ -515,6 +562,7 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     }
     if (lid == 0) {
         *nneed = 0;
+        *nput = 0;
 #if CV_RL > 1
         *nruns = 0;
 #endif
@@ -527,17 +575,17 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
             any |= qv <= params[d] && qv + ND + d + 1 > vlt;
         if (qv != (int)UNMASKED && any)
             need[atomic_inc(nneed)] = lid;
-        else
-            cval[qgy * w + qgx] = 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = *nneed;
+    if (count == 0)
+        return; /* the whole group: count is the same for all */
 
     /* the tile by rows and columns (no division by rw per sample), each
      * sample's mask and value read together at a clamped position and
      * kept where the position is inside (the value was read only after
      * its mask, and the next sample's reads waited for both) */
-    for (int ty = count > 0 ? ly : rw; ty < rw; ty += rows) {
+    for (int ty = ly; ty < rw; ty += rows) {
         int y = y0 + ty, yc = clamp(y, 0, h - 1);
         __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
         __global const ushort *irow = img + yc * w;
@@ -627,22 +675,26 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
             part[team * t * CV_RL * NW + q] = sum;
         }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (team >= items)
-        return;
     /* lane j finishes pixel j of the run (j + t, .. when the team is
-     * smaller than the run) */
-    for (int j = lane; j < len; j += t) {
-        ulong a[NW];
+     * smaller than the run: at most CV_RL pixels a work-item) */
+    float c[CV_RL];
 #pragma unroll
-        for (int k = 0; k < NW; k++)
-            a[k] = part[(team * t * CV_RL + j) * NW + k];
-        cambi_cvalue_put(a, pv, params, vlt, gx0 + px + j, gy0 + py, w, cval, hist1);
+    for (int i = 0; i < CV_RL; i++) {
+        const int j = lane + i * t;
+        c[i] = 0.0f;
+        if (team < items && j < len) {
+            ulong a[NW];
+#pragma unroll
+            for (int k = 0; k < NW; k++)
+                a[k] = part[(team * t * CV_RL + j) * NW + k];
+            c[i] = cambi_cvalue(a, pv, params, vlt);
+        }
     }
 #else
-    if (team >= items)
-        return;
-    cambi_cvalue_put(acc[0], pv, params, vlt, gx0 + px, gy0 + py, w, cval, hist1);
+    float c[CV_RL];
+    c[0] = team < items ? cambi_cvalue(acc[0], pv, params, vlt) : 0.0f;
 #endif
+    cambi_cvalue_list(c, lid, nput, pbase, list, listed, hist1);
 }
 
 /* The c-value launches cover several scales each (one launch for the
@@ -665,7 +717,9 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
                                        int s0, int ns, __local ushort *tile, __local int *need,
                                        __local int *nneed, __local int *runs,
                                        __local int *nruns, __local ulong *part,
-                                       __global float *cval_base, __global uint *hist_base)
+                                       __local int *nput, __local int *pbase,
+                                       __global float *cval_base, __global uint *state,
+                                       __global uint *hist_base)
 {
     const int g = get_group_id(0);
     int s = s0;
@@ -677,8 +731,8 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
     const int ty = t / tx;
     cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], mask,
                        mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, runs,
-                       nruns, part,
-                       cval_base + gm[CG_CVAL], hist_base + s * 32768);
+                       nruns, part, nput, pbase, cval_base + gm[CG_CVAL],
+                       state + s * ST + ST_COUNT, hist_base + s * 32768);
 }
 
 /* the c-value kernels' other local arrays: the runs (first pixel | length
@@ -704,13 +758,14 @@ __kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
 void cambi_cvalues(__global const ushort *img_base, __global const uchar *mask, int mask_w,
                    int pad, __constant int *params, int vlt, __constant int *geom, int s0,
                    int ns, __local ushort *tile, __global float *cval_base,
-                   __global uint *hist_base)
+                   __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
-    __local int nneed;
+    __local int nneed, nput, pbase;
     CV_LOCALS
     cambi_cvalues_group(16, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, runs, &nruns, part, cval_base, hist_base);
+                        &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
+                        hist_base);
 }
 
 /* 8 x 8 pixels per group: the coarse scales */
@@ -718,13 +773,14 @@ __kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
 void cambi_cvalues8(__global const ushort *img_base, __global const uchar *mask, int mask_w,
                     int pad, __constant int *params, int vlt, __constant int *geom, int s0,
                     int ns, __local ushort *tile, __global float *cval_base,
-                    __global uint *hist_base)
+                    __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];
-    __local int nneed;
+    __local int nneed, nput, pbase;
     CV_LOCALS
     cambi_cvalues_group(8, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, runs, &nruns, part, cval_base, hist_base);
+                        &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
+                        hist_base);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
@@ -757,10 +813,12 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
                          int pad, __constant int *params, int vlt,
                          __local ushort *tile, __local ushort *hist,
                          __global float *cval_base, int cval_off,
+                         __global uint *state, int scale,
                          __global uint *hist_base, int hist_off)
 {
     __global const ushort *img = img_base + img_off;
-    __global float *cval = cval_base + cval_off;
+    __global float *cval = cval_base + cval_off; /* the scale's list (cambi_cvalue_list) */
+    __global uint *count = state + scale * ST + ST_COUNT;
     __global uint *hist1 = hist_base + hist_off;
     __local int vmin, vmax;
     int lx = get_local_id(0);
@@ -865,8 +923,8 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
                 }
             }
         }
-        int y = gy0 + t;
-        cval[y * w + x] = best;
+        if (best > 0.0f)
+            cval[atomic_inc(count)] = best;
         /* down a column, neighbouring c-values mostly share their bin:
          * count runs and add each run with one atomic */
         uint bin = best > 0.0f ? as_uint(best) >> 16 : 0;
@@ -884,6 +942,13 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
 
 /* ---- 5. top-k selection (radix select on the float bit patterns) ---- */
 
+/* A non-zero c-value in fixed point: value * 2^24, exact (every non-zero
+ * c-value is >= 0.5), so the sums are exact integers in any order. */
+static inline long cambi_fixed(uint bits)
+{
+    return convert_long(as_float(bits) * 16777216.0f);
+}
+
 /* Inclusive prefix sums of a[0 .. SEL_WG - 1] in place; every work-item
  * of the group calls it (barriers inside). */
 static inline void cambi_scan(__local uint *a, int lid)
@@ -897,36 +962,57 @@ static inline void cambi_scan(__local uint *a, int lid)
     }
 }
 
-/* One work-group per scale. state[s*4 + ...]: 0 prefix (pass 1 result),
- * 1 rank still needed inside the prefix, 2 flag "threshold is zero",
- * 3 threshold bits (pass 2 result).
- * Pass 1 reads the rank K from kvals[s]; pass 2 writes the threshold bits
- * and the number m of copies of it in the top K to out[s*2 + 0/1].
+/* The sum of a[0 .. n - 1] (n a power of two, the group's size) in a[0];
+ * every work-item of the group calls it (barriers inside). */
+static inline void cambi_reduce(__local long *a, int lid, int n)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int m = n / 2; m > 0; m >>= 1) {
+        if (lid < m)
+            a[lid] += a[lid + m];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* One work-group per scale (state: ST_* above).
+ * Pass 1 reads the rank K from kvals[s] and finds the bin (bits 30..16)
+ * of the K-th largest value; pass 2 finds, inside that bin, the
+ * threshold T (its bits in out[s*2 + 0]) and the number m of copies of
+ * it in the top K (out[s*2 + 1]), and adds the values of the bin above T
+ * (count x value, fixed point: the bin gives every bit of its value) into
+ * sums[s * (h2_groups + 1) + h2_groups], beside cambi_hist2's sums of the
+ * values above the bin.
  * Work-item lid owns chunk SEL_WG - 1 - lid (bins counted from the top);
  * the chunk where the count from the top reaches K is then searched by
  * all work-items, a bin each. Every histogram bin is zeroed after use,
- * ready for the next frame. */
+ * ready for the next frame, and pass 2 clears the list's count. */
 __kernel __attribute__((reqd_work_group_size(SEL_WG, 1, 1)))
 void cambi_select(__global uint *hist, int nbins, int pass,
                   __global const uint *kvals, int k_off, __global uint *state,
-                  __global uint *out, int out_off)
+                  __global uint *out, int out_off, __global long *sums, int sums_off,
+                  int h2_groups)
 {
-    __local uint sums[SEL_WG]; /* counts of the chunks from the top, then their prefix sums */
-    __local uint run[SEL_WG];  /* the same for the bins of the crossing chunk */
-    __local int cross;
+    __local uint sums_l[SEL_WG]; /* counts of the chunks from the top, then their prefix sums */
+    __local uint run[SEL_WG];    /* the same for the bins of the crossing chunk */
+    __local long above[SEL_WG];  /* pass 2: each work-item's values above T */
+    __local int cross, cross_bin;
     int s = get_group_id(0), lid = get_local_id(0);
     __global uint *hs = hist + (size_t)s * nbins;
-    __global uint *st = state + s * 4;
+    __global uint *st = state + s * ST;
     const int chunk = nbins / SEL_WG;
     const int c = SEL_WG - 1 - lid; /* bins [c * chunk, (c + 1) * chunk), cambi_slot's layout */
 
-    uint k = pass == 1 ? kvals[k_off + s] : st[1];
-    int skip = pass == 2 && st[2];
+    uint k = pass == 1 ? kvals[k_off + s] : st[ST_RANK];
+    int skip = pass == 2 && st[ST_ZERO];
+    /* pass 2: the bits 30..16 of every value counted */
+    const uint pre = pass == 2 ? st[ST_PREFIX] << 16 : 0;
 
     /* the chunk's counts 16 at a time, the 16 loads issued before they
      * are added (chunk: 128 or 256, a multiple of 16); integers, so the
-     * order of the additions does not matter */
+     * order of the additions does not matter. Pass 2 also adds the
+     * chunk's values (few bins are not zero) */
     uint sum = 0;
+    long wsum = 0;
     /* with skip, cambi_hist2 counted nothing for this scale: its bins are
      * all zero, none is read */
     for (int e = 0; e < (skip ? 0 : chunk); e += 16) {
@@ -937,20 +1023,28 @@ void cambi_select(__global uint *hist, int nbins, int pass,
 #pragma unroll
         for (int k = 0; k < 16; k++)
             sum += v[k];
+        if (pass == 2) {
+#pragma unroll
+            for (int k = 0; k < 16; k++)
+                if (v[k])
+                    wsum += (long)v[k] * cambi_fixed(pre | (uint)(c * chunk + e + k));
+        }
     }
-    sums[lid] = sum;
-    if (lid == 0)
+    sums_l[lid] = sum;
+    if (lid == 0) {
         cross = -1;
-    cambi_scan(sums, lid);
-    const uint total = sums[SEL_WG - 1];
-    const uint before = lid ? sums[lid - 1] : 0;
+        cross_bin = -1;
+    }
+    cambi_scan(sums_l, lid);
+    const uint total = sums_l[SEL_WG - 1];
+    const uint before = lid ? sums_l[lid - 1] : 0;
 
     if (pass == 1 && lid == 0 && total < k) {
         /* fewer non-zero values than K: the rest of the top K are zeros */
-        st[0] = 0;
-        st[1] = 0;
-        st[2] = 1;
-        st[3] = 0;
+        st[ST_PREFIX] = 0;
+        st[ST_RANK] = 0;
+        st[ST_ZERO] = 1;
+        st[ST_T] = 0;
     }
     if (!skip && total >= k && before < k && before + sum >= k)
         cross = lid; /* at most one work-item: the chunks' ranges are disjoint */
@@ -959,116 +1053,112 @@ void cambi_select(__global uint *hist, int nbins, int pass,
      * chunk crosses (x = -1: nothing is read or written) */
     const int x = cross;
     const int cc = SEL_WG - 1 - max(x, 0);
-    const uint acc = x > 0 ? sums[x - 1] : 0; /* count above the crossing chunk */
+    const uint acc = x > 0 ? sums_l[x - 1] : 0; /* count above the crossing chunk */
     /* work-item lid: the crossing chunk's bin lid from its top */
-    run[lid] = x >= 0 && lid < chunk ? hs[(chunk - 1 - lid) * SEL_WG + cc] : 0;
+    const uint mybin = (uint)(cc * chunk + chunk - 1 - lid);
+    const uint r = x >= 0 && lid < chunk ? hs[(chunk - 1 - lid) * SEL_WG + cc] : 0;
+    run[lid] = r;
     cambi_scan(run, lid);
     const uint incl = run[lid], excl = lid ? run[lid - 1] : 0;
     if (x >= 0 && lid < chunk && acc + excl < k && acc + incl >= k) {
-        uint b = (uint)(cc * chunk + chunk - 1 - lid);
         uint rem = k - (acc + excl);
+        cross_bin = lid;
         if (pass == 1) {
-            st[0] = b;
-            st[1] = rem;
-            st[2] = 0;
+            st[ST_PREFIX] = mybin;
+            st[ST_RANK] = rem;
+            st[ST_ZERO] = 0;
         } else {
-            st[3] = (st[0] << 16) | b;
-            out[out_off + s * 2 + 0] = (st[0] << 16) | b;
+            st[ST_T] = pre | mybin;
+            out[out_off + s * 2 + 0] = pre | mybin;
             out[out_off + s * 2 + 1] = rem;
         }
     }
     if (pass == 2 && lid == 0 && (skip || total < k)) {
-        st[3] = 0;
+        st[ST_T] = 0;
         out[out_off + s * 2 + 0] = 0;
         out[out_off + s * 2 + 1] = 0;
     }
-    /* the crossing chunk was read by every work-item */
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    /* the crossing chunk was read by every work-item, cross_bin written */
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (pass == 2) {
+        /* the values above T: the chunks above the crossing one, and the
+         * crossing chunk's bins above T's */
+        long mine = 0;
+        if (x >= 0) {
+            if (lid < x)
+                mine = wsum;
+            if (lid < cross_bin && r)
+                mine += (long)r * cambi_fixed(pre | mybin);
+        }
+        above[lid] = mine;
+        cambi_reduce(above, lid, SEL_WG);
+        if (lid == 0) {
+            sums[sums_off + s * (h2_groups + 1) + h2_groups] = above[0];
+            st[ST_COUNT] = 0; /* cambi_hist2 has read it: the next picture's list */
+        }
+    }
     /* a chunk whose count is 0 has only zero bins: nothing to clear (the
      * non-zero c-values fill a few of the 256 chunks) */
     for (int e = 0; e < (sum ? chunk : 0); e++)
         hs[e * SEL_WG + c] = 0;
 }
 
-/* o1..o4: start of scales 1..4 in cval (scale 0 starts at 0); total: end.
- * Each work-item takes H2_RUN consecutive values and adds runs of equal
- * bins with one atomic (the values near the K-th largest are often equal). */
+/* Between the passes, over the non-zero c-values only (the lists of
+ * cambi_cvalue_list; o1..o4: where scales 1..4 start in cval, scale 0 at
+ * 0): a value whose bits 30..16 lie above the K-th largest's (ST_PREFIX;
+ * every listed value when the top K reaches the zeros, whose prefix is
+ * 0) is in the top K and is added in fixed point; a value inside that
+ * bin is counted in the second histogram by its low 16 bits. Group gi of
+ * the groups_per_scale groups of scale s writes its sum to
+ * out[out_off + s * (groups_per_scale + 1) + gi] (cambi_select's pass 2
+ * adds the bin's values above T at gi = groups_per_scale); the host adds
+ * them as integers. Each work-item takes H2_RUN consecutive values, all
+ * loaded before any is tested, and adds runs of equal bins with one
+ * atomic (a group's values are listed together, and neighbouring
+ * c-values are often equal). */
 #define H2_RUN 8
+#define H2_WG 256
 
-__kernel void cambi_hist2(__global const float *cval, int total,
-                          int o1, int o2, int o3, int o4,
-                          __global const uint *state, __global uint *hist2)
+__kernel __attribute__((reqd_work_group_size(H2_WG, 1, 1)))
+void cambi_hist2(__global const float *cval, int o1, int o2, int o3, int o4,
+                 int groups_per_scale, __global const uint *state, __global uint *hist2,
+                 __global long *out, int out_off)
 {
-    int i0 = get_global_id(0) * H2_RUN;
+    __local long part[H2_WG];
+    const int g = get_group_id(0), lid = get_local_id(0);
+    const int s = g / groups_per_scale, gi = g - s * groups_per_scale;
+    const int lo = s == 0 ? 0 : s == 1 ? o1 : s == 2 ? o2 : s == 3 ? o3 : o4;
+    __global const uint *st = state + s * ST;
+    const int n = (int)st[ST_COUNT];
+    const uint prefix = st[ST_PREFIX];
+    __global uint *h2 = hist2 + s * 65536;
+    long acc = 0;
     int run_bin = -1;
     uint run_len = 0;
-    for (int i = i0; i < i0 + H2_RUN && i < total; i++) {
-        int s = i >= o4 ? 4 : i >= o3 ? 3 : i >= o2 ? 2 : i >= o1 ? 1 : 0;
-        uint b = as_uint(cval[i]);
-        int bin = -1;
-        if (!state[s * 4 + 2] && b != 0 && (b >> 16) == state[s * 4])
-            bin = s * 65536 + (int)(b & 0xFFFF);
-        if (bin != run_bin) {
-            if (run_len)
-                atomic_add(&hist2[(run_bin & ~0xFFFF) + cambi_slot(run_bin & 0xFFFF, 65536)], run_len);
-            run_bin = bin;
-            run_len = 0;
+    for (int i0 = (gi * H2_WG + lid) * H2_RUN; i0 < n; i0 += groups_per_scale * H2_WG * H2_RUN) {
+        uint b[H2_RUN];
+#pragma unroll
+        for (int k = 0; k < H2_RUN; k++)
+            b[k] = i0 + k < n ? as_uint(cval[lo + i0 + k]) : 0u;
+#pragma unroll
+        for (int k = 0; k < H2_RUN; k++) {
+            const uint hi = b[k] >> 16;
+            if (hi > prefix)
+                acc += cambi_fixed(b[k]);
+            const int bin = b[k] != 0 && hi == prefix ? (int)(b[k] & 0xFFFF) : -1;
+            if (bin != run_bin) {
+                if (run_len)
+                    atomic_add(&h2[cambi_slot((uint)run_bin, 65536)], run_len);
+                run_bin = bin;
+                run_len = 0;
+            }
+            run_len += bin >= 0;
         }
-        run_len += bin >= 0;
     }
     if (run_len)
-        atomic_add(&hist2[(run_bin & ~0xFFFF) + cambi_slot(run_bin & 0xFFFF, 65536)], run_len);
-}
-
-#define SUM_WG 256
-
-/* groups_per_scale partial sums per scale, each a fixed-point sum (value
- * * 2^24, exact for every non-zero c-value, which is >= 0.5) of the values
- * strictly above the threshold at indices lo + gi * SUM_WG + [0, SUM_WG)
- * + k * groups_per_scale * SUM_WG. Each partial is computed in slices
- * parts by as many groups (group (s, m, gi): the k = m mod slices), which
- * write out[out_off + (s * slices + m) * groups_per_scale + gi]; the host
- * adds a partial's slices as integers, so the partials are the same for
- * any number of slices (one group per partial left most of the device
- * idle). */
-__kernel __attribute__((reqd_work_group_size(SUM_WG, 1, 1)))
-void cambi_sum(__global const float *cval, int o0, int o1, int o2, int o3, int o4, int o5,
-               int groups_per_scale, int slices, __global const uint *state,
-               __global long *out, int out_off)
-{
-    __local long part[SUM_WG];
-    int g = get_group_id(0), lid = get_local_id(0);
-    int s = g / (groups_per_scale * slices), r = g % (groups_per_scale * slices);
-    int m = r / groups_per_scale, gi = r % groups_per_scale;
-    int lo = s == 0 ? o0 : s == 1 ? o1 : s == 2 ? o2 : s == 3 ? o3 : o4;
-    int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : s == 3 ? o4 : o5;
-    uint t = state[s * 4 + 3];
-    long acc = 0;
-    /* 8 values loaded before any is tested (each test once waited for its
-     * value before the next load was issued); integer sums, any order */
-    const int stride = groups_per_scale * SUM_WG * slices;
-    int i = lo + gi * SUM_WG + lid + m * groups_per_scale * SUM_WG;
-    for (; i + 7 * stride < hi; i += 8 * stride) {
-        float c[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            c[k] = cval[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            acc += as_uint(c[k]) > t ? convert_long(c[k] * 16777216.0f) : 0;
-    }
-    for (; i < hi; i += stride) {
-        float c = cval[i];
-        if (as_uint(c) > t)
-            acc += convert_long(c * 16777216.0f);
-    }
+        atomic_add(&h2[cambi_slot((uint)run_bin, 65536)], run_len);
     part[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int n = SUM_WG / 2; n > 0; n >>= 1) {
-        if (lid < n)
-            part[lid] += part[lid + n];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    cambi_reduce(part, lid, H2_WG);
     if (lid == 0)
-        out[out_off + g] = part[0];
+        out[out_off + s * (groups_per_scale + 1) + gi] = part[0];
 }
