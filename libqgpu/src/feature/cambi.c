@@ -29,7 +29,7 @@
 #define CAMBI_PREP_TILE 32  /* MT in cambi.cl: cambi_prep_mask's outputs per group side */
 #define CAMBI_PREP_WG 16    /* MG: its work-items per side */
 #define CAMBI_CG 8          /* CG in cambi.cl: geometry fields per scale: */
-enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_SHIFT, CG_G0, CG_TX };
+enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
 #define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
 /* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
@@ -117,7 +117,7 @@ typedef struct CambiState {
     cl_kernel k_prep_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
-        cl_mem imgs, mask, cval, hist1, hist2, state;
+        cl_mem imgs, cval, hist1, hist2, state;
     } lane[QGPU_MAX_LANES];
     int score_id, source_id, fullref_id;
 } CambiState;
@@ -361,7 +361,6 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
         g[CG_H] = p->sh[i];
         g[CG_IMG] = p->img_off[i];
         g[CG_CVAL] = p->cval_off[i];
-        g[CG_SHIFT] = i + s->hrs;
         g[CG_G0] = p->groups[small];
         g[CG_TX] = tx;
         p->groups[small] += tx * ty;
@@ -518,18 +517,12 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 
     /* scratch per lane: the queue of a lane is in order, so one frame's
      * passes finish before the next frame of that lane starts */
-    size_t mask_bytes = 0;
-    for (int i = 0; i < s->npics; i++)
-        if ((size_t)s->pic[i].w * s->pic[i].h > mask_bytes)
-            mask_bytes = (size_t)s->pic[i].w * s->pic[i].h;
     const size_t h1 = sizeof(cl_uint) * CAMBI_SCALES * CAMBI_HIST1_BINS;
     const size_t h2 = sizeof(cl_uint) * CAMBI_SCALES * CAMBI_HIST2_BINS;
     const size_t st = sizeof(cl_uint) * CAMBI_ST * CAMBI_SCALES;
     for (int i = 0; i < qgpu_lanes(f->ctx) && !err; i++) {
         struct CambiLane *b = &s->lane[i];
         err = qgpu_buffer_create(f->ctx, img_total * sizeof(cl_ushort), &b->imgs);
-        if (!err)
-            err = qgpu_buffer_create(f->ctx, mask_bytes, &b->mask);
         if (!err)
             err = qgpu_buffer_create(f->ctx, cval_total * sizeof(cl_float), &b->cval);
         if (!err)
@@ -581,7 +574,8 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
                          qgpu_round_up(p->h, CAMBI_PREP_TILE) / CAMBI_PREP_TILE * CAMBI_PREP_WG};
 
     /* 1. the working picture (10 bits, enc/src size, anti-dithered), its
-     * spatial mask and, when scale 0 is the working size, scale 0 */
+     * spatial mask (in the samples: UNMASKED_BIT in cambi.cl) and, when
+     * scale 0 is the working size, scale 0 */
     const int filter0 = !s->hrs;
     {
         const QgpuArg prep_args[] = {
@@ -599,7 +593,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("filter0", filter0),
             qgpu_arg_int("dst_off", p->img_off[0]),
             qgpu_arg_mem("img", b->imgs),
-            qgpu_arg_mem("mask", b->mask),
         };
         err = qgpu_launch(f->ctx, slot, s->k_prep_mask, "cambi: cambi_prep_mask", prep_args,
                           QGPU_ARRAY_SIZE(prep_args), 2, global2, local2);
@@ -639,8 +632,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         const size_t crw = ct + 2 * (size_t)pad;
         const QgpuArg cv_args[] = {
             qgpu_arg_mem("img_base", b->imgs),
-            qgpu_arg_mem("mask", b->mask),
-            qgpu_arg_int("mask_w", p->w),
             qgpu_arg_int("pad", pad),
             qgpu_arg_mem("params", s->params),
             qgpu_arg_int("vlt", s->vlt),
@@ -666,9 +657,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
         args[n++] = qgpu_arg_int("w", p->sw[i]);
         args[n++] = qgpu_arg_int("h", p->sh[i]);
-        args[n++] = qgpu_arg_mem("mask", b->mask);
-        args[n++] = qgpu_arg_int("mask_w", p->w);
-        args[n++] = qgpu_arg_int("mask_shift", i + s->hrs);
         args[n++] = qgpu_arg_int("pad", pad);
         args[n++] = qgpu_arg_mem("params", s->params);
         args[n++] = qgpu_arg_int("vlt", s->vlt);
@@ -802,7 +790,6 @@ static void cambi_uninit(QgpuFeature *f)
     for (int i = 0; i < QGPU_MAX_LANES; i++) {
         struct CambiLane *b = &s->lane[i];
         qgpu_buffer_release(&b->imgs);
-        qgpu_buffer_release(&b->mask);
         qgpu_buffer_release(&b->cval);
         qgpu_buffer_release(&b->hist1);
         qgpu_buffer_release(&b->hist2);

@@ -6,9 +6,10 @@
  *   cambi_prep_mask input luma -> 10-bit at the working size (nearest
  *                   decimation through index maps) + 2x2 anti-dithering,
  *                   zero-derivative 7x7 count -> spatial mask (full size),
- *                   and scale 0's mode filter when scale 0 is the working size
+ *                   and scale 0's mode filter when scale 0 is the working
+ *                   size; the mask is kept in the samples (UNMASKED_BIT)
  *   cambi_filter    per other scale: 2x decimation of the previous scale +
- *                   3x3 mode filter
+ *                   3x3 mode filter, the decimated sample's mask bit kept
  *   cambi_cvalues   (GPUs: one launch over the scales with 16x16 tiles,
  *   cambi_cvalues8   one over those with 8x8) or cambi_cvalues_slide (CPUs,
  *                   when its tile fits; scale by scale): window counts of
@@ -36,6 +37,16 @@
 
 #define NUM_SCALES 5
 #define UNMASKED 0xFFFFu
+/* The spatial mask travels with the scales' samples (10-bit values, at
+ * most 1024): bit 15 set on a sample the mask leaves out. Scale s reads
+ * the full-size mask at (x << s, y << s) (libvmaf), which is the mask of
+ * the sample cambi_filter decimates into (x, y), so each scale takes it
+ * from there, and the c-values read one array instead of two (the mask
+ * was a byte array of its own, read at a stride on the coarse scales).
+ * A sample with the bit, like UNMASKED outside the picture, lies above
+ * every bin the counts read, so it counts in none. */
+#define UNMASKED_BIT 0x8000
+#define VALUE_BITS 0x7FFF
 
 #define SEL_WG 256
 
@@ -129,7 +140,8 @@ static inline int cambi_mode_pick(int row_edge, int col_edge, int up, int mid, i
  * (32 + 8)^2 input samples they need into __local memory (libvmaf's
  * conversion to 10 bits, nearest decimation through the index maps),
  * anti-dithers (32 + 7)^2 of them there (2x2 averages), then writes
- *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold;
+ *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold,
+ *     as UNMASKED_BIT in the samples written below;
  *   - with filter0 (scale 0 is the working size: no high-res speed-up),
  *     scale 0, the 3x3 separable mode of the working picture (first and
  *     last rows unfiltered, first and last columns vertical only), at
@@ -149,8 +161,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
                      int in_pitch,
                      __global const int *maps, /* mx[w] then my[h] */
                      int scaled, int w, int h, int anti_dither, int threshold, int filter0,
-                     int dst_off,
-                     __global ushort *img, __global uchar *mask)
+                     int dst_off, __global ushort *img)
 {
     __local ushort raw[MQ * MQ];
     __local ushort pic[MP * MP];
@@ -264,21 +275,22 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
             n += rows7[(oy0 + k + 6) * R7S + ox] - rows7[(oy0 + k - 1) * R7S + ox];
         if (y >= h)
             break;
-        mask[y * w + x] = (uchar)(n > threshold);
+        const int flag = n > threshold ? 0 : UNMASKED_BIT;
         if (!filter0) {
-            img[y * w + x] = (ushort)col[k + 1];
+            img[y * w + x] = (ushort)(col[k + 1] | flag);
             continue;
         }
         const int v = cambi_mode_pick(y == 0 || y == h - 1, col_edge, col[k], col[k + 1],
                                       col[k + 2], hm[k], hm[k + 1], hm[k + 2]);
-        img[dst_off + y * w + x] = (ushort)v;
+        img[dst_off + y * w + x] = (ushort)(v | flag);
     }
 }
 
 /* ---- 3. decimation + mode filter ---- */
 
-/* D(x, y) = src[(y * f) * src_w + x * f]; out = 3x3 separable mode of D
- * (horizontal first; first/last column and first/last row unfiltered). */
+/* D(x, y) = src[(y * f) * src_w + x * f] without its mask bit; out = 3x3
+ * separable mode of D (horizontal first; first/last column and first/last
+ * row unfiltered), with the mask bit of src's sample at (x f, y f). */
 __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src_w, int f,
                            __global ushort *dst_base, int dst_off, int w, int h)
 {
@@ -287,9 +299,10 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= w || y >= h)
         return;
-#define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f])
+#define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f] & VALUE_BITS)
     const int row_edge = y == 0 || y == h - 1, col_edge = x == 0 || x == w - 1;
-    int v = D(x, y);
+    const int centre = src[y * f * src_w + x * f];
+    int v = centre & VALUE_BITS;
     if (!row_edge) {
         const int up = D(x, y - 1), down = D(x, y + 1);
         int hu = 0, hc = 0, hd = 0;
@@ -301,7 +314,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
         v = cambi_mode_pick(0, col_edge, up, v, down, hu, hc, hd);
     }
 #undef D
-    dst[y * w + x] = (ushort)v;
+    dst[y * w + x] = (ushort)(v | (centre & UNMASKED_BIT));
 }
 
 /* ---- 4. c-values ---- */
@@ -527,9 +540,7 @@ static inline void cambi_cvalue_list(const float c[CV_RL], int lid, __local int 
  * when CV_TEAM_MAX is 1), nput, pbase: the list's counters, all
  * __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
-                                      __global const ushort *img, int w, int h,
-                                      __global const uchar *mask, int mask_w, int mask_shift,
-                                      int pad, __constant int *params, int vlt,
+                                      __global const ushort *img, int w, int h, int pad, __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
                                       __local int *nneed, __local int *runs,
                                       __local int *nruns, __local ulong *part,
@@ -549,17 +560,14 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
      * some d needs its window counted; the others' c-value is 0 (not
      * listed). Most tiles have none (1080p: ~9 in 10 of scales 0-1):
      * those end once they know it (every work-item of the group alike,
-     * after the barrier that publishes the count). The pixel's mask
-     * and value are loaded together, before the barrier that clears the
-     * list (the value was loaded only once its mask had come, after it) */
+     * after the barrier that publishes the count). The pixel's sample
+     * (value and mask bit) is loaded before the barrier that clears the
+     * list */
     const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
     const int mine = lid < ct * ct && qgx < w && qgy < h;
     int qv = (int)UNMASKED;
-    if (mine) {
-        const uchar m = mask[(qgy << mask_shift) * mask_w + (qgx << mask_shift)];
-        const ushort iv = img[qgy * w + qgx];
-        qv = m ? iv : (int)UNMASKED;
-    }
+    if (mine)
+        qv = img[qgy * w + qgx];
     if (lid == 0) {
         *nneed = 0;
         *nput = 0;
@@ -573,7 +581,7 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #pragma unroll
         for (int d = 0; d < ND; d++)
             any |= qv <= params[d] && qv + ND + d + 1 > vlt;
-        if (qv != (int)UNMASKED && any)
+        if (qv < UNMASKED_BIT && any)
             need[atomic_inc(nneed)] = lid;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -582,19 +590,16 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
         return; /* the whole group: count is the same for all */
 
     /* the tile by rows and columns (no division by rw per sample), each
-     * sample's mask and value read together at a clamped position and
-     * kept where the position is inside (the value was read only after
-     * its mask, and the next sample's reads waited for both) */
+     * sample read at a clamped position and kept where the position is
+     * inside (its mask bit with it) */
     for (int ty = ly; ty < rw; ty += rows) {
         int y = y0 + ty, yc = clamp(y, 0, h - 1);
-        __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
         __global const ushort *irow = img + yc * w;
         for (int tx = lx; tx < rw; tx += ct) {
             int x = x0 + tx, xc = clamp(x, 0, w - 1);
-            uchar m = mrow[xc << mask_shift];
             ushort v = irow[xc];
             bool inside = x >= 0 && x < w && y >= 0 && y < h;
-            tile[ty * rs + tx] = inside && m ? v : UNMASKED;
+            tile[ty * rs + tx] = inside ? v : UNMASKED;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -705,14 +710,13 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #define CG_H 1
 #define CG_IMG 2     /* first sample of the scale in the pictures' buffer */
 #define CG_CVAL 3    /* first c-value of the scale */
-#define CG_SHIFT 4   /* mask_shift: the scale's pixel (x, y) is the mask's (x, y) << shift */
-#define CG_G0 5      /* first group of the scale in its launch */
-#define CG_TX 6      /* tiles per row of the scale in its launch */
+#define CG_G0 4      /* first group of the scale in its launch */
+#define CG_TX 5      /* tiles per row of the scale in its launch */
 
 /* The launch's group g: scale (the last of s0 .. s0 + ns - 1 whose first
  * group is <= g) and tile. */
 static inline void cambi_cvalues_group(const int ct, __global const ushort *img_base,
-                                       __global const uchar *mask, int mask_w, int pad,
+                                       int pad,
                                        __constant int *params, int vlt, __constant int *geom,
                                        int s0, int ns, __local ushort *tile, __local int *need,
                                        __local int *nneed, __local int *runs,
@@ -729,8 +733,8 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
     __constant int *gm = geom + s * CG;
     const int t = g - gm[CG_G0], tx = gm[CG_TX];
     const int ty = t / tx;
-    cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], mask,
-                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, runs,
+    cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], pad,
+                       params, vlt, tile, need, nneed, runs,
                        nruns, part, nput, pbase, cval_base + gm[CG_CVAL],
                        state + s * ST + ST_COUNT, hist_base + s * 32768);
 }
@@ -755,30 +759,28 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
 /* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
  * dimension 0 */
 __kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
-void cambi_cvalues(__global const ushort *img_base, __global const uchar *mask, int mask_w,
-                   int pad, __constant int *params, int vlt, __constant int *geom, int s0,
+void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *params, int vlt, __constant int *geom, int s0,
                    int ns, __local ushort *tile, __global float *cval_base,
                    __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed, nput, pbase;
     CV_LOCALS
-    cambi_cvalues_group(16, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
+    cambi_cvalues_group(16, img_base, pad, params, vlt, geom, s0, ns, tile, need,
                         &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
                         hist_base);
 }
 
 /* 8 x 8 pixels per group: the coarse scales */
 __kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
-void cambi_cvalues8(__global const ushort *img_base, __global const uchar *mask, int mask_w,
-                    int pad, __constant int *params, int vlt, __constant int *geom, int s0,
+void cambi_cvalues8(__global const ushort *img_base, int pad, __constant int *params, int vlt, __constant int *geom, int s0,
                     int ns, __local ushort *tile, __global float *cval_base,
                     __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];
     __local int nneed, nput, pbase;
     CV_LOCALS
-    cambi_cvalues_group(8, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
+    cambi_cvalues_group(8, img_base, pad, params, vlt, geom, s0, ns, tile, need,
                         &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
                         hist_base);
 }
@@ -804,12 +806,11 @@ static inline int cambi_needs(int v, __constant int *params, int vlt)
 #pragma unroll
     for (int d = 0; d < ND; d++)
         any |= v <= params[d] && v + ND + d + 1 > vlt;
-    return v != (int)UNMASKED && any;
+    return v < UNMASKED_BIT && any;
 }
 
 __kernel __attribute__((reqd_work_group_size(SX, 1, 1)))
 void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, int h,
-                         __global const uchar *mask, int mask_w, int mask_shift,
                          int pad, __constant int *params, int vlt,
                          __local ushort *tile, __local ushort *hist,
                          __global float *cval_base, int cval_off,
@@ -834,9 +835,8 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
     for (int i = lx; i < rw * rh; i += SX) {
         int x = x0 + i % rw, y = y0 + i / rw;
         ushort t = UNMASKED;
-        if (x >= 0 && x < w && y >= 0 && y < h &&
-            mask[(y << mask_shift) * mask_w + (x << mask_shift)])
-            t = img[y * w + x];
+        if (x >= 0 && x < w && y >= 0 && y < h)
+            t = img[y * w + x]; /* with its mask bit */
         tile[i] = t;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
