@@ -49,6 +49,11 @@
 #define VALUE_BITS 0x7FFF
 
 #define SEL_WG 256
+/* histogram bins a cambi_select work-item loads before it adds them: the
+ * launch is one work-group per scale, bound by the rounds of loads (16
+ * at a time: 8 rounds in pass 1, 16 in pass 2), and its registers keep
+ * no other group off the device */
+#define SEL_LOADS 64
 
 /* state[s * ST + field], per lane, for scale s of the picture being
  * scored (each picture's passes end before the next one's start): */
@@ -534,13 +539,20 @@ static inline void cambi_cvalue_list(const float c[CV_RL], int lid, __local int 
     }
 }
 
+/* samples of the window tile a work-item loads at once: CV_TY rows
+ * (CV_WG / ct apart) by CV_TX columns (ct apart); at 1080p (48 x 48
+ * samples for 16 x 16 tiles, 40 x 40 for 8 x 8) two rounds */
+#define CV_TY 2
+#define CV_TX 4
+
 /* The c-values of one ct x ct tile, listed (cambi_cvalue_list); the
  * group is (ct, CV_WG / ct) work-items. need, runs: CV_WG ints (runs
  * unused when CV_RL is 1), part: CV_WG * CV_RL * NW counters (unused
  * when CV_TEAM_MAX is 1), nput, pbase: the list's counters, all
  * __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
-                                      __global const ushort *img, int w, int h, int pad, __constant int *params, int vlt,
+                                      __global const ushort *img, int w, int h, int pad,
+                                      __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
                                       __local int *nneed, __local int *runs,
                                       __local int *nruns, __local ulong *part,
@@ -590,16 +602,32 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
         return; /* the whole group: count is the same for all */
 
     /* the tile by rows and columns (no division by rw per sample), each
-     * sample read at a clamped position and kept where the position is
-     * inside (its mask bit with it) */
-    for (int ty = ly; ty < rw; ty += rows) {
-        int y = y0 + ty, yc = clamp(y, 0, h - 1);
-        __global const ushort *irow = img + yc * w;
-        for (int tx = lx; tx < rw; tx += ct) {
-            int x = x0 + tx, xc = clamp(x, 0, w - 1);
-            ushort v = irow[xc];
-            bool inside = x >= 0 && x < w && y >= 0 && y < h;
-            tile[ty * rs + tx] = inside ? v : UNMASKED;
+     * sample read at a clamped position (so every load is valid) and
+     * kept where the position is inside (its mask bit with it), CV_TY x
+     * CV_TX samples a work-item loaded before any is stored: the compiler
+     * stored each sample before it loaded the next, so a work-item
+     * waited for its 9 (1080p) loads one after the other */
+    for (int ty0 = ly; ty0 < rw; ty0 += CV_TY * rows) {
+        for (int tx0 = lx; tx0 < rw; tx0 += CV_TX * ct) {
+            ushort v[CV_TY][CV_TX];
+#pragma unroll
+            for (int i = 0; i < CV_TY; i++) {
+                __global const ushort *irow = img + clamp(y0 + ty0 + i * rows, 0, h - 1) * w;
+#pragma unroll
+                for (int j = 0; j < CV_TX; j++)
+                    v[i][j] = irow[clamp(x0 + tx0 + j * ct, 0, w - 1)];
+            }
+#pragma unroll
+            for (int i = 0; i < CV_TY; i++) {
+                const int ty = ty0 + i * rows, y = y0 + ty;
+#pragma unroll
+                for (int j = 0; j < CV_TX; j++) {
+                    const int tx = tx0 + j * ct, x = x0 + tx;
+                    if (ty < rw && tx < rw)
+                        tile[ty * rs + tx] =
+                            x >= 0 && x < w && y >= 0 && y < h ? v[i][j] : UNMASKED;
+                }
+            }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -759,9 +787,9 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
 /* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
  * dimension 0 */
 __kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
-void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *params, int vlt, __constant int *geom, int s0,
-                   int ns, __local ushort *tile, __global float *cval_base,
-                   __global uint *state, __global uint *hist_base)
+void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *params, int vlt,
+                   __constant int *geom, int s0, int ns, __local ushort *tile,
+                   __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed, nput, pbase;
@@ -773,9 +801,9 @@ void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *par
 
 /* 8 x 8 pixels per group: the coarse scales */
 __kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
-void cambi_cvalues8(__global const ushort *img_base, int pad, __constant int *params, int vlt, __constant int *geom, int s0,
-                    int ns, __local ushort *tile, __global float *cval_base,
-                    __global uint *state, __global uint *hist_base)
+void cambi_cvalues8(__global const ushort *img_base, int pad, __constant int *params, int vlt,
+                    __constant int *geom, int s0, int ns, __local ushort *tile,
+                    __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];
     __local int nneed, nput, pbase;
@@ -1007,25 +1035,25 @@ void cambi_select(__global uint *hist, int nbins, int pass,
     /* pass 2: the bits 30..16 of every value counted */
     const uint pre = pass == 2 ? st[ST_PREFIX] << 16 : 0;
 
-    /* the chunk's counts 16 at a time, the 16 loads issued before they
-     * are added (chunk: 128 or 256, a multiple of 16); integers, so the
-     * order of the additions does not matter. Pass 2 also adds the
-     * chunk's values (few bins are not zero) */
+    /* the chunk's counts SEL_LOADS at a time, the loads issued before
+     * they are added (chunk: 128 or 256, a multiple of SEL_LOADS);
+     * integers, so the order of the additions does not matter. Pass 2
+     * also adds the chunk's values (few bins are not zero) */
     uint sum = 0;
     long wsum = 0;
     /* with skip, cambi_hist2 counted nothing for this scale: its bins are
      * all zero, none is read */
-    for (int e = 0; e < (skip ? 0 : chunk); e += 16) {
-        uint v[16];
+    for (int e = 0; e < (skip ? 0 : chunk); e += SEL_LOADS) {
+        uint v[SEL_LOADS];
 #pragma unroll
-        for (int k = 0; k < 16; k++)
+        for (int k = 0; k < SEL_LOADS; k++)
             v[k] = hs[(e + k) * SEL_WG + c];
 #pragma unroll
-        for (int k = 0; k < 16; k++)
+        for (int k = 0; k < SEL_LOADS; k++)
             sum += v[k];
         if (pass == 2) {
 #pragma unroll
-            for (int k = 0; k < 16; k++)
+            for (int k = 0; k < SEL_LOADS; k++)
                 if (v[k])
                     wsum += (long)v[k] * cambi_fixed(pre | (uint)(c * chunk + e + k));
         }
