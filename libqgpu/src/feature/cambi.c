@@ -29,9 +29,10 @@
 #define CAMBI_PREP_TILE 32  /* MT in cambi.cl: cambi_prep_mask's outputs per group side */
 #define CAMBI_PREP_WG 16    /* MG: its work-items per side */
 #define CAMBI_CG 8          /* CG in cambi.cl: geometry fields per scale: */
-enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_SHIFT, CG_G0, CG_TX };
+enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
 #define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
+#define CAMBI_CV_GT 4       /* CV_GT: tiles a c-value group takes */
 /* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
  * this: those groups are few enough to run at once, so the launch lasts
  * as long as one group (doc/metrics/cambi.md) */
@@ -39,11 +40,13 @@ enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_SHIFT, CG_G0, CG_TX };
 #define CAMBI_SX 64         /* SX, SY, R of cambi_cvalues_slide */
 #define CAMBI_SY 32
 #define CAMBI_R 128
-#define CAMBI_H2_RUN 8      /* H2_RUN */
+#define CAMBI_H2_WG 256     /* H2_WG */
+/* cambi_hist2's work-groups per scale, each writing a partial sum; they
+ * read only the non-zero c-values, a few per cent of the pixels on most
+ * pictures, 8 per work-item at a time */
+#define CAMBI_H2_GROUPS 32
 #define CAMBI_SEL_WG 256
-#define CAMBI_SUM_WG 256
-#define CAMBI_SUM_GROUPS 16 /* partial sums per scale */
-#define CAMBI_SUM_SLICES 8  /* work-groups per partial sum */
+#define CAMBI_ST 8          /* ST in cambi.cl: state words per scale */
 #define CAMBI_HIST1_BINS 32768
 #define CAMBI_HIST2_BINS 65536
 #define CAMBI_MIN_WH 216    /* libvmaf: refuses width AND height < 216 */
@@ -112,10 +115,10 @@ typedef struct CambiState {
     int npics;                /* 1, or 2 with full_ref */
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
-    cl_kernel k_prep_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2, k_sum;
+    cl_kernel k_prep_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
-        cl_mem imgs, mask, cval, hist1, hist2, state;
+        cl_mem imgs, cval, hist1, hist2, state;
     } lane[QGPU_MAX_LANES];
     int score_id, source_id, fullref_id;
 } CambiState;
@@ -359,19 +362,18 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
         g[CG_H] = p->sh[i];
         g[CG_IMG] = p->img_off[i];
         g[CG_CVAL] = p->cval_off[i];
-        g[CG_SHIFT] = i + s->hrs;
         g[CG_G0] = p->groups[small];
         g[CG_TX] = tx;
-        p->groups[small] += tx * ty;
+        p->groups[small] += (tx * ty + CAMBI_CV_GT - 1) / CAMBI_CV_GT;
     }
     err = qgpu_buffer_upload(f->ctx, sizeof(geom), geom, &p->geom, "cambi: c-value geometry");
     if (err)
         return err;
-    /* per picture: 5 x (threshold bits, copies) then 5 x slices x groups sums */
+    /* per picture: 5 x (threshold bits, copies) then per scale the
+     * CAMBI_H2_GROUPS sums of cambi_hist2 and the one of cambi_select */
     return qgpu_results_reserve(f->ctx,
                                 sizeof(cl_uint) * 2 * CAMBI_SCALES +
-                                    sizeof(cl_long) * CAMBI_SCALES * CAMBI_SUM_SLICES *
-                                        CAMBI_SUM_GROUPS,
+                                    sizeof(cl_long) * CAMBI_SCALES * (CAMBI_H2_GROUPS + 1),
                                 &p->res_off);
 }
 
@@ -466,10 +468,12 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * the direct counts are 2.8x faster (1730 vs 616 fps for all of CAMBI). */
     int slide_fits = 1;
     /* cambi_cvalues' own __local arrays beside its tile: the list of
-     * pixels that need a window and, with NW <= 4, the teams' counters */
+     * pixels that need a window and, with NW <= 4, the teams' counters,
+     * and the samples of its CAMBI_CV_GT tiles */
     const size_t nw = (2 * (size_t)s->num_diffs + 1 + 3) / 4;
     const size_t direct_fixed = (size_t)CAMBI_TILE * CAMBI_TILE *
-                                (sizeof(cl_int) + (nw <= 4 ? nw * sizeof(cl_ulong) : 0));
+                                (sizeof(cl_int) + (nw <= 4 ? nw * sizeof(cl_ulong) : 0) +
+                                 CAMBI_CV_GT * sizeof(cl_ushort));
     for (int i = 0; i < s->npics; i++) {
         size_t pad2 = 2 * (size_t)(s->pic[i].window >> 1);
         size_t rw = CAMBI_TILE + pad2;
@@ -511,25 +515,17 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         err = qgpu_kernel_create(f->ctx, program, "cambi_select", &s->k_select);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_hist2", &s->k_hist2);
-    if (!err)
-        err = qgpu_kernel_create(f->ctx, program, "cambi_sum", &s->k_sum);
     if (err)
         return err;
 
     /* scratch per lane: the queue of a lane is in order, so one frame's
      * passes finish before the next frame of that lane starts */
-    size_t mask_bytes = 0;
-    for (int i = 0; i < s->npics; i++)
-        if ((size_t)s->pic[i].w * s->pic[i].h > mask_bytes)
-            mask_bytes = (size_t)s->pic[i].w * s->pic[i].h;
     const size_t h1 = sizeof(cl_uint) * CAMBI_SCALES * CAMBI_HIST1_BINS;
     const size_t h2 = sizeof(cl_uint) * CAMBI_SCALES * CAMBI_HIST2_BINS;
-    const size_t st = sizeof(cl_uint) * 4 * CAMBI_SCALES;
+    const size_t st = sizeof(cl_uint) * CAMBI_ST * CAMBI_SCALES;
     for (int i = 0; i < qgpu_lanes(f->ctx) && !err; i++) {
         struct CambiLane *b = &s->lane[i];
         err = qgpu_buffer_create(f->ctx, img_total * sizeof(cl_ushort), &b->imgs);
-        if (!err)
-            err = qgpu_buffer_create(f->ctx, mask_bytes, &b->mask);
         if (!err)
             err = qgpu_buffer_create(f->ctx, cval_total * sizeof(cl_float), &b->cval);
         if (!err)
@@ -574,14 +570,15 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
     const QgpuVideoFormat *fmt = f->fmt;
     CambiPic *p = &s->pic[which];
     const struct CambiLane *b = &s->lane[slot->lane];
-    QgpuArg args[16];
+    QgpuArg args[20];
     int n, err;
     size_t local2[2] = {CAMBI_PREP_WG, CAMBI_PREP_WG};
     size_t global2[2] = {qgpu_round_up(p->w, CAMBI_PREP_TILE) / CAMBI_PREP_TILE * CAMBI_PREP_WG,
                          qgpu_round_up(p->h, CAMBI_PREP_TILE) / CAMBI_PREP_TILE * CAMBI_PREP_WG};
 
     /* 1. the working picture (10 bits, enc/src size, anti-dithered), its
-     * spatial mask and, when scale 0 is the working size, scale 0 */
+     * spatial mask (in the samples: UNMASKED_BIT in cambi.cl) and, when
+     * scale 0 is the working size, scale 0 */
     const int filter0 = !s->hrs;
     {
         const QgpuArg prep_args[] = {
@@ -599,7 +596,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("filter0", filter0),
             qgpu_arg_int("dst_off", p->img_off[0]),
             qgpu_arg_mem("img", b->imgs),
-            qgpu_arg_mem("mask", b->mask),
         };
         err = qgpu_launch(f->ctx, slot, s->k_prep_mask, "cambi: cambi_prep_mask", prep_args,
                           QGPU_ARRAY_SIZE(prep_args), 2, global2, local2);
@@ -639,8 +635,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         const size_t crw = ct + 2 * (size_t)pad;
         const QgpuArg cv_args[] = {
             qgpu_arg_mem("img_base", b->imgs),
-            qgpu_arg_mem("mask", b->mask),
-            qgpu_arg_int("mask_w", p->w),
             qgpu_arg_int("pad", pad),
             qgpu_arg_mem("params", s->params),
             qgpu_arg_int("vlt", s->vlt),
@@ -649,6 +643,7 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("ns", ns),
             qgpu_arg_local("tile", cvalue_tile_bytes(crw)),
             qgpu_arg_mem("cval_base", b->cval),
+            qgpu_arg_mem("state", b->state),
             qgpu_arg_mem("hist_base", b->hist1),
         };
         size_t lc[2] = {ct, CAMBI_CV_WG / ct};
@@ -665,9 +660,6 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         args[n++] = qgpu_arg_int("img_off", p->img_off[i]);
         args[n++] = qgpu_arg_int("w", p->sw[i]);
         args[n++] = qgpu_arg_int("h", p->sh[i]);
-        args[n++] = qgpu_arg_mem("mask", b->mask);
-        args[n++] = qgpu_arg_int("mask_w", p->w);
-        args[n++] = qgpu_arg_int("mask_shift", i + s->hrs);
         args[n++] = qgpu_arg_int("pad", pad);
         args[n++] = qgpu_arg_mem("params", s->params);
         args[n++] = qgpu_arg_int("vlt", s->vlt);
@@ -676,6 +668,8 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
         args[n++] = qgpu_arg_local("hist", (size_t)CAMBI_SX * CAMBI_R * sizeof(cl_ushort));
         args[n++] = qgpu_arg_mem("cval_base", b->cval);
         args[n++] = qgpu_arg_int("cval_off", p->cval_off[i]);
+        args[n++] = qgpu_arg_mem("state", b->state);
+        args[n++] = qgpu_arg_int("scale", i);
         args[n++] = qgpu_arg_mem("hist_base", b->hist1);
         args[n++] = qgpu_arg_int("hist_off", i * CAMBI_HIST1_BINS);
         size_t lc[2] = {CAMBI_SX, 1};
@@ -687,23 +681,27 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             return err;
     }
 
-    /* 4. top-k: radix select in two 16-bit passes, then the sums */
+    /* 4. top-k: radix select in two 16-bit passes over the listed
+     * (non-zero) c-values; the sums of the values above the threshold
+     * come from cambi_hist2 (above its 16-bit prefix) and the second
+     * select (inside it) */
     cl_int res_u32 = (cl_int)(p->res_off / sizeof(cl_uint));
     cl_int res_i64 = (cl_int)((p->res_off + sizeof(cl_uint) * 2 * CAMBI_SCALES) / sizeof(cl_long));
     size_t sel_local = CAMBI_SEL_WG, sel_global = CAMBI_SEL_WG * CAMBI_SCALES;
     for (int pass = 1; pass <= 2; pass++) {
         if (pass == 2) {
-            size_t total = (size_t)p->cval_off[CAMBI_SCALES];
-            size_t hl = 256, hg = qgpu_round_up((total + CAMBI_H2_RUN - 1) / CAMBI_H2_RUN, hl);
+            size_t hl = CAMBI_H2_WG, hg = CAMBI_H2_WG * CAMBI_H2_GROUPS * CAMBI_SCALES;
             const QgpuArg hist2_args[] = {
                 qgpu_arg_mem("cval", b->cval),
-                qgpu_arg_int("total", (cl_int)total),
                 qgpu_arg_int("o1", p->cval_off[1]),
                 qgpu_arg_int("o2", p->cval_off[2]),
                 qgpu_arg_int("o3", p->cval_off[3]),
                 qgpu_arg_int("o4", p->cval_off[4]),
+                qgpu_arg_int("groups_per_scale", CAMBI_H2_GROUPS),
                 qgpu_arg_mem("state", b->state),
                 qgpu_arg_mem("hist2", b->hist2),
+                qgpu_arg_mem("out", slot->results),
+                qgpu_arg_int("out_off", res_i64),
             };
             err = qgpu_launch(f->ctx, slot, s->k_hist2, "cambi: cambi_hist2", hist2_args,
                               QGPU_ARRAY_SIZE(hist2_args), 1, &hg, &hl);
@@ -719,27 +717,16 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_mem("state", b->state),
             qgpu_arg_mem("out", slot->results),
             qgpu_arg_int("out_off", res_u32),
+            qgpu_arg_mem("sums", slot->results),
+            qgpu_arg_int("sums_off", res_i64),
+            qgpu_arg_int("h2_groups", CAMBI_H2_GROUPS),
         };
         err = qgpu_launch(f->ctx, slot, s->k_select, "cambi: cambi_select", select_args,
                           QGPU_ARRAY_SIZE(select_args), 1, &sel_global, &sel_local);
         if (err)
             return err;
     }
-
-    static const char *const offset_names[CAMBI_SCALES + 1] = {"o0", "o1", "o2", "o3", "o4", "o5"};
-    size_t sum_local = CAMBI_SUM_WG;
-    size_t sum_global = CAMBI_SUM_WG * CAMBI_SUM_GROUPS * CAMBI_SUM_SLICES * CAMBI_SCALES;
-    n = 0;
-    args[n++] = qgpu_arg_mem("cval", b->cval);
-    for (int i = 0; i <= CAMBI_SCALES; i++)
-        args[n++] = qgpu_arg_int(offset_names[i], p->cval_off[i]);
-    args[n++] = qgpu_arg_int("groups_per_scale", CAMBI_SUM_GROUPS);
-    args[n++] = qgpu_arg_int("slices", CAMBI_SUM_SLICES);
-    args[n++] = qgpu_arg_mem("state", b->state);
-    args[n++] = qgpu_arg_mem("out", slot->results);
-    args[n++] = qgpu_arg_int("out_off", res_i64);
-    return qgpu_launch(f->ctx, slot, s->k_sum, "cambi: cambi_sum", args, n, 1, &sum_global,
-                       &sum_local);
+    return 0;
 }
 
 static int cambi_enqueue(QgpuFeature *f, QgpuSlot *slot)
@@ -763,16 +750,13 @@ static double cambi_pic_score(const CambiState *s, const CambiPic *p, const Qgpu
         float t;
         cl_uint tbits = sel[2 * i];
         memcpy(&t, &tbits, sizeof(t));
-        double sum = 0.0;
-        for (int g = 0; g < CAMBI_SUM_GROUPS; g++) {
-            /* partial g: its slices added as integers (exact), then in double */
-            cl_long part = 0;
-            for (int m = 0; m < CAMBI_SUM_SLICES; m++)
-                part += sums[(i * CAMBI_SUM_SLICES + m) * CAMBI_SUM_GROUPS + g];
-            sum += (double)part;
-        }
-        /* fixed point (2^24) sums of the values above t, plus the copies of t */
-        sum = sum / 16777216.0 + (double)sel[2 * i + 1] * (double)t;
+        /* the values above t in fixed point (2^24): cambi_hist2's partial
+         * sums and cambi_select's, added as integers (exact) */
+        cl_long fixed = 0;
+        for (int g = 0; g <= CAMBI_H2_GROUPS; g++)
+            fixed += sums[i * (CAMBI_H2_GROUPS + 1) + g];
+        /* plus the copies of t */
+        double sum = (double)fixed / 16777216.0 + (double)sel[2 * i + 1] * (double)t;
         total += sum / (double)p->kth[i] * cambi_scale_weights[i];
     }
     (void)s;
@@ -806,11 +790,9 @@ static void cambi_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_slide);
     qgpu_kernel_release(&s->k_select);
     qgpu_kernel_release(&s->k_hist2);
-    qgpu_kernel_release(&s->k_sum);
     for (int i = 0; i < QGPU_MAX_LANES; i++) {
         struct CambiLane *b = &s->lane[i];
         qgpu_buffer_release(&b->imgs);
-        qgpu_buffer_release(&b->mask);
         qgpu_buffer_release(&b->cval);
         qgpu_buffer_release(&b->hist1);
         qgpu_buffer_release(&b->hist2);

@@ -6,20 +6,24 @@
  *   cambi_prep_mask input luma -> 10-bit at the working size (nearest
  *                   decimation through index maps) + 2x2 anti-dithering,
  *                   zero-derivative 7x7 count -> spatial mask (full size),
- *                   and scale 0's mode filter when scale 0 is the working size
+ *                   and scale 0's mode filter when scale 0 is the working
+ *                   size; the mask is kept in the samples (UNMASKED_BIT)
  *   cambi_filter    per other scale: 2x decimation of the previous scale +
- *                   3x3 mode filter
+ *                   3x3 mode filter, the decimated sample's mask bit kept
  *   cambi_cvalues   (GPUs: one launch over the scales with 16x16 tiles,
  *   cambi_cvalues8   one over those with 8x8) or cambi_cvalues_slide (CPUs,
  *                   when its tile fits; scale by scale): window counts of
- *                   the 2*ND+1 bins around each pixel's value, c-value, and
+ *                   the 2*ND+1 bins around each pixel's value, c-value,
+ *                   listed when it is not zero (cambi_cvalue_list), and
  *                   the first radix-select histogram (bits 30..16 of the
  *                   float)
  *   cambi_select    (pass 1) finds the 16-bit prefix of the K-th largest
- *   cambi_hist2     histogram of the low 16 bits inside that prefix
- *   cambi_select    (pass 2) exact K-th largest value T and how many
- *                   copies of T belong to the top K
- *   cambi_sum       per-group fixed-point sums of the values above T
+ *   cambi_hist2     over the listed values: fixed-point sums of those
+ *                   above the prefix, histogram of the low 16 bits of
+ *                   those inside it
+ *   cambi_select    (pass 2) exact K-th largest value T, how many copies
+ *                   of T belong to the top K, and the sum of the values
+ *                   inside the prefix above T
  * The host adds the partial sums, m * T, and weights the scales.
  *
  * Build options: -DND=<num_diffs> (1 << max_log_contrast).
@@ -33,8 +37,32 @@
 
 #define NUM_SCALES 5
 #define UNMASKED 0xFFFFu
+/* The spatial mask travels with the scales' samples (10-bit values, at
+ * most 1024): bit 15 set on a sample the mask leaves out. Scale s reads
+ * the full-size mask at (x << s, y << s) (libvmaf), which is the mask of
+ * the sample cambi_filter decimates into (x, y), so each scale takes it
+ * from there, and the c-values read one array instead of two (the mask
+ * was a byte array of its own, read at a stride on the coarse scales).
+ * A sample with the bit, like UNMASKED outside the picture, lies above
+ * every bin the counts read, so it counts in none. */
+#define UNMASKED_BIT 0x8000
+#define VALUE_BITS 0x7FFF
 
 #define SEL_WG 256
+/* histogram bins a cambi_select work-item loads before it adds them: the
+ * launch is one work-group per scale, bound by the rounds of loads (16
+ * at a time: 8 rounds in pass 1, 16 in pass 2), and its registers keep
+ * no other group off the device */
+#define SEL_LOADS 64
+
+/* state[s * ST + field], per lane, for scale s of the picture being
+ * scored (each picture's passes end before the next one's start): */
+#define ST 8
+#define ST_PREFIX 0   /* pass 1: bits 30..16 of the K-th largest c-value */
+#define ST_RANK 1     /* pass 1: its rank among the values of that bin */
+#define ST_ZERO 2     /* pass 1: the top K reaches the zeros (threshold 0) */
+#define ST_T 3        /* pass 2: the threshold's bits */
+#define ST_COUNT 4    /* the non-zero c-values listed (cambi_cvalue_list) */
 
 /* Where bin b of a top-k histogram of nbins bins (32768 or 65536) lives.
  * cambi_select gives each of its SEL_WG work-items a chunk of nbins /
@@ -117,7 +145,8 @@ static inline int cambi_mode_pick(int row_edge, int col_edge, int up, int mid, i
  * (32 + 8)^2 input samples they need into __local memory (libvmaf's
  * conversion to 10 bits, nearest decimation through the index maps),
  * anti-dithers (32 + 7)^2 of them there (2x2 averages), then writes
- *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold;
+ *   - the spatial mask: zero-derivative flags, 7 x 7 count > threshold,
+ *     as UNMASKED_BIT in the samples written below;
  *   - with filter0 (scale 0 is the working size: no high-res speed-up),
  *     scale 0, the 3x3 separable mode of the working picture (first and
  *     last rows unfiltered, first and last columns vertical only), at
@@ -137,8 +166,7 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
                      int in_pitch,
                      __global const int *maps, /* mx[w] then my[h] */
                      int scaled, int w, int h, int anti_dither, int threshold, int filter0,
-                     int dst_off,
-                     __global ushort *img, __global uchar *mask)
+                     int dst_off, __global ushort *img)
 {
     __local ushort raw[MQ * MQ];
     __local ushort pic[MP * MP];
@@ -252,21 +280,22 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
             n += rows7[(oy0 + k + 6) * R7S + ox] - rows7[(oy0 + k - 1) * R7S + ox];
         if (y >= h)
             break;
-        mask[y * w + x] = (uchar)(n > threshold);
+        const int flag = n > threshold ? 0 : UNMASKED_BIT;
         if (!filter0) {
-            img[y * w + x] = (ushort)col[k + 1];
+            img[y * w + x] = (ushort)(col[k + 1] | flag);
             continue;
         }
         const int v = cambi_mode_pick(y == 0 || y == h - 1, col_edge, col[k], col[k + 1],
                                       col[k + 2], hm[k], hm[k + 1], hm[k + 2]);
-        img[dst_off + y * w + x] = (ushort)v;
+        img[dst_off + y * w + x] = (ushort)(v | flag);
     }
 }
 
 /* ---- 3. decimation + mode filter ---- */
 
-/* D(x, y) = src[(y * f) * src_w + x * f]; out = 3x3 separable mode of D
- * (horizontal first; first/last column and first/last row unfiltered). */
+/* D(x, y) = src[(y * f) * src_w + x * f] without its mask bit; out = 3x3
+ * separable mode of D (horizontal first; first/last column and first/last
+ * row unfiltered), with the mask bit of src's sample at (x f, y f). */
 __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src_w, int f,
                            __global ushort *dst_base, int dst_off, int w, int h)
 {
@@ -275,9 +304,10 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= w || y >= h)
         return;
-#define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f])
+#define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f] & VALUE_BITS)
     const int row_edge = y == 0 || y == h - 1, col_edge = x == 0 || x == w - 1;
-    int v = D(x, y);
+    const int centre = src[y * f * src_w + x * f];
+    int v = centre & VALUE_BITS;
     if (!row_edge) {
         const int up = D(x, y - 1), down = D(x, y + 1);
         int hu = 0, hc = 0, hd = 0;
@@ -289,7 +319,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
         v = cambi_mode_pick(0, col_edge, up, v, down, hu, hc, hd);
     }
 #undef D
-    dst[y * w + x] = (ushort)v;
+    dst[y * w + x] = (ushort)(v | (centre & UNMASKED_BIT));
 }
 
 /* ---- 4. c-values ---- */
@@ -309,7 +339,8 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * packed counts are added through local memory. The counts are integers:
  * no value depends on the split.
  *
- * A group of CV_WG work-items takes a tile of ct x ct pixels: ct = 16
+ * A group of CV_WG work-items takes tiles of ct x ct pixels (CV_GT of
+ * them, one after the other: cambi_cvalues_group): ct = 16
  * (cambi_cvalues), or ct = 8 (cambi_cvalues8: 64 pixels, so teams of at
  * least 4 work-items) for the coarse scales. The window does not shrink
  * with the scale, so a coarse scale's launch has few groups, each as long
@@ -452,11 +483,8 @@ static inline void cambi_count_rows(__local const ushort *tile, int rw, int firs
 #endif
 
 /* A pixel's c-value from its window's counts (bin b in 16-bit field
- * b & 3 of acc[b >> 2]): written to cval, and counted in the first top-k
- * histogram (bits 30..16 of the float) */
-static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int *params,
-                                    int vlt, int gx, int gy, int w, __global float *cval,
-                                    __global uint *hist1)
+ * b & 3 of acc[b >> 2]) */
+static inline float cambi_cvalue(const ulong acc[NW], int pv, __constant int *params, int vlt)
 {
     float best = 0.0f;
 #define CNT(i) ((int)((acc[(i) >> 2] >> (((i) & 3) * 16)) & 0xFFFF))
@@ -472,23 +500,79 @@ static inline void cambi_cvalue_put(const ulong acc[NW], int pv, __constant int 
         }
     }
 #undef CNT
-    cval[gy * w + gx] = best;
-    if (best > 0.0f)
-        atomic_inc(&hist1[cambi_slot(as_uint(best) >> 16, 32768)]);
+    return best;
 }
 
-/* The c-values of one ct x ct tile; the group is (ct, CV_WG / ct)
- * work-items. need, runs: CV_WG ints (runs unused when CV_RL is 1),
- * part: CV_WG * CV_RL * NW counters (unused when CV_TEAM_MAX is 1), all
- * __local. */
+/* Only the non-zero c-values are kept: a scale's are listed in its
+ * region of cval (as large as the scale), in no particular order, their
+ * number in *count (state ST_COUNT). The zeros add nothing to the top-k
+ * sums and are not counted in the histograms, so no pass needs them (the
+ * whole picture's c-values, mostly zeros, were written and then read
+ * twice, by cambi_hist2 and a summing kernel). The top-k passes only
+ * count and add, integers, so the order does not matter.
+ * A group appends its values with one global atomic: work-item lid's
+ * c[0 .. CV_RL - 1] (zeros skipped) at its place after the group's
+ * earlier ones (*nput, 0 before the caller's last barrier). Each value
+ * is also counted in the first top-k histogram (bits 30..16 of the
+ * float). Every work-item of the group calls it (barriers inside). */
+static inline void cambi_cvalue_list(const float c[CV_RL], int lid, __local int *nput,
+                                     __local int *base, __global float *list,
+                                     __global uint *count, __global uint *hist1)
+{
+    int k = 0;
+#pragma unroll
+    for (int j = 0; j < CV_RL; j++)
+        k += c[j] > 0.0f;
+    const int off = k ? atomic_add(nput, k) : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        const int total = *nput;
+        *base = total ? (int)atomic_add(count, (uint)total) : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int i = *base + off;
+#pragma unroll
+    for (int j = 0; j < CV_RL; j++) {
+        if (c[j] > 0.0f) {
+            list[i++] = c[j];
+            atomic_inc(&hist1[cambi_slot(as_uint(c[j]) >> 16, 32768)]);
+        }
+    }
+}
+
+/* Whether a pixel of sample qv (value and mask bit) needs its window
+ * counted: masked, and visible for some step d; the others' c-value is 0 */
+static inline int cambi_listed(int qv, __constant int *params, int vlt)
+{
+    int any = 0;
+#pragma unroll
+    for (int d = 0; d < ND; d++)
+        any |= qv <= params[d] && qv + ND + d + 1 > vlt;
+    return qv < UNMASKED_BIT && any;
+}
+
+/* samples of the window tile a work-item loads at once: CV_TY rows
+ * (CV_WG / ct apart) by CV_TX columns (ct apart); at 1080p (48 x 48
+ * samples for 16 x 16 tiles, 40 x 40 for 8 x 8) two rounds */
+#define CV_TY 2
+#define CV_TX 4
+
+/* The c-values of one ct x ct tile, listed (cambi_cvalue_list); the
+ * group is (ct, CV_WG / ct) work-items; pix: the tile's samples
+ * (cambi_cvalues_group; UNMASKED outside the picture), and at least one
+ * needs its window. need, runs: CV_WG ints (runs unused when CV_RL is
+ * 1), part: CV_WG * CV_RL * NW counters (unused when CV_TEAM_MAX is 1),
+ * nput, pbase: the list's counters, all __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
-                                      __global const ushort *img, int w, int h,
-                                      __global const uchar *mask, int mask_w, int mask_shift,
-                                      int pad, __constant int *params, int vlt,
-                                      __local ushort *tile, __local int *need,
-                                      __local int *nneed, __local int *runs,
+                                      __global const ushort *img, int w, int h, int pad,
+                                      __constant int *params, int vlt,
+                                      __local const ushort *pix, __local ushort *tile,
+                                      __local int *need, __local int *nneed,
+                                      __local int *runs,
                                       __local int *nruns, __local ulong *part,
-                                      __global float *cval, __global uint *hist1)
+                                      __local int *nput, __local int *pbase,
+                                      __global float *list, __global uint *listed,
+                                      __global uint *hist1)
 {
     const int rows = CV_WG / ct; /* work-item rows of the group */
     int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
@@ -497,56 +581,49 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
     int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
-    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
-     * only a masked centre whose value passes the visibility tests for
-     * some d needs its window counted; the others' c-value is 0. Most
-     * tiles have none (1080p: ~9 in 10 of scales 0-1): those skip the
-     * window tile's reads (every work-item still passes every barrier:
-     * PoCL 3.1 gave wrong counts with a return here). The pixel's mask
-     * and value are loaded together, before the barrier that clears the
-     * list (the value was loaded only once its mask had come, after it) */
-    const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
-    const int mine = lid < ct * ct && qgx < w && qgy < h;
-    int qv = (int)UNMASKED;
-    if (mine) {
-        const uchar m = mask[(qgy << mask_shift) * mask_w + (qgx << mask_shift)];
-        const ushort iv = img[qgy * w + qgx];
-        qv = m ? iv : (int)UNMASKED;
-    }
+    /* work-item lid < ct * ct lists pixel (lid % ct, lid / ct) of the
+     * tile when it needs its window */
+    const int qv = lid < ct * ct ? pix[lid] : (int)UNMASKED;
     if (lid == 0) {
         *nneed = 0;
+        *nput = 0;
 #if CV_RL > 1
         *nruns = 0;
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (mine) {
-        int any = 0;
-#pragma unroll
-        for (int d = 0; d < ND; d++)
-            any |= qv <= params[d] && qv + ND + d + 1 > vlt;
-        if (qv != (int)UNMASKED && any)
-            need[atomic_inc(nneed)] = lid;
-        else
-            cval[qgy * w + qgx] = 0.0f;
-    }
+    if (cambi_listed(qv, params, vlt))
+        need[atomic_inc(nneed)] = lid;
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = *nneed;
 
     /* the tile by rows and columns (no division by rw per sample), each
-     * sample's mask and value read together at a clamped position and
-     * kept where the position is inside (the value was read only after
-     * its mask, and the next sample's reads waited for both) */
-    for (int ty = count > 0 ? ly : rw; ty < rw; ty += rows) {
-        int y = y0 + ty, yc = clamp(y, 0, h - 1);
-        __global const uchar *mrow = mask + (yc << mask_shift) * mask_w;
-        __global const ushort *irow = img + yc * w;
-        for (int tx = lx; tx < rw; tx += ct) {
-            int x = x0 + tx, xc = clamp(x, 0, w - 1);
-            uchar m = mrow[xc << mask_shift];
-            ushort v = irow[xc];
-            bool inside = x >= 0 && x < w && y >= 0 && y < h;
-            tile[ty * rs + tx] = inside && m ? v : UNMASKED;
+     * sample read at a clamped position (so every load is valid) and
+     * kept where the position is inside (its mask bit with it), CV_TY x
+     * CV_TX samples a work-item loaded before any is stored: the compiler
+     * stored each sample before it loaded the next, so a work-item
+     * waited for its 9 (1080p) loads one after the other */
+    for (int ty0 = ly; ty0 < rw; ty0 += CV_TY * rows) {
+        for (int tx0 = lx; tx0 < rw; tx0 += CV_TX * ct) {
+            ushort v[CV_TY][CV_TX];
+#pragma unroll
+            for (int i = 0; i < CV_TY; i++) {
+                __global const ushort *irow = img + clamp(y0 + ty0 + i * rows, 0, h - 1) * w;
+#pragma unroll
+                for (int j = 0; j < CV_TX; j++)
+                    v[i][j] = irow[clamp(x0 + tx0 + j * ct, 0, w - 1)];
+            }
+#pragma unroll
+            for (int i = 0; i < CV_TY; i++) {
+                const int ty = ty0 + i * rows, y = y0 + ty;
+#pragma unroll
+                for (int j = 0; j < CV_TX; j++) {
+                    const int tx = tx0 + j * ct, x = x0 + tx;
+                    if (ty < rw && tx < rw)
+                        tile[ty * rs + tx] =
+                            x >= 0 && x < w && y >= 0 && y < h ? v[i][j] : UNMASKED;
+                }
+            }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -627,22 +704,26 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
             part[team * t * CV_RL * NW + q] = sum;
         }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (team >= items)
-        return;
     /* lane j finishes pixel j of the run (j + t, .. when the team is
-     * smaller than the run) */
-    for (int j = lane; j < len; j += t) {
-        ulong a[NW];
+     * smaller than the run: at most CV_RL pixels a work-item) */
+    float c[CV_RL];
 #pragma unroll
-        for (int k = 0; k < NW; k++)
-            a[k] = part[(team * t * CV_RL + j) * NW + k];
-        cambi_cvalue_put(a, pv, params, vlt, gx0 + px + j, gy0 + py, w, cval, hist1);
+    for (int i = 0; i < CV_RL; i++) {
+        const int j = lane + i * t;
+        c[i] = 0.0f;
+        if (team < items && j < len) {
+            ulong a[NW];
+#pragma unroll
+            for (int k = 0; k < NW; k++)
+                a[k] = part[(team * t * CV_RL + j) * NW + k];
+            c[i] = cambi_cvalue(a, pv, params, vlt);
+        }
     }
 #else
-    if (team >= items)
-        return;
-    cambi_cvalue_put(acc[0], pv, params, vlt, gx0 + px, gy0 + py, w, cval, hist1);
+    float c[CV_RL];
+    c[0] = team < items ? cambi_cvalue(acc[0], pv, params, vlt) : 0.0f;
 #endif
+    cambi_cvalue_list(c, lid, nput, pbase, list, listed, hist1);
 }
 
 /* The c-value launches cover several scales each (one launch for the
@@ -653,32 +734,90 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #define CG_H 1
 #define CG_IMG 2     /* first sample of the scale in the pictures' buffer */
 #define CG_CVAL 3    /* first c-value of the scale */
-#define CG_SHIFT 4   /* mask_shift: the scale's pixel (x, y) is the mask's (x, y) << shift */
-#define CG_G0 5      /* first group of the scale in its launch */
-#define CG_TX 6      /* tiles per row of the scale in its launch */
+#define CG_G0 4      /* first group of the scale in its launch */
+#define CG_TX 5      /* tiles per row of the scale in its launch */
 
 /* The launch's group g: scale (the last of s0 .. s0 + ns - 1 whose first
- * group is <= g) and tile. */
+ * group is <= g) and its CV_GT tiles (the scale's tiles in rows, CV_GT
+ * consecutive ones a group). Most tiles have no pixel that needs a
+ * window (1080p: ~9 in 10 of scales 0-1), and a group that only found
+ * that out still cost its launch, its loads' latency and a barrier: so
+ * the group first reads the pixels of its CV_GT tiles at once (every
+ * load issued before any is used), counts per tile those that need a
+ * window, ends when there are none (the whole group alike, after the
+ * barrier that publishes the counts), and counts the windows of its
+ * tiles that have some, one after the other. pix: CV_GT * ct * ct
+ * samples, tcount: CV_GT counts, __local. */
+#define CV_GT 4
+#if CV_GT > 4
+#error "the list of a group's tiles holds 2 bits a tile"
+#endif
+
 static inline void cambi_cvalues_group(const int ct, __global const ushort *img_base,
-                                       __global const uchar *mask, int mask_w, int pad,
+                                       int pad,
                                        __constant int *params, int vlt, __constant int *geom,
-                                       int s0, int ns, __local ushort *tile, __local int *need,
+                                       int s0, int ns, __local ushort *pix, __local int *tcount,
+                                       __local ushort *tile, __local int *need,
                                        __local int *nneed, __local int *runs,
                                        __local int *nruns, __local ulong *part,
-                                       __global float *cval_base, __global uint *hist_base)
+                                       __local int *nput, __local int *pbase,
+                                       __global float *cval_base, __global uint *state,
+                                       __global uint *hist_base)
 {
-    const int g = get_group_id(0);
+    const int g = get_group_id(0), lid = get_local_id(1) * ct + get_local_id(0);
     int s = s0;
     for (int i = s0 + 1; i < s0 + ns; i++)
         if (g >= geom[i * CG + CG_G0])
             s = i;
     __constant int *gm = geom + s * CG;
-    const int t = g - gm[CG_G0], tx = gm[CG_TX];
-    const int ty = t / tx;
-    cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], mask,
-                       mask_w, gm[CG_SHIFT], pad, params, vlt, tile, need, nneed, runs,
-                       nruns, part,
-                       cval_base + gm[CG_CVAL], hist_base + s * 32768);
+    const int w = gm[CG_W], h = gm[CG_H], tx = gm[CG_TX];
+    const int tiles = tx * ((h + ct - 1) / ct), t0 = (g - gm[CG_G0]) * CV_GT;
+    __global const ushort *img = img_base + gm[CG_IMG];
+
+    /* work-item lid: pixels q = lid + k CV_WG of the group's tiles (tile
+     * q / (ct ct)), loaded together */
+    const int npix = CV_GT * ct * ct, per = (npix + CV_WG - 1) / CV_WG;
+    int v[(CV_GT * 16 * 16 + CV_WG - 1) / CV_WG];
+#pragma unroll
+    for (int k = 0; k < per; k++) {
+        const int q = lid + k * CV_WG, i = q / (ct * ct), p = q - i * ct * ct;
+        const int t = t0 + i, ty = t / tx;
+        const int x = (t - ty * tx) * ct + p % ct, y = ty * ct + p / ct;
+        v[k] = q < npix && t < tiles && x < w && y < h ? img[y * w + x] : (int)UNMASKED;
+    }
+    if (lid < CV_GT)
+        tcount[lid] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int k = 0; k < per; k++) {
+        const int q = lid + k * CV_WG;
+        if (q < npix) {
+            pix[q] = (ushort)v[k];
+            if (cambi_listed(v[k], params, vlt))
+                atomic_inc(&tcount[q / (ct * ct)]);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the tiles with a pixel to count, in order (2 bits each), the same
+     * list in every work-item */
+    int nt = 0, order = 0;
+#pragma unroll
+    for (int i = 0; i < CV_GT; i++) {
+        if (tcount[i]) {
+            order |= i << (2 * nt);
+            nt++;
+        }
+    }
+    if (nt == 0)
+        return; /* the whole group: the counts are the same for all */
+    for (int j = 0; j < nt; j++) {
+        const int i = (order >> (2 * j)) & 3;
+        const int t = t0 + i, ty = t / tx;
+        cambi_cvalues_tile(ct, t - ty * tx, ty, img, w, h, pad, params, vlt, pix + i * ct * ct,
+                           tile, need, nneed, runs, nruns, part, nput, pbase,
+                           cval_base + gm[CG_CVAL], state + s * ST + ST_COUNT,
+                           hist_base + s * 32768);
+    }
 }
 
 /* the c-value kernels' other local arrays: the runs (first pixel | length
@@ -701,30 +840,32 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
 /* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
  * dimension 0 */
 __kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
-void cambi_cvalues(__global const ushort *img_base, __global const uchar *mask, int mask_w,
-                   int pad, __constant int *params, int vlt, __constant int *geom, int s0,
-                   int ns, __local ushort *tile, __global float *cval_base,
-                   __global uint *hist_base)
+void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *params, int vlt,
+                   __constant int *geom, int s0, int ns, __local ushort *tile,
+                   __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
-    __local int nneed;
+    __local int nneed, nput, pbase, tcount[CV_GT];
+    __local ushort pix[CV_GT * 16 * 16];
     CV_LOCALS
-    cambi_cvalues_group(16, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, runs, &nruns, part, cval_base, hist_base);
+    cambi_cvalues_group(16, img_base, pad, params, vlt, geom, s0, ns, pix, tcount, tile,
+                        need, &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
+                        hist_base);
 }
 
 /* 8 x 8 pixels per group: the coarse scales */
 __kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
-void cambi_cvalues8(__global const ushort *img_base, __global const uchar *mask, int mask_w,
-                    int pad, __constant int *params, int vlt, __constant int *geom, int s0,
-                    int ns, __local ushort *tile, __global float *cval_base,
-                    __global uint *hist_base)
+void cambi_cvalues8(__global const ushort *img_base, int pad, __constant int *params, int vlt,
+                    __constant int *geom, int s0, int ns, __local ushort *tile,
+                    __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];
-    __local int nneed;
+    __local int nneed, nput, pbase, tcount[CV_GT];
+    __local ushort pix[CV_GT * 8 * 8];
     CV_LOCALS
-    cambi_cvalues_group(8, img_base, mask, mask_w, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, runs, &nruns, part, cval_base, hist_base);
+    cambi_cvalues_group(8, img_base, pad, params, vlt, geom, s0, ns, pix, tcount, tile,
+                        need, &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
+                        hist_base);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
@@ -748,19 +889,20 @@ static inline int cambi_needs(int v, __constant int *params, int vlt)
 #pragma unroll
     for (int d = 0; d < ND; d++)
         any |= v <= params[d] && v + ND + d + 1 > vlt;
-    return v != (int)UNMASKED && any;
+    return v < UNMASKED_BIT && any;
 }
 
 __kernel __attribute__((reqd_work_group_size(SX, 1, 1)))
 void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, int h,
-                         __global const uchar *mask, int mask_w, int mask_shift,
                          int pad, __constant int *params, int vlt,
                          __local ushort *tile, __local ushort *hist,
                          __global float *cval_base, int cval_off,
+                         __global uint *state, int scale,
                          __global uint *hist_base, int hist_off)
 {
     __global const ushort *img = img_base + img_off;
-    __global float *cval = cval_base + cval_off;
+    __global float *cval = cval_base + cval_off; /* the scale's list (cambi_cvalue_list) */
+    __global uint *count = state + scale * ST + ST_COUNT;
     __global uint *hist1 = hist_base + hist_off;
     __local int vmin, vmax;
     int lx = get_local_id(0);
@@ -776,9 +918,8 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
     for (int i = lx; i < rw * rh; i += SX) {
         int x = x0 + i % rw, y = y0 + i / rw;
         ushort t = UNMASKED;
-        if (x >= 0 && x < w && y >= 0 && y < h &&
-            mask[(y << mask_shift) * mask_w + (x << mask_shift)])
-            t = img[y * w + x];
+        if (x >= 0 && x < w && y >= 0 && y < h)
+            t = img[y * w + x]; /* with its mask bit */
         tile[i] = t;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -865,8 +1006,8 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
                 }
             }
         }
-        int y = gy0 + t;
-        cval[y * w + x] = best;
+        if (best > 0.0f)
+            cval[atomic_inc(count)] = best;
         /* down a column, neighbouring c-values mostly share their bin:
          * count runs and add each run with one atomic */
         uint bin = best > 0.0f ? as_uint(best) >> 16 : 0;
@@ -884,6 +1025,13 @@ void cambi_cvalues_slide(__global const ushort *img_base, int img_off, int w, in
 
 /* ---- 5. top-k selection (radix select on the float bit patterns) ---- */
 
+/* A non-zero c-value in fixed point: value * 2^24, exact (every non-zero
+ * c-value is >= 0.5), so the sums are exact integers in any order. */
+static inline long cambi_fixed(uint bits)
+{
+    return convert_long(as_float(bits) * 16777216.0f);
+}
+
 /* Inclusive prefix sums of a[0 .. SEL_WG - 1] in place; every work-item
  * of the group calls it (barriers inside). */
 static inline void cambi_scan(__local uint *a, int lid)
@@ -897,60 +1045,89 @@ static inline void cambi_scan(__local uint *a, int lid)
     }
 }
 
-/* One work-group per scale. state[s*4 + ...]: 0 prefix (pass 1 result),
- * 1 rank still needed inside the prefix, 2 flag "threshold is zero",
- * 3 threshold bits (pass 2 result).
- * Pass 1 reads the rank K from kvals[s]; pass 2 writes the threshold bits
- * and the number m of copies of it in the top K to out[s*2 + 0/1].
+/* The sum of a[0 .. n - 1] (n a power of two, the group's size) in a[0];
+ * every work-item of the group calls it (barriers inside). */
+static inline void cambi_reduce(__local long *a, int lid, int n)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int m = n / 2; m > 0; m >>= 1) {
+        if (lid < m)
+            a[lid] += a[lid + m];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* One work-group per scale (state: ST_* above).
+ * Pass 1 reads the rank K from kvals[s] and finds the bin (bits 30..16)
+ * of the K-th largest value; pass 2 finds, inside that bin, the
+ * threshold T (its bits in out[s*2 + 0]) and the number m of copies of
+ * it in the top K (out[s*2 + 1]), and adds the values of the bin above T
+ * (count x value, fixed point: the bin gives every bit of its value) into
+ * sums[s * (h2_groups + 1) + h2_groups], beside cambi_hist2's sums of the
+ * values above the bin.
  * Work-item lid owns chunk SEL_WG - 1 - lid (bins counted from the top);
  * the chunk where the count from the top reaches K is then searched by
  * all work-items, a bin each. Every histogram bin is zeroed after use,
- * ready for the next frame. */
+ * ready for the next frame, and pass 2 clears the list's count. */
 __kernel __attribute__((reqd_work_group_size(SEL_WG, 1, 1)))
 void cambi_select(__global uint *hist, int nbins, int pass,
                   __global const uint *kvals, int k_off, __global uint *state,
-                  __global uint *out, int out_off)
+                  __global uint *out, int out_off, __global long *sums, int sums_off,
+                  int h2_groups)
 {
-    __local uint sums[SEL_WG]; /* counts of the chunks from the top, then their prefix sums */
-    __local uint run[SEL_WG];  /* the same for the bins of the crossing chunk */
-    __local int cross;
+    __local uint sums_l[SEL_WG]; /* counts of the chunks from the top, then their prefix sums */
+    __local uint run[SEL_WG];    /* the same for the bins of the crossing chunk */
+    __local long above[SEL_WG];  /* pass 2: each work-item's values above T */
+    __local int cross, cross_bin;
     int s = get_group_id(0), lid = get_local_id(0);
     __global uint *hs = hist + (size_t)s * nbins;
-    __global uint *st = state + s * 4;
+    __global uint *st = state + s * ST;
     const int chunk = nbins / SEL_WG;
     const int c = SEL_WG - 1 - lid; /* bins [c * chunk, (c + 1) * chunk), cambi_slot's layout */
 
-    uint k = pass == 1 ? kvals[k_off + s] : st[1];
-    int skip = pass == 2 && st[2];
+    uint k = pass == 1 ? kvals[k_off + s] : st[ST_RANK];
+    int skip = pass == 2 && st[ST_ZERO];
+    /* pass 2: the bits 30..16 of every value counted */
+    const uint pre = pass == 2 ? st[ST_PREFIX] << 16 : 0;
 
-    /* the chunk's counts 16 at a time, the 16 loads issued before they
-     * are added (chunk: 128 or 256, a multiple of 16); integers, so the
-     * order of the additions does not matter */
+    /* the chunk's counts SEL_LOADS at a time, the loads issued before
+     * they are added (chunk: 128 or 256, a multiple of SEL_LOADS);
+     * integers, so the order of the additions does not matter. Pass 2
+     * also adds the chunk's values (few bins are not zero) */
     uint sum = 0;
+    long wsum = 0;
     /* with skip, cambi_hist2 counted nothing for this scale: its bins are
      * all zero, none is read */
-    for (int e = 0; e < (skip ? 0 : chunk); e += 16) {
-        uint v[16];
+    for (int e = 0; e < (skip ? 0 : chunk); e += SEL_LOADS) {
+        uint v[SEL_LOADS];
 #pragma unroll
-        for (int k = 0; k < 16; k++)
+        for (int k = 0; k < SEL_LOADS; k++)
             v[k] = hs[(e + k) * SEL_WG + c];
 #pragma unroll
-        for (int k = 0; k < 16; k++)
+        for (int k = 0; k < SEL_LOADS; k++)
             sum += v[k];
+        if (pass == 2) {
+#pragma unroll
+            for (int k = 0; k < SEL_LOADS; k++)
+                if (v[k])
+                    wsum += (long)v[k] * cambi_fixed(pre | (uint)(c * chunk + e + k));
+        }
     }
-    sums[lid] = sum;
-    if (lid == 0)
+    sums_l[lid] = sum;
+    if (lid == 0) {
         cross = -1;
-    cambi_scan(sums, lid);
-    const uint total = sums[SEL_WG - 1];
-    const uint before = lid ? sums[lid - 1] : 0;
+        cross_bin = -1;
+    }
+    cambi_scan(sums_l, lid);
+    const uint total = sums_l[SEL_WG - 1];
+    const uint before = lid ? sums_l[lid - 1] : 0;
 
     if (pass == 1 && lid == 0 && total < k) {
         /* fewer non-zero values than K: the rest of the top K are zeros */
-        st[0] = 0;
-        st[1] = 0;
-        st[2] = 1;
-        st[3] = 0;
+        st[ST_PREFIX] = 0;
+        st[ST_RANK] = 0;
+        st[ST_ZERO] = 1;
+        st[ST_T] = 0;
     }
     if (!skip && total >= k && before < k && before + sum >= k)
         cross = lid; /* at most one work-item: the chunks' ranges are disjoint */
@@ -959,116 +1136,112 @@ void cambi_select(__global uint *hist, int nbins, int pass,
      * chunk crosses (x = -1: nothing is read or written) */
     const int x = cross;
     const int cc = SEL_WG - 1 - max(x, 0);
-    const uint acc = x > 0 ? sums[x - 1] : 0; /* count above the crossing chunk */
+    const uint acc = x > 0 ? sums_l[x - 1] : 0; /* count above the crossing chunk */
     /* work-item lid: the crossing chunk's bin lid from its top */
-    run[lid] = x >= 0 && lid < chunk ? hs[(chunk - 1 - lid) * SEL_WG + cc] : 0;
+    const uint mybin = (uint)(cc * chunk + chunk - 1 - lid);
+    const uint r = x >= 0 && lid < chunk ? hs[(chunk - 1 - lid) * SEL_WG + cc] : 0;
+    run[lid] = r;
     cambi_scan(run, lid);
     const uint incl = run[lid], excl = lid ? run[lid - 1] : 0;
     if (x >= 0 && lid < chunk && acc + excl < k && acc + incl >= k) {
-        uint b = (uint)(cc * chunk + chunk - 1 - lid);
         uint rem = k - (acc + excl);
+        cross_bin = lid;
         if (pass == 1) {
-            st[0] = b;
-            st[1] = rem;
-            st[2] = 0;
+            st[ST_PREFIX] = mybin;
+            st[ST_RANK] = rem;
+            st[ST_ZERO] = 0;
         } else {
-            st[3] = (st[0] << 16) | b;
-            out[out_off + s * 2 + 0] = (st[0] << 16) | b;
+            st[ST_T] = pre | mybin;
+            out[out_off + s * 2 + 0] = pre | mybin;
             out[out_off + s * 2 + 1] = rem;
         }
     }
     if (pass == 2 && lid == 0 && (skip || total < k)) {
-        st[3] = 0;
+        st[ST_T] = 0;
         out[out_off + s * 2 + 0] = 0;
         out[out_off + s * 2 + 1] = 0;
     }
-    /* the crossing chunk was read by every work-item */
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    /* the crossing chunk was read by every work-item, cross_bin written */
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (pass == 2) {
+        /* the values above T: the chunks above the crossing one, and the
+         * crossing chunk's bins above T's */
+        long mine = 0;
+        if (x >= 0) {
+            if (lid < x)
+                mine = wsum;
+            if (lid < cross_bin && r)
+                mine += (long)r * cambi_fixed(pre | mybin);
+        }
+        above[lid] = mine;
+        cambi_reduce(above, lid, SEL_WG);
+        if (lid == 0) {
+            sums[sums_off + s * (h2_groups + 1) + h2_groups] = above[0];
+            st[ST_COUNT] = 0; /* cambi_hist2 has read it: the next picture's list */
+        }
+    }
     /* a chunk whose count is 0 has only zero bins: nothing to clear (the
      * non-zero c-values fill a few of the 256 chunks) */
     for (int e = 0; e < (sum ? chunk : 0); e++)
         hs[e * SEL_WG + c] = 0;
 }
 
-/* o1..o4: start of scales 1..4 in cval (scale 0 starts at 0); total: end.
- * Each work-item takes H2_RUN consecutive values and adds runs of equal
- * bins with one atomic (the values near the K-th largest are often equal). */
+/* Between the passes, over the non-zero c-values only (the lists of
+ * cambi_cvalue_list; o1..o4: where scales 1..4 start in cval, scale 0 at
+ * 0): a value whose bits 30..16 lie above the K-th largest's (ST_PREFIX;
+ * every listed value when the top K reaches the zeros, whose prefix is
+ * 0) is in the top K and is added in fixed point; a value inside that
+ * bin is counted in the second histogram by its low 16 bits. Group gi of
+ * the groups_per_scale groups of scale s writes its sum to
+ * out[out_off + s * (groups_per_scale + 1) + gi] (cambi_select's pass 2
+ * adds the bin's values above T at gi = groups_per_scale); the host adds
+ * them as integers. Each work-item takes H2_RUN consecutive values, all
+ * loaded before any is tested, and adds runs of equal bins with one
+ * atomic (a group's values are listed together, and neighbouring
+ * c-values are often equal). */
 #define H2_RUN 8
+#define H2_WG 256
 
-__kernel void cambi_hist2(__global const float *cval, int total,
-                          int o1, int o2, int o3, int o4,
-                          __global const uint *state, __global uint *hist2)
+__kernel __attribute__((reqd_work_group_size(H2_WG, 1, 1)))
+void cambi_hist2(__global const float *cval, int o1, int o2, int o3, int o4,
+                 int groups_per_scale, __global const uint *state, __global uint *hist2,
+                 __global long *out, int out_off)
 {
-    int i0 = get_global_id(0) * H2_RUN;
+    __local long part[H2_WG];
+    const int g = get_group_id(0), lid = get_local_id(0);
+    const int s = g / groups_per_scale, gi = g - s * groups_per_scale;
+    const int lo = s == 0 ? 0 : s == 1 ? o1 : s == 2 ? o2 : s == 3 ? o3 : o4;
+    __global const uint *st = state + s * ST;
+    const int n = (int)st[ST_COUNT];
+    const uint prefix = st[ST_PREFIX];
+    __global uint *h2 = hist2 + s * 65536;
+    long acc = 0;
     int run_bin = -1;
     uint run_len = 0;
-    for (int i = i0; i < i0 + H2_RUN && i < total; i++) {
-        int s = i >= o4 ? 4 : i >= o3 ? 3 : i >= o2 ? 2 : i >= o1 ? 1 : 0;
-        uint b = as_uint(cval[i]);
-        int bin = -1;
-        if (!state[s * 4 + 2] && b != 0 && (b >> 16) == state[s * 4])
-            bin = s * 65536 + (int)(b & 0xFFFF);
-        if (bin != run_bin) {
-            if (run_len)
-                atomic_add(&hist2[(run_bin & ~0xFFFF) + cambi_slot(run_bin & 0xFFFF, 65536)], run_len);
-            run_bin = bin;
-            run_len = 0;
+    for (int i0 = (gi * H2_WG + lid) * H2_RUN; i0 < n; i0 += groups_per_scale * H2_WG * H2_RUN) {
+        uint b[H2_RUN];
+#pragma unroll
+        for (int k = 0; k < H2_RUN; k++)
+            b[k] = i0 + k < n ? as_uint(cval[lo + i0 + k]) : 0u;
+#pragma unroll
+        for (int k = 0; k < H2_RUN; k++) {
+            const uint hi = b[k] >> 16;
+            if (hi > prefix)
+                acc += cambi_fixed(b[k]);
+            const int bin = b[k] != 0 && hi == prefix ? (int)(b[k] & 0xFFFF) : -1;
+            if (bin != run_bin) {
+                if (run_len)
+                    atomic_add(&h2[cambi_slot((uint)run_bin, 65536)], run_len);
+                run_bin = bin;
+                run_len = 0;
+            }
+            run_len += bin >= 0;
         }
-        run_len += bin >= 0;
     }
     if (run_len)
-        atomic_add(&hist2[(run_bin & ~0xFFFF) + cambi_slot(run_bin & 0xFFFF, 65536)], run_len);
-}
-
-#define SUM_WG 256
-
-/* groups_per_scale partial sums per scale, each a fixed-point sum (value
- * * 2^24, exact for every non-zero c-value, which is >= 0.5) of the values
- * strictly above the threshold at indices lo + gi * SUM_WG + [0, SUM_WG)
- * + k * groups_per_scale * SUM_WG. Each partial is computed in slices
- * parts by as many groups (group (s, m, gi): the k = m mod slices), which
- * write out[out_off + (s * slices + m) * groups_per_scale + gi]; the host
- * adds a partial's slices as integers, so the partials are the same for
- * any number of slices (one group per partial left most of the device
- * idle). */
-__kernel __attribute__((reqd_work_group_size(SUM_WG, 1, 1)))
-void cambi_sum(__global const float *cval, int o0, int o1, int o2, int o3, int o4, int o5,
-               int groups_per_scale, int slices, __global const uint *state,
-               __global long *out, int out_off)
-{
-    __local long part[SUM_WG];
-    int g = get_group_id(0), lid = get_local_id(0);
-    int s = g / (groups_per_scale * slices), r = g % (groups_per_scale * slices);
-    int m = r / groups_per_scale, gi = r % groups_per_scale;
-    int lo = s == 0 ? o0 : s == 1 ? o1 : s == 2 ? o2 : s == 3 ? o3 : o4;
-    int hi = s == 0 ? o1 : s == 1 ? o2 : s == 2 ? o3 : s == 3 ? o4 : o5;
-    uint t = state[s * 4 + 3];
-    long acc = 0;
-    /* 8 values loaded before any is tested (each test once waited for its
-     * value before the next load was issued); integer sums, any order */
-    const int stride = groups_per_scale * SUM_WG * slices;
-    int i = lo + gi * SUM_WG + lid + m * groups_per_scale * SUM_WG;
-    for (; i + 7 * stride < hi; i += 8 * stride) {
-        float c[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            c[k] = cval[i + k * stride];
-#pragma unroll
-        for (int k = 0; k < 8; k++)
-            acc += as_uint(c[k]) > t ? convert_long(c[k] * 16777216.0f) : 0;
-    }
-    for (; i < hi; i += stride) {
-        float c = cval[i];
-        if (as_uint(c) > t)
-            acc += convert_long(c * 16777216.0f);
-    }
+        atomic_add(&h2[cambi_slot((uint)run_bin, 65536)], run_len);
     part[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int n = SUM_WG / 2; n > 0; n >>= 1) {
-        if (lid < n)
-            part[lid] += part[lid + n];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    cambi_reduce(part, lid, H2_WG);
     if (lid == 0)
-        out[out_off + g] = part[0];
+        out[out_off + s * (groups_per_scale + 1) + gi] = part[0];
 }
