@@ -339,8 +339,7 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * packed counts are added through local memory. The counts are integers:
  * no value depends on the split.
  *
- * A group of CV_WG work-items takes tiles of ct x ct pixels (CV_GT of
- * them, one after the other: cambi_cvalues_group): ct = 16
+ * A group of CV_WG work-items takes a tile of ct x ct pixels: ct = 16
  * (cambi_cvalues), or ct = 8 (cambi_cvalues8: 64 pixels, so teams of at
  * least 4 work-items) for the coarse scales. The window does not shrink
  * with the scale, so a coarse scale's launch has few groups, each as long
