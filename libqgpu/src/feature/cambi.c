@@ -32,7 +32,6 @@
 enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
 #define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
-#define CAMBI_CV_GT 4       /* CV_GT: tiles a c-value group takes */
 /* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
  * this: those groups are few enough to run at once, so the launch lasts
  * as long as one group (doc/metrics/cambi.md) */
@@ -364,7 +363,7 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
         g[CG_CVAL] = p->cval_off[i];
         g[CG_G0] = p->groups[small];
         g[CG_TX] = tx;
-        p->groups[small] += (tx * ty + CAMBI_CV_GT - 1) / CAMBI_CV_GT;
+        p->groups[small] += tx * ty;
     }
     err = qgpu_buffer_upload(f->ctx, sizeof(geom), geom, &p->geom, "cambi: c-value geometry");
     if (err)
@@ -468,12 +467,10 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
      * the direct counts are 2.8x faster (1730 vs 616 fps for all of CAMBI). */
     int slide_fits = 1;
     /* cambi_cvalues' own __local arrays beside its tile: the list of
-     * pixels that need a window and, with NW <= 4, the teams' counters,
-     * and the samples of its CAMBI_CV_GT tiles */
+     * pixels that need a window and, with NW <= 4, the teams' counters */
     const size_t nw = (2 * (size_t)s->num_diffs + 1 + 3) / 4;
     const size_t direct_fixed = (size_t)CAMBI_TILE * CAMBI_TILE *
-                                (sizeof(cl_int) + (nw <= 4 ? nw * sizeof(cl_ulong) : 0) +
-                                 CAMBI_CV_GT * sizeof(cl_ushort));
+                                (sizeof(cl_int) + (nw <= 4 ? nw * sizeof(cl_ulong) : 0));
     for (int i = 0; i < s->npics; i++) {
         size_t pad2 = 2 * (size_t)(s->pic[i].window >> 1);
         size_t rw = CAMBI_TILE + pad2;

@@ -539,17 +539,6 @@ static inline void cambi_cvalue_list(const float c[CV_RL], int lid, __local int 
     }
 }
 
-/* Whether a pixel of sample qv (value and mask bit) needs its window
- * counted: masked, and visible for some step d; the others' c-value is 0 */
-static inline int cambi_listed(int qv, __constant int *params, int vlt)
-{
-    int any = 0;
-#pragma unroll
-    for (int d = 0; d < ND; d++)
-        any |= qv <= params[d] && qv + ND + d + 1 > vlt;
-    return qv < UNMASKED_BIT && any;
-}
-
 /* samples of the window tile a work-item loads at once: CV_TY rows
  * (CV_WG / ct apart) by CV_TX columns (ct apart); at 1080p (48 x 48
  * samples for 16 x 16 tiles, 40 x 40 for 8 x 8) two rounds */
@@ -557,17 +546,15 @@ static inline int cambi_listed(int qv, __constant int *params, int vlt)
 #define CV_TX 4
 
 /* The c-values of one ct x ct tile, listed (cambi_cvalue_list); the
- * group is (ct, CV_WG / ct) work-items; pix: the tile's samples
- * (cambi_cvalues_group; UNMASKED outside the picture), and at least one
- * needs its window. need, runs: CV_WG ints (runs unused when CV_RL is
- * 1), part: CV_WG * CV_RL * NW counters (unused when CV_TEAM_MAX is 1),
- * nput, pbase: the list's counters, all __local. */
+ * group is (ct, CV_WG / ct) work-items. need, runs: CV_WG ints (runs
+ * unused when CV_RL is 1), part: CV_WG * CV_RL * NW counters (unused
+ * when CV_TEAM_MAX is 1), nput, pbase: the list's counters, all
+ * __local. */
 static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __global const ushort *img, int w, int h, int pad,
                                       __constant int *params, int vlt,
-                                      __local const ushort *pix, __local ushort *tile,
-                                      __local int *need, __local int *nneed,
-                                      __local int *runs,
+                                      __local ushort *tile, __local int *need,
+                                      __local int *nneed, __local int *runs,
                                       __local int *nruns, __local ulong *part,
                                       __local int *nput, __local int *pbase,
                                       __global float *list, __global uint *listed,
@@ -580,9 +567,19 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
     int gx0 = tile_x * ct, gy0 = tile_y * ct;
     int x0 = gx0 - pad, y0 = gy0 - pad;
-    /* work-item lid < ct * ct lists pixel (lid % ct, lid / ct) of the
-     * tile when it needs its window */
-    const int qv = lid < ct * ct ? pix[lid] : (int)UNMASKED;
+    /* work-item lid < ct * ct is pixel (lid % ct, lid / ct) of the tile:
+     * only a masked centre whose value passes the visibility tests for
+     * some d needs its window counted; the others' c-value is 0 (not
+     * listed). Most tiles have none (1080p: ~9 in 10 of scales 0-1):
+     * those end once they know it (every work-item of the group alike,
+     * after the barrier that publishes the count). The pixel's sample
+     * (value and mask bit) is loaded before the barrier that clears the
+     * list */
+    const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
+    const int mine = lid < ct * ct && qgx < w && qgy < h;
+    int qv = (int)UNMASKED;
+    if (mine)
+        qv = img[qgy * w + qgx];
     if (lid == 0) {
         *nneed = 0;
         *nput = 0;
@@ -591,10 +588,18 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (cambi_listed(qv, params, vlt))
-        need[atomic_inc(nneed)] = lid;
+    if (mine) {
+        int any = 0;
+#pragma unroll
+        for (int d = 0; d < ND; d++)
+            any |= qv <= params[d] && qv + ND + d + 1 > vlt;
+        if (qv < UNMASKED_BIT && any)
+            need[atomic_inc(nneed)] = lid;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int count = *nneed;
+    if (count == 0)
+        return; /* the whole group: count is the same for all */
 
     /* the tile by rows and columns (no division by rw per sample), each
      * sample read at a clamped position (so every load is valid) and
@@ -737,86 +742,29 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #define CG_TX 5      /* tiles per row of the scale in its launch */
 
 /* The launch's group g: scale (the last of s0 .. s0 + ns - 1 whose first
- * group is <= g) and its CV_GT tiles (the scale's tiles in rows, CV_GT
- * consecutive ones a group). Most tiles have no pixel that needs a
- * window (1080p: ~9 in 10 of scales 0-1), and a group that only found
- * that out still cost its launch, its loads' latency and a barrier: so
- * the group first reads the pixels of its CV_GT tiles at once (every
- * load issued before any is used), counts per tile those that need a
- * window, ends when there are none (the whole group alike, after the
- * barrier that publishes the counts), and counts the windows of its
- * tiles that have some, one after the other. pix: CV_GT * ct * ct
- * samples, tcount: CV_GT counts, __local. */
-#define CV_GT 4
-#if CV_GT > 4
-#error "the list of a group's tiles holds 2 bits a tile"
-#endif
-
+ * group is <= g) and tile. */
 static inline void cambi_cvalues_group(const int ct, __global const ushort *img_base,
                                        int pad,
                                        __constant int *params, int vlt, __constant int *geom,
-                                       int s0, int ns, __local ushort *pix, __local int *tcount,
-                                       __local ushort *tile, __local int *need,
+                                       int s0, int ns, __local ushort *tile, __local int *need,
                                        __local int *nneed, __local int *runs,
                                        __local int *nruns, __local ulong *part,
                                        __local int *nput, __local int *pbase,
                                        __global float *cval_base, __global uint *state,
                                        __global uint *hist_base)
 {
-    const int g = get_group_id(0), lid = get_local_id(1) * ct + get_local_id(0);
+    const int g = get_group_id(0);
     int s = s0;
     for (int i = s0 + 1; i < s0 + ns; i++)
         if (g >= geom[i * CG + CG_G0])
             s = i;
     __constant int *gm = geom + s * CG;
-    const int w = gm[CG_W], h = gm[CG_H], tx = gm[CG_TX];
-    const int tiles = tx * ((h + ct - 1) / ct), t0 = (g - gm[CG_G0]) * CV_GT;
-    __global const ushort *img = img_base + gm[CG_IMG];
-
-    /* work-item lid: pixels q = lid + k CV_WG of the group's tiles (tile
-     * q / (ct ct)), loaded together */
-    const int npix = CV_GT * ct * ct, per = (npix + CV_WG - 1) / CV_WG;
-    int v[(CV_GT * 16 * 16 + CV_WG - 1) / CV_WG];
-#pragma unroll
-    for (int k = 0; k < per; k++) {
-        const int q = lid + k * CV_WG, i = q / (ct * ct), p = q - i * ct * ct;
-        const int t = t0 + i, ty = t / tx;
-        const int x = (t - ty * tx) * ct + p % ct, y = ty * ct + p / ct;
-        v[k] = q < npix && t < tiles && x < w && y < h ? img[y * w + x] : (int)UNMASKED;
-    }
-    if (lid < CV_GT)
-        tcount[lid] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (int k = 0; k < per; k++) {
-        const int q = lid + k * CV_WG;
-        if (q < npix) {
-            pix[q] = (ushort)v[k];
-            if (cambi_listed(v[k], params, vlt))
-                atomic_inc(&tcount[q / (ct * ct)]);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* the tiles with a pixel to count, in order (2 bits each), the same
-     * list in every work-item */
-    int nt = 0, order = 0;
-#pragma unroll
-    for (int i = 0; i < CV_GT; i++) {
-        if (tcount[i]) {
-            order |= i << (2 * nt);
-            nt++;
-        }
-    }
-    if (nt == 0)
-        return; /* the whole group: the counts are the same for all */
-    for (int j = 0; j < nt; j++) {
-        const int i = (order >> (2 * j)) & 3;
-        const int t = t0 + i, ty = t / tx;
-        cambi_cvalues_tile(ct, t - ty * tx, ty, img, w, h, pad, params, vlt, pix + i * ct * ct,
-                           tile, need, nneed, runs, nruns, part, nput, pbase,
-                           cval_base + gm[CG_CVAL], state + s * ST + ST_COUNT,
-                           hist_base + s * 32768);
-    }
+    const int t = g - gm[CG_G0], tx = gm[CG_TX];
+    const int ty = t / tx;
+    cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], pad,
+                       params, vlt, tile, need, nneed, runs,
+                       nruns, part, nput, pbase, cval_base + gm[CG_CVAL],
+                       state + s * ST + ST_COUNT, hist_base + s * 32768);
 }
 
 /* the c-value kernels' other local arrays: the runs (first pixel | length
@@ -844,11 +792,10 @@ void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *par
                    __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
-    __local int nneed, nput, pbase, tcount[CV_GT];
-    __local ushort pix[CV_GT * 16 * 16];
+    __local int nneed, nput, pbase;
     CV_LOCALS
-    cambi_cvalues_group(16, img_base, pad, params, vlt, geom, s0, ns, pix, tcount, tile,
-                        need, &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
+    cambi_cvalues_group(16, img_base, pad, params, vlt, geom, s0, ns, tile, need,
+                        &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
                         hist_base);
 }
 
@@ -859,11 +806,10 @@ void cambi_cvalues8(__global const ushort *img_base, int pad, __constant int *pa
                     __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];
-    __local int nneed, nput, pbase, tcount[CV_GT];
-    __local ushort pix[CV_GT * 8 * 8];
+    __local int nneed, nput, pbase;
     CV_LOCALS
-    cambi_cvalues_group(8, img_base, pad, params, vlt, geom, s0, ns, pix, tcount, tile,
-                        need, &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
+    cambi_cvalues_group(8, img_base, pad, params, vlt, geom, s0, ns, tile, need,
+                        &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
                         hist_base);
 }
 
