@@ -6,12 +6,7 @@
 #include <string.h>
 
 #include "driver.h"
-#include "feature.h"
 #include "ssimulacra2_ref.h"
-
-/* libqgpu/src/feature/ssimulacra2.c (no header but that file) */
-void qgpu_ss2_program_options(QgpuContext *ctx, int radius, int fp64, int bytes_per_sample,
-                              char *opts, size_t size);
 
 /* Device and reference see bit-identical float planes; what differs is the
  * summation order and, on the float-float path, the per-pixel map
@@ -158,68 +153,7 @@ static void test_errors(void)
     qgpu_close(&ctx);
 }
 
-/* The cube root's division (SS2_CBRT_DIV in ssimulacra2.cl): the form the
- * program uses on this device must give the correctly rounded form's cube
- * root, bit for bit, for every float the pyramid can pass it. Its
- * arguments are l, m, s of the XYB conversion, >= the opsin bias
- * (0.0038) and <= 1.0038 + a few ulps (weights summing to 1 on values in
- * [0, 1], plus the bias); every float of [2^-9, 2) is checked (83.9M),
- * through the library's own program (ss2_cbrt_check). Form 1's count is
- * also printed where the program uses form 0 (a device not yet checked). */
-static void test_cbrt(void)
-{
-    const cl_uint first = 0x3b000000u, last = 0x40000000u; /* 2^-9, 2 */
-    const cl_uint step = 1u << 24;
-    QgpuContext *ctx = test_open(1);
-    cl_program program;
-    cl_kernel kernel = NULL;
-    cl_mem out = NULL;
-    char opts[320];
-    if (!CHECK(ctx, "open"))
-        return;
-    qgpu_ss2_program_options(ctx, 5, 0, 1, opts, sizeof(opts));
-    int err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "ss2_cbrt_check", &kernel);
-    if (!err)
-        err = qgpu_buffer_create(ctx, 2 * sizeof(cl_uint), &out);
-    CHECK(!err, "cube root check's program: %s", qgpu_last_error(ctx));
-    cl_command_queue queue = qgpu_compute_queue(ctx);
-    for (int form = -1; !err && form <= 1; form += 2) {
-        cl_uint res[2] = {0, 0xffffffffu};
-        cl_int st = clEnqueueWriteBuffer(queue, out, CL_TRUE, 0, sizeof(res), res, 0, NULL, NULL);
-        for (cl_uint base = first; st == CL_SUCCESS && base < last; base += step) {
-            const cl_uint count = last - base < step ? last - base : step;
-            const size_t global = count, local = 256;
-            st = clSetKernelArg(kernel, 0, sizeof(base), &base);
-            st |= clSetKernelArg(kernel, 1, sizeof(count), &count);
-            st |= clSetKernelArg(kernel, 2, sizeof(form), &form);
-            st |= clSetKernelArg(kernel, 3, sizeof(out), &out);
-            if (st == CL_SUCCESS)
-                st = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, &local, 0, NULL,
-                                            NULL);
-        }
-        if (st == CL_SUCCESS)
-            st = clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof(res), res, 0, NULL, NULL);
-        if (!CHECK(st == CL_SUCCESS, "cube root check, form %d: CL error %d", form, st))
-            break;
-        if (form < 0) {
-            float x;
-            memcpy(&x, &res[1], sizeof(x));
-            CHECK(res[0] == 0, "the program's cube root (%s): %u of %u floats differ from the "
-                  "correctly rounded division's, first %.9g", opts, res[0], last - first, x);
-        } else {
-            printf("cube root, division form %d: %u of %u floats differ\n", form, res[0],
-                   last - first);
-        }
-    }
-    qgpu_buffer_release(&out);
-    qgpu_kernel_release(&kernel);
-    qgpu_close(&ctx);
-}
-
 static const TestExtra extras[] = {
-    {"ssimulacra2_cbrt", test_cbrt},
     {"ssimulacra2_identical", test_identical},
     {"ssimulacra2_errors", test_errors},
 };
@@ -230,5 +164,5 @@ int main(int argc, char **argv)
      * ssimulacra2.cl): float-float, then double (where the device has fp64;
      * elsewhere QGPU_SS2_FP64=1 falls back to float-float) */
     return test_main_both_paths(argc, argv, "QGPU_SS2_FP64", "0", "1", rows,
-                                sizeof(rows) / sizeof(rows[0]), extras, 3);
+                                sizeof(rows) / sizeof(rows[0]), extras, 2);
 }

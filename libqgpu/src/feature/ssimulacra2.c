@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "feature.h"
@@ -205,58 +204,6 @@ static void ss2_make_yuv(Ss2State *s, int bitdepth)
     s->yuv[7] = 2.0f * t; /* cb_b */
 }
 
-/* The cube root's division in the pyramid (SS2_CBRT_DIV, ssimulacra2.cl):
- * form 1 (the reciprocal's approximation refined, no range check) on the
- * OpenCL implementations where tests/test_ssimulacra2.c's exhaustive check
- * of the cube root has run (NVIDIA's, PoCL), as it rests on the
- * reciprocal's accuracy, which OpenCL leaves to the implementation;
- * elsewhere form 0, the correctly rounded division. The same bits either
- * way. QGPU_SS2_CBRT_DIV=0/1 forces a form (tests, measurements). */
-static int ss2_cbrt_div(QgpuContext *ctx)
-{
-    const char *env = getenv("QGPU_SS2_CBRT_DIV");
-    if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
-        return env[0] == '1';
-    if (qgpu_device_has_extension(ctx, "cl_nv_compiler_options"))
-        return 1;
-    return strstr(qgpu_platform_name(ctx), "Portable Computing Language") != NULL;
-}
-
-/* The program's build options for a radius, map path and sample size; the
- * test's check of the cube root builds the program with them too (it
- * declares this function itself: no header but this file's). */
-void qgpu_ss2_program_options(QgpuContext *ctx, int radius, int fp64, int bytes_per_sample,
-                              char *opts, size_t size);
-void qgpu_ss2_program_options(QgpuContext *ctx, int radius, int fp64, int bytes_per_sample,
-                              char *opts, size_t size)
-{
-    /* the recursion's radius as a constant of the program (SS2_N); and
-     * -cl-fp32-correctly-rounded-divide-sqrt where the device has it, else
-     * the kernel corrects its quotients with fma remainders */
-    /* NVIDIA (cl_nv_compiler_options): ss2_hblur in at most 128 registers.
-     * The compiler took 162, two of its work-groups per SM; at 128 three
-     * fit, and with four lanes other frames' work runs beside it
-     * (doc/performance.md, issue #21, wt-ss2g). Since wt-ss2h the driver
-     * takes 72 registers without the cap and 104 with it, and the pass was
-     * a little shorter with it (0.130 against 0.126 ms one lane, one run
-     * each, wt-ss2i). The cap is program-wide but binds only ss2_hblur:
-     * NVIDIA's compiler ignores it for kernels with a reqd_work_group_size,
-     * which ss2_hblur alone does not declare (ss2_vblur_maps at 96 spilled;
-     * ptxas gives it 116 registers, no spill, since wt-ss2k skipped the
-     * unweighted terms: 128 with 8 bytes spilled before). */
-    /* the samples' size (SS2_BPS) and the cube root of the opsin bias
-     * (SS2_CBIAS, a hex float: the kernel's own value, see
-     * ss2_cbrt_host) are constants of the program too */
-    snprintf(opts, size, "-DSS2_N=%d -DSS2_FP64=%d -DSS2_BPS=%d -DSS2_CBIAS=%af -DSS2_CBRT_DIV=%d%s%s",
-             radius, fp64, bytes_per_sample, ss2_cbrt_host(SS2_BIAS), ss2_cbrt_div(ctx),
-             qgpu_fp32_correctly_rounded(ctx)
-                 ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
-                 : "",
-             qgpu_device_has_extension(ctx, "cl_nv_compiler_options")
-                 ? " -cl-nv-maxrregcount=128 -DSS2_PTX_RCP"
-                 : "");
-}
-
 static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
     Ss2State *s = f->priv;
@@ -309,14 +256,37 @@ static int ss2_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if ((err = qgpu_output_register(f, 0, &s->score_id)))
         return err;
 
+    /* the recursion's radius as a constant of the program (SS2_N); and
+     * -cl-fp32-correctly-rounded-divide-sqrt where the device has it, else
+     * the kernel corrects its quotients with fma remainders */
     /* the map values and their sums in double where the device has fp64
      * (the reference's own arithmetic, and far fewer instructions than
      * float-float where fp64 is fast); QGPU_SS2_FP64=0/1 forces one path
      * (tests, measurements) */
     s->fp64 = qgpu_fp64_variant(ctx, "QGPU_SS2_FP64", 0, 1);
-    char opts[320];
-    qgpu_ss2_program_options(ctx, s->radius, s->fp64, fmt->bytes_per_sample, opts,
-                             sizeof(opts));
+    /* NVIDIA (cl_nv_compiler_options): ss2_hblur in at most 128 registers.
+     * The compiler took 162, two of its work-groups per SM; at 128 three
+     * fit, and with four lanes other frames' work runs beside it
+     * (doc/performance.md, issue #21, wt-ss2g). Since wt-ss2h the driver
+     * takes 72 registers without the cap and 104 with it, and the pass was
+     * a little shorter with it (0.130 against 0.126 ms one lane, one run
+     * each, wt-ss2i). The cap is program-wide but binds only ss2_hblur:
+     * NVIDIA's compiler ignores it for kernels with a reqd_work_group_size,
+     * which ss2_hblur alone does not declare (ss2_vblur_maps at 96 spilled;
+     * ptxas gives it 116 registers, no spill, since wt-ss2k skipped the
+     * unweighted terms: 128 with 8 bytes spilled before). */
+    /* the samples' size (SS2_BPS) and the cube root of the opsin bias
+     * (SS2_CBIAS, a hex float: the kernel's own value, see
+     * ss2_cbrt_host) are constants of the program too */
+    char opts[256];
+    snprintf(opts, sizeof(opts), "-DSS2_N=%d -DSS2_FP64=%d -DSS2_BPS=%d -DSS2_CBIAS=%af%s%s",
+             s->radius, s->fp64, fmt->bytes_per_sample, ss2_cbrt_host(SS2_BIAS),
+             qgpu_fp32_correctly_rounded(ctx)
+                 ? " -cl-fp32-correctly-rounded-divide-sqrt -DSS2_NATIVE_DIV"
+                 : "",
+             qgpu_device_has_extension(ctx, "cl_nv_compiler_options")
+                 ? " -cl-nv-maxrregcount=128"
+                 : "");
     err = qgpu_program_get(ctx, "ssimulacra2", opts, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "ss2_pyramid", &s->k_pyramid);

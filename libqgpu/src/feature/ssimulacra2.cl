@@ -73,64 +73,18 @@ static inline float div_rn(float a, float b)
 #endif
 }
 
-/* ---- the cube root's division -------------------------------------------
- * SS2_CBRT_DIV (a build option, ss2_cbrt_div in ssimulacra2.c) says how
- * ss2_cbrt divides:
- *   0  div_rn: correctly rounded, on any device.
- *   1  the reciprocal's approximation refined by one Newton step, then the
- *      quotient a * r corrected once by its exact fma remainder: on NVIDIA
- *      (SS2_PTX_RCP) the sequence of the driver's own correctly rounded
- *      division (MUFU.RCP and five FFMA) without its range check (FCHK),
- *      its branch to the slow path and their reconvergence, 12 divisions a
- *      pixel of both pictures in the pyramid. It is correctly rounded for
- *      the cube root's arguments (normal, far from overflow and
- *      underflow), but that rests on the reciprocal's accuracy, which
- *      OpenCL leaves to the device: tests/test_ssimulacra2.c runs the cube
- *      root over every float in [2^-9, 2) (the pyramid's arguments lie in
- *      [0.0038, 1.004]) against form 0, bit for bit, and the host takes
- *      form 1 only on the OpenCL implementations where that check ran
- *      (NVIDIA's, PoCL).
- * The form is also a function argument so that the test kernel below can
- * run both side by side. */
-static inline float ss2_recip_approx(float b)
-{
-#ifdef SS2_PTX_RCP
-    /* NVIDIA: native_recip is a correctly rounded division there (div.rn
-     * in the PTX under -cl-fp32-correctly-rounded-divide-sqrt), so the
-     * approximation is asked for in PTX (NVIDIA's OpenCL takes inline
-     * PTX; the host defines SS2_PTX_RCP only with cl_nv_compiler_options) */
-    float r;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
-    return r;
-#else
-    return native_recip(b);
-#endif
-}
-
-static inline float ss2_div_form(float a, float b, int form)
-{
-    if (form == 0)
-        return div_rn(a, b);
-    float r = ss2_recip_approx(b);
-    const float t = fma(-b, r, 1.0f);
-    r = fma(r, t, r);
-    const float q = MUL(a, r);
-    const float e = fma(-b, q, a); /* exact */
-    return fma(r, e, q);
-}
-
 /* ---- the fork's deterministic helpers (ssimulacra2_math.h) -------------- */
 
 /* Cube root: exponent/3 bit trick (constant 0x2a5137a0), then two Newton
  * steps y = (2y + x / y^2) * (1/3), exactly as the reference evaluates them
  * (its result is not always the correctly rounded cube root, and matching
  * it bit for bit is what keeps the XYB planes identical). */
-static inline float ss2_cbrt_form(float x, int form)
+static inline float ss2_cbrt(float x)
 {
     float y = as_float(as_uint(x) / 3u + 0x2a5137a0u);
     for (int k = 0; k < 2; k++) {
         float y2 = y * y;
-        float q = ss2_div_form(x, y2, form);
+        float q = div_rn(x, y2);
         float t = 2.0f * y + q; /* 2y is exact */
         y = MUL(t, 1.0f / 3.0f);
     }
@@ -138,33 +92,6 @@ static inline float ss2_cbrt_form(float x, int form)
      * arguments are >= the opsin bias, and the branch and its
      * reconvergence were a fifth of a cube root's instructions */
     return x <= 0.0f ? 0.0f : y;
-}
-
-#ifndef SS2_CBRT_DIV
-#error "ssimulacra2.cl is built with -DSS2_CBRT_DIV=0 or 1"
-#endif
-static inline float ss2_cbrt(float x)
-{
-    return ss2_cbrt_form(x, SS2_CBRT_DIV);
-}
-
-/* tests/test_ssimulacra2.c's exhaustive check of the cube root (never
- * launched by the library): for the floats whose bits are first + i,
- * i < count, the cube root with division form `form` (-1: the program's
- * own, SS2_CBRT_DIV) against form 0; out[0] counts the differences,
- * out[1] keeps the smallest bits that differ. */
-__kernel void ss2_cbrt_check(uint first, uint count, int form, __global uint *out)
-{
-    const uint i = get_global_id(0);
-    if (i >= count)
-        return;
-    const float x = as_float(first + i);
-    const float a = form < 0 ? ss2_cbrt(x) : ss2_cbrt_form(x, form);
-    const float b = ss2_cbrt_form(x, 0);
-    if (as_uint(a) != as_uint(b)) {
-        atomic_inc(&out[0]);
-        atomic_min(&out[1], first + i);
-    }
 }
 
 /* sRGB EOTF: 1024-entry table of the exact curve (rounded to float) with
