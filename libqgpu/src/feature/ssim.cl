@@ -134,8 +134,9 @@ static inline void acc5_take(acc_t *s0, acc_t *s1, acc_t *s2, acc_t *s3, acc_t *
 }
 
 /* ---- float_ssim's box decimation (scale x scale, weights 1/scale^2) ----
- * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored.
- * No reuse between outputs (the windows tile the picture): no staging. */
+ * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored
+ * (only where it is not inside the picture). No reuse between outputs
+ * (the windows tile the picture): no staging. */
 __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sample_t *dis,
                                 int src_off, int w, int h, int f, float k, float unit,
                                 __global float *dref, __global float *ddis, int sw, int sh)
@@ -143,16 +144,29 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= sw || y >= sh)
         return;
-    int c = f / 2;
+    int x0 = x * f - f / 2, y0 = y * f - f / 2;
     acc_t a = ACC_ZERO, b = ACC_ZERO;
-    for (int v = 0; v < f; v++) {
-        int row = src_off + mirror_repeat_edge(y * f - c + v, h) * w;
-        for (int u = 0; u < f; u++) {
-            int col = mirror_repeat_edge(x * f - c + u, w);
-            float pa = ((float)ref[row + col] * unit) * k;
-            float pb = ((float)dis[row + col] * unit) * k;
-            acc_add(&a, pa);
-            acc_add(&b, pb);
+    if (x0 >= 0 && y0 >= 0 && x0 + f <= w && y0 + f <= h) {
+        /* inside the picture: no mirroring */
+        for (int v = 0; v < f; v++) {
+            int row = src_off + (y0 + v) * w + x0;
+            for (int u = 0; u < f; u++) {
+                float pa = ((float)ref[row + u] * unit) * k;
+                float pb = ((float)dis[row + u] * unit) * k;
+                acc_add(&a, pa);
+                acc_add(&b, pb);
+            }
+        }
+    } else {
+        for (int v = 0; v < f; v++) {
+            int row = src_off + mirror_repeat_edge(y0 + v, h) * w;
+            for (int u = 0; u < f; u++) {
+                int col = mirror_repeat_edge(x0 + u, w);
+                float pa = ((float)ref[row + col] * unit) * k;
+                float pb = ((float)dis[row + col] * unit) * k;
+                acc_add(&a, pa);
+                acc_add(&b, pb);
+            }
         }
     }
     dref[y * sw + x] = acc_val(a);
@@ -161,8 +175,14 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
 
 /* ---- MS-SSIM's 2x decimation with the 9x9 low-pass ----
  * A T x T output tile reads a (2T + 7)^2 input window, staged in local
- * memory for both pictures. */
+ * memory for both pictures; mirrored only where the window is not inside
+ * the picture (the same samples either way). */
 #define DIN (2 * T + 7)
+
+static inline bool lpf_window_inside(int x0, int y0, int w, int h)
+{
+    return x0 >= 0 && y0 >= 0 && x0 + DIN <= w && y0 + DIN <= h;
+}
 
 static inline __attribute__((always_inline)) void
 lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __global float *dref,
@@ -202,11 +222,20 @@ void ms_lpf_decimate_raw(__global const sample_t *ref, __global const sample_t *
     __local float la[DIN * DIN], lb[DIN * DIN];
     int lid = get_local_id(1) * T + get_local_id(0);
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
-    for (int i = lid; i < DIN * DIN; i += WG) {
-        int r = i / DIN, c = i - r * DIN;
-        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
-        la[i] = (float)ref[idx] * unit;
-        lb[i] = (float)dis[idx] * unit;
+    if (lpf_window_inside(x0, y0, w, h)) {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + (y0 + r) * w + x0 + c;
+            la[i] = (float)ref[idx] * unit;
+            lb[i] = (float)dis[idx] * unit;
+        }
+    } else {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
+            la[i] = (float)ref[idx] * unit;
+            lb[i] = (float)dis[idx] * unit;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
@@ -220,11 +249,20 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
     __local float la[DIN * DIN], lb[DIN * DIN];
     int lid = get_local_id(1) * T + get_local_id(0);
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
-    for (int i = lid; i < DIN * DIN; i += WG) {
-        int r = i / DIN, c = i - r * DIN;
-        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
-        la[i] = sref[idx];
-        lb[i] = sdis[idx];
+    if (lpf_window_inside(x0, y0, w, h)) {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + (y0 + r) * w + x0 + c;
+            la[i] = sref[idx];
+            lb[i] = sdis[idx];
+        }
+    } else {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
+            la[i] = sref[idx];
+            lb[i] = sdis[idx];
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
