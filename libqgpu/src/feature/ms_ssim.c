@@ -6,8 +6,9 @@
  *
  * Per frame, 6 launches: SSIM of scale 0 from the uploaded samples; four
  * decimations (each needs the previous scale); SSIM of scales 1..4 in one
- * launch. collect() adds the per-tile sums in double and combines
- * the scales.
+ * launch. The kernels make only the sums read: c and s at every scale, l
+ * where its exponent is not 0 (scale 4) or with enable_lcs, never l*c*s.
+ * collect() adds the per-tile sums in double and combines the scales.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -63,6 +64,7 @@ typedef struct MsSsimPriv {
     /* per scale: tiles in a row, tiles, first tile (counted from scale 0) */
     int tiles_x[MS_SCALES], groups[MS_SCALES], first[MS_SCALES];
     int groups_float;          /* work-groups of the scales 1..4 launch */
+    bool need_l[MS_SCALES];    /* l made and read at this scale */
     int src_off;
     float unit;
     double max_db;
@@ -82,6 +84,13 @@ static const QgpuOptionDef ms_ssim_options[] = {
       "clip dB scores at ceil(10 log10(peak^2 * 2 w h))" },
     { NULL, NULL, 0, 0, 0, NULL, 0, 0, 0, NULL },
 };
+
+/* The first of the four sums (l*c*s, l, c, s) the SSIM kernels make for
+ * a scale: l, c, s (1) where l is read, else c, s (2); l*c*s (0) never. */
+static int ms_first_sum(const MsSsimPriv *p, int scale)
+{
+    return p->need_l[scale] ? 1 : 2;
+}
 
 static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 {
@@ -122,6 +131,8 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         p->groups[i] = p->tiles_x[i] * ((p->sh[i] - 10 + MS_TILE - 1) / MS_TILE);
         p->first[i] = total;
         total += p->groups[i];
+        /* pow(l, 0) is 1 whatever l: l is needed only where alpha is not 0 */
+        p->need_l[i] = p->enable_lcs || ms_alpha[i] != 0.0f;
     }
 
     if ((err = qgpu_output_register(f, 0, &p->id_score)))
@@ -150,17 +161,18 @@ static int ms_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
             return err;
     /* scales 1..4 for ssim_tiles_float2 (two tile rows a work-group):
      * offset, w, h, tiles_x, first group, first tile (both counted from
-     * scale 1) */
-    cl_int table[6 * (MS_SCALES - 1)];
+     * scale 1), first sum made (ssim_first_sum) */
+    cl_int table[7 * (MS_SCALES - 1)];
     int groups = 0;
     for (int i = 1; i < MS_SCALES; i++) {
-        cl_int *t = table + 6 * (i - 1);
+        cl_int *t = table + 7 * (i - 1);
         t[0] = p->off[i];
         t[1] = p->sw[i];
         t[2] = p->sh[i];
         t[3] = p->tiles_x[i];
         t[4] = groups;
         t[5] = p->first[i] - p->first[1];
+        t[6] = ms_first_sum(p, i);
         groups += ssim_two_row_groups(p->tiles_x[i], p->groups[i]);
     }
     p->groups_float = groups;
@@ -194,6 +206,7 @@ static int ms_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("h", p->sh[0]),
             qgpu_arg_float("unit", p->unit),
             qgpu_arg_int("tiles_x", p->tiles_x[0]),
+            qgpu_arg_int("first", ms_first_sum(p, 0)),
             qgpu_arg_mem("partials", slot->results),
             qgpu_arg_int("part_off", part0),
         };
@@ -257,12 +270,15 @@ static int ms_collect(QgpuFeature *f, const QgpuSlot *slot)
     for (int i = 0; i < MS_SCALES; i++) {
         double sum[3] = { 0, 0, 0 };
         double count = (double)(p->sw[i] - 10) * (p->sh[i] - 10);
+        /* sums 1, 2, 3 of each tile: l (where made), c, s */
+        int k0 = p->need_l[i] ? 0 : 1;
         for (int g = p->first[i]; g < p->first[i] + p->groups[i]; g++)
-            for (int k = 0; k < 3; k++)
+            for (int k = k0; k < 3; k++)
                 sum[k] += part[4 * g + 1 + k];
-        /* libvmaf keeps each scale's means as floats */
-        float l = (float)(sum[0] / count), c = (float)(sum[1] / count);
-        float s = (float)(sum[2] / count);
+        /* libvmaf keeps each scale's means as floats; l's exponent is 0
+         * where it is not made (pow(1, 0) = pow(l, 0) = 1) */
+        float l = p->need_l[i] ? (float)(sum[0] / count) : 1.0f;
+        float c = (float)(sum[1] / count), s = (float)(sum[2] / count);
         ms *= pow(l, ms_alpha[i]) * pow(c, ms_beta[i]) * pow(s, ms_gamma[i]);
         if (p->enable_lcs) {
             if ((err = qgpu_score_set(ctx, p->id_lcs[0][i], slot->frame_index, l)) ||

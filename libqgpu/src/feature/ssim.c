@@ -155,6 +155,7 @@ static int ssim_enqueue(QgpuFeature *f, QgpuSlot *slot)
             qgpu_arg_int("h", p->h),
             qgpu_arg_float("unit", p->unit),
             qgpu_arg_int("tiles_x", p->tiles_x),
+            qgpu_arg_int("first", 0), /* all four sums */
             qgpu_arg_mem("partials", slot->results),
             qgpu_arg_int("part_off", part_off),
         };

@@ -134,8 +134,9 @@ static inline void acc5_take(acc_t *s0, acc_t *s1, acc_t *s2, acc_t *s3, acc_t *
 }
 
 /* ---- float_ssim's box decimation (scale x scale, weights 1/scale^2) ----
- * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored.
- * No reuse between outputs (the windows tile the picture): no staging. */
+ * Output (x, y) sums the window from (x*f - f/2, y*f - f/2), mirrored
+ * (only where it is not inside the picture). No reuse between outputs
+ * (the windows tile the picture): no staging. */
 __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sample_t *dis,
                                 int src_off, int w, int h, int f, float k, float unit,
                                 __global float *dref, __global float *ddis, int sw, int sh)
@@ -143,16 +144,29 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
     int x = get_global_id(0), y = get_global_id(1);
     if (x >= sw || y >= sh)
         return;
-    int c = f / 2;
+    int x0 = x * f - f / 2, y0 = y * f - f / 2;
     acc_t a = ACC_ZERO, b = ACC_ZERO;
-    for (int v = 0; v < f; v++) {
-        int row = src_off + mirror_repeat_edge(y * f - c + v, h) * w;
-        for (int u = 0; u < f; u++) {
-            int col = mirror_repeat_edge(x * f - c + u, w);
-            float pa = ((float)ref[row + col] * unit) * k;
-            float pb = ((float)dis[row + col] * unit) * k;
-            acc_add(&a, pa);
-            acc_add(&b, pb);
+    if (x0 >= 0 && y0 >= 0 && x0 + f <= w && y0 + f <= h) {
+        /* inside the picture: no mirroring */
+        for (int v = 0; v < f; v++) {
+            int row = src_off + (y0 + v) * w + x0;
+            for (int u = 0; u < f; u++) {
+                float pa = ((float)ref[row + u] * unit) * k;
+                float pb = ((float)dis[row + u] * unit) * k;
+                acc_add(&a, pa);
+                acc_add(&b, pb);
+            }
+        }
+    } else {
+        for (int v = 0; v < f; v++) {
+            int row = src_off + mirror_repeat_edge(y0 + v, h) * w;
+            for (int u = 0; u < f; u++) {
+                int col = mirror_repeat_edge(x0 + u, w);
+                float pa = ((float)ref[row + col] * unit) * k;
+                float pb = ((float)dis[row + col] * unit) * k;
+                acc_add(&a, pa);
+                acc_add(&b, pb);
+            }
         }
     }
     dref[y * sw + x] = acc_val(a);
@@ -161,8 +175,14 @@ __kernel void ssim_box_decimate(__global const sample_t *ref, __global const sam
 
 /* ---- MS-SSIM's 2x decimation with the 9x9 low-pass ----
  * A T x T output tile reads a (2T + 7)^2 input window, staged in local
- * memory for both pictures. */
+ * memory for both pictures; mirrored only where the window is not inside
+ * the picture (the same samples either way). */
 #define DIN (2 * T + 7)
+
+static inline bool lpf_window_inside(int x0, int y0, int w, int h)
+{
+    return x0 >= 0 && y0 >= 0 && x0 + DIN <= w && y0 + DIN <= h;
+}
 
 static inline __attribute__((always_inline)) void
 lpf_tile(__local const float *la, __local const float *lb, int sw, int sh, __global float *dref,
@@ -202,11 +222,20 @@ void ms_lpf_decimate_raw(__global const sample_t *ref, __global const sample_t *
     __local float la[DIN * DIN], lb[DIN * DIN];
     int lid = get_local_id(1) * T + get_local_id(0);
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
-    for (int i = lid; i < DIN * DIN; i += WG) {
-        int r = i / DIN, c = i - r * DIN;
-        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
-        la[i] = (float)ref[idx] * unit;
-        lb[i] = (float)dis[idx] * unit;
+    if (lpf_window_inside(x0, y0, w, h)) {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + (y0 + r) * w + x0 + c;
+            la[i] = (float)ref[idx] * unit;
+            lb[i] = (float)dis[idx] * unit;
+        }
+    } else {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
+            la[i] = (float)ref[idx] * unit;
+            lb[i] = (float)dis[idx] * unit;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
@@ -220,11 +249,20 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
     __local float la[DIN * DIN], lb[DIN * DIN];
     int lid = get_local_id(1) * T + get_local_id(0);
     int x0 = get_group_id(0) * 2 * T - 4, y0 = get_group_id(1) * 2 * T - 4;
-    for (int i = lid; i < DIN * DIN; i += WG) {
-        int r = i / DIN, c = i - r * DIN;
-        int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
-        la[i] = sref[idx];
-        lb[i] = sdis[idx];
+    if (lpf_window_inside(x0, y0, w, h)) {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + (y0 + r) * w + x0 + c;
+            la[i] = sref[idx];
+            lb[i] = sdis[idx];
+        }
+    } else {
+        for (int i = lid; i < DIN * DIN; i += WG) {
+            int r = i / DIN, c = i - r * DIN;
+            int idx = src_off + mirror_repeat_edge(y0 + r, h) * w + mirror_repeat_edge(x0 + c, w);
+            la[i] = sref[idx];
+            lb[i] = sdis[idx];
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     lpf_tile(la, lb, sw, sh, dref, ddis, dst_off);
@@ -239,7 +277,10 @@ void ms_lpf_decimate_float(__global const float *sref, __global const float *sdi
  * Tiles stacked in one work-group share their halo rows: each row's
  * horizontal sums are taken once. Each tile's work-group sums of l*c*s,
  * l, c, s (the same tree for every tile) go to out[t][0..3] (tile t = 0
- * at oy0, t = 1 below it, when it lies in the region).
+ * at oy0, t = 1 below it, when it lies in the region), from sum `first`
+ * on: 0 makes all four (float_ssim), 1 leaves out l*c*s, 2 l*c*s and l
+ * (MS-SSIM reads no l*c*s, and l only where its exponent is not 0 or
+ * with enable_lcs); what is left out is neither computed nor reduced.
  *
  * Local layout: hb[q][row][col], rows HS = T + 1 floats apart and planes
  * HP(nt) floats (16 mod 32), so that the vertical pass's 32 work-items
@@ -286,8 +327,8 @@ static inline __attribute__((always_inline)) void line_take(acc_t *acc, float x,
 
 static inline __attribute__((always_inline)) void
 ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
-           __local float *mom, int ow, int oh, int ox0, int oy0, __global float *out0,
-           __global float *out1, const int nt)
+           __local float *mom, int ow, int oh, int ox0, int oy0, int first,
+           __global float *out0, __global float *out1, const int nt)
 {
     const float C1 = (0.01f * 255.0f) * (0.01f * 255.0f);
     const float C2 = (0.03f * 255.0f) * (0.03f * 255.0f);
@@ -334,7 +375,10 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    __local float *red = hb; /* free again */
+    /* the reduction in hb, free again: tile t's sum k (k >= first) in
+     * red[(nq t + k - first) WG ..] */
+    __local float *red = hb;
+    const int nq = 4 - first;
 #pragma unroll
     for (int t = 0; t < nt; t++) {
         float vl = 0.0f, vc = 0.0f, vs = 0.0f, vlcs = 0.0f;
@@ -351,38 +395,43 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
                 v2 = 0.0f;
             float v1v2 = v1 * v2;
             float sd = sqrt(v1v2);
-            float lden = (m11 + m22) + C1;
             float cden = (v1 + v2) + C2;
             /* libvmaf: a flat, identical neighbourhood keeps s = 1 even when
              * rounding left the covariance slightly negative */
             float cov = (v12 < 0.0f && sd <= 0.0f) ? 0.0f : v12;
             float snum = cov + C3;
             float sden = sd + C3;
-            float lnum = (2.0f * m1) * m2 + C1;
             float cnum = 2.0f * sd + C2;
-            vl = lnum / lden;
+            if (first < 2) {
+                float lden = (m11 + m22) + C1;
+                float lnum = (2.0f * m1) * m2 + C1;
+                vl = lnum / lden;
+            }
             vc = cnum / cden;
             vs = snum / sden;
-            vlcs = (vl * vc) * vs;
+            if (first == 0)
+                vlcs = (vl * vc) * vs;
         }
-        red[(4 * t + 0) * WG + lid] = vlcs;
-        red[(4 * t + 1) * WG + lid] = vl;
-        red[(4 * t + 2) * WG + lid] = vc;
-        red[(4 * t + 3) * WG + lid] = vs;
+        float v[4] = { vlcs, vl, vc, vs };
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            if (k >= first)
+                red[(nq * t + k - first) * WG + lid] = v[k];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int n = WG / 2; n > 0; n >>= 1) {
         if (lid < n) {
 #pragma unroll
             for (int k = 0; k < 4 * nt; k++)
-                red[k * WG + lid] += red[k * WG + lid + n];
+                if (k < nq * nt)
+                    red[k * WG + lid] += red[k * WG + lid + n];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid < 4)
-        out0[lid] = red[lid * WG];
-    if (nt > 1 && lid < 4 && oy0 + T < oh)
-        out1[lid] = red[(4 + lid) * WG];
+    if (lid < nq)
+        out0[first + lid] = red[lid * WG];
+    if (nt > 1 && lid < nq && oy0 + T < oh)
+        out1[first + lid] = red[(nq + lid) * WG];
 }
 
 /* The local memory of an nt-tile work-group: the staged window (lx, ly)
@@ -395,10 +444,10 @@ ssim_tiles(__local const float *lx, __local const float *ly, __local float *hb,
 /* SSIM straight from the uploaded samples (no decimation), two tiles
  * stacked per work-group: group g takes tile column g % tiles_x and tile
  * rows 2 (g / tiles_x) and the one below; tile (x, y) writes
- * partials[part_off + 4 (y tiles_x + x) ..]. */
+ * partials[part_off + 4 (y tiles_x + x) + first ..] (first: ssim_tiles). */
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
 void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, int src_off,
-                    int w, int h, float unit, int tiles_x,
+                    int w, int h, float unit, int tiles_x, int first,
                     __global float *partials, int part_off)
 {
     SSIM_LOCALS(2);
@@ -419,7 +468,7 @@ void ssim_tiles_raw(__global const sample_t *ref, __global const sample_t *dis, 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     __global float *out = partials + part_off + tile * 4;
-    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
+    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, first, out, out + 4 * tiles_x, 2);
 }
 
 /* The first n samples (rows of NIN) of a float picture's tile window from
@@ -461,17 +510,17 @@ void ssim_tiles_float(__global const float *ref, __global const float *dis,
     int tiles_x = table[5 * s + 3], lg = g - table[5 * s + 4];
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * T;
     stage_float(ref, dis, off, w, h, ox0, oy0, NIN * NIN, lx, ly);
-    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, partials + part_off + g * 4, NULL,
-               1);
+    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, 0, partials + part_off + g * 4,
+               NULL, 1);
 }
 
 /* MS-SSIM's scales 1..4 (float pictures) in one launch, two tiles stacked
- * per work-group as ssim_tiles_raw takes them. table[6 * s ..] = offset
- * (floats), w, h, tiles_x, first group, first tile of picture s; groups
- * are numbered across the pictures, in order (group g of a picture takes
- * tile column g % tiles_x and tile rows 2 (g / tiles_x) and the one
- * below); tile t of a picture (t = y tiles_x + x) writes partials[part_off
- * + 4 (first tile + t) ..], as ssim_tiles_float does with one tile a group. */
+ * per work-group as ssim_tiles_raw takes them. table[7 * s ..] = offset
+ * (floats), w, h, tiles_x, first group, first tile, first sum (ssim_tiles'
+ * first) of picture s; groups are numbered across the pictures, in order
+ * (group g of a picture takes tile column g % tiles_x and tile rows
+ * 2 (g / tiles_x) and the one below); tile t of a picture (t = y tiles_x
+ * + x) writes partials[part_off + 4 (first tile + t) + first sum ..]. */
 __kernel __attribute__((reqd_work_group_size(T, T, 1)))
 void ssim_tiles_float2(__global const float *ref, __global const float *dis,
                        __global const int *table, int count,
@@ -480,13 +529,14 @@ void ssim_tiles_float2(__global const float *ref, __global const float *dis,
     SSIM_LOCALS(2);
     int g = get_group_id(0);
     int s = 0;
-    while (s + 1 < count && g >= table[6 * (s + 1) + 4])
+    while (s + 1 < count && g >= table[7 * (s + 1) + 4])
         s++;
-    int off = table[6 * s], w = table[6 * s + 1], h = table[6 * s + 2];
-    int tiles_x = table[6 * s + 3], lg = g - table[6 * s + 4];
-    int tile = table[6 * s + 5] + (lg / tiles_x) * 2 * tiles_x + lg % tiles_x;
+    int off = table[7 * s], w = table[7 * s + 1], h = table[7 * s + 2];
+    int tiles_x = table[7 * s + 3], lg = g - table[7 * s + 4];
+    int tile = table[7 * s + 5] + (lg / tiles_x) * 2 * tiles_x + lg % tiles_x;
     int ox0 = (lg % tiles_x) * T, oy0 = (lg / tiles_x) * 2 * T;
     stage_float(ref, dis, off, w, h, ox0, oy0, NIN * HROWS(2), lx, ly);
     __global float *out = partials + part_off + tile * 4;
-    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, out, out + 4 * tiles_x, 2);
+    ssim_tiles(lx, ly, hb, win, w - 10, h - 10, ox0, oy0, table[7 * s + 6], out,
+               out + 4 * tiles_x, 2);
 }
