@@ -29,7 +29,7 @@
 #define HVS_WG 64 /* as in psnr_hvs.cl */
 #define WALK_WG 256
 #define HVS_CHUNK 1024
-#define HVS_WIN 16
+#define HVS_WIN 4
 
 /* Outputs: one per plane, then the 0.8 / 0.1 / 0.1 combination. */
 static const QgpuFeatureOutput psnr_hvs_outputs[] = {
@@ -42,14 +42,14 @@ static const QgpuFeatureOutput psnr_hvs_outputs[] = {
 
 typedef struct PsnrHvsState {
     cl_kernel blocks;
-    cl_kernel total;
+    cl_kernel tops;
     cl_kernel ulps;
     cl_kernel walk;
     cl_mem tables;
     struct HvsLane {       /* per lane: written by every frame */
         cl_mem terms;
         cl_mem block_sums; /* one float per block (any-order sums) */
-        cl_mem etop;       /* 3 ints: top binade of each plane's tables */
+        cl_mem ctop;       /* one int per chunk: the top binade of its tables */
         cl_mem ulps_buf;   /* chunks x HVS_WIN longs */
         cl_mem flags;      /* chunks x HVS_WIN ints */
     } lane[QGPU_MAX_LANES];
@@ -164,7 +164,7 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_blocks", &s->blocks);
     if (!err)
-        err = qgpu_kernel_create(ctx, program, "psnr_hvs_total", &s->total);
+        err = qgpu_kernel_create(ctx, program, "psnr_hvs_tops", &s->tops);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_ulps", &s->ulps);
     if (!err)
@@ -187,7 +187,7 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         if (!err)
             err = qgpu_buffer_create(ctx, (size_t)s->start[3] * sizeof(float), &b->block_sums);
         if (!err)
-            err = qgpu_buffer_create(ctx, 3 * sizeof(cl_int), &b->etop);
+            err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * sizeof(cl_int), &b->ctop);
         if (!err)
             err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_long),
                                      &b->ulps_buf);
@@ -201,8 +201,8 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
 }
 
 /* The first arguments of psnr_hvs_ulps and psnr_hvs_walk (the same for
- * both): the terms, the planes' block and chunk ranges, the binade tops,
- * the ulp tables and the flags. Returns the count written to args. */
+ * both): the terms, the planes' block and chunk ranges, the chunks' binade
+ * tops, the ulp tables and the flags. Returns the count written to args. */
 static int chunk_args(const PsnrHvsState *s, const struct HvsLane *b, QgpuArg *args)
 {
     int n = 0;
@@ -212,7 +212,7 @@ static int chunk_args(const PsnrHvsState *s, const struct HvsLane *b, QgpuArg *a
     args[n++] = qgpu_arg_int("total", s->start[3]);
     args[n++] = qgpu_arg_int("cstart1", s->cstart[1]);
     args[n++] = qgpu_arg_int("cstart2", s->cstart[2]);
-    args[n++] = qgpu_arg_mem("etop", b->etop);
+    args[n++] = qgpu_arg_mem("ctop", b->ctop);
     args[n++] = qgpu_arg_mem("ulps", b->ulps_buf);
     args[n++] = qgpu_arg_mem("flags", b->flags);
     return n;
@@ -250,19 +250,21 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
     if (err)
         return err;
 
-    /* the terms' binade range, the per-chunk ulp tables, the walk */
+    /* the chunks' binade ranges, the per-chunk ulp tables, the walk */
     local = WALK_WG;
     global = 3 * WALK_WG;
     {
-        const QgpuArg total_args[] = {
+        const QgpuArg tops_args[] = {
             qgpu_arg_mem("block_sums", b->block_sums),
             qgpu_arg_int("start1", s->start[1]),
             qgpu_arg_int("start2", s->start[2]),
             qgpu_arg_int("total", s->start[3]),
-            qgpu_arg_mem("etop", b->etop),
+            qgpu_arg_int("cstart1", s->cstart[1]),
+            qgpu_arg_int("cstart2", s->cstart[2]),
+            qgpu_arg_mem("ctop", b->ctop),
         };
-        err = qgpu_launch(f->ctx, slot, s->total, "psnr_hvs: psnr_hvs_total", total_args,
-                          QGPU_ARRAY_SIZE(total_args), 1, &global, &local);
+        err = qgpu_launch(f->ctx, slot, s->tops, "psnr_hvs: psnr_hvs_tops", tops_args,
+                          QGPU_ARRAY_SIZE(tops_args), 1, &global, &local);
         if (err)
             return err;
     }
@@ -313,7 +315,7 @@ static void psnr_hvs_uninit(QgpuFeature *f)
 {
     PsnrHvsState *s = f->priv;
     qgpu_kernel_release(&s->blocks);
-    qgpu_kernel_release(&s->total);
+    qgpu_kernel_release(&s->tops);
     qgpu_kernel_release(&s->ulps);
     qgpu_kernel_release(&s->walk);
     qgpu_buffer_release(&s->tables);
@@ -321,7 +323,7 @@ static void psnr_hvs_uninit(QgpuFeature *f)
         struct HvsLane *b = &s->lane[i];
         qgpu_buffer_release(&b->terms);
         qgpu_buffer_release(&b->block_sums);
-        qgpu_buffer_release(&b->etop);
+        qgpu_buffer_release(&b->ctop);
         qgpu_buffer_release(&b->ulps_buf);
         qgpu_buffer_release(&b->flags);
     }

@@ -21,27 +21,38 @@
  * tie (whose direction depends on the running sum's parity), or where the
  * sum leaves its binade.
  *
- * psnr_hvs_total: a plane's terms summed in any order (from per-block sums
- *   the block kernel leaves); only the binade of that sum is used, to pick
- *   the binades the running sum will pass through.
- * psnr_hvs_ulps: for every chunk of HVS_CHUNK terms and each of the HVS_WIN
- *   binades below that top, the chunk's ulp count and whether it has a term
- *   that cannot be added in bulk (all SMs; this is where the per-term work
- *   is: each term is loaded once and counted at the HVS_WIN binades).
+ * psnr_hvs_tops: for every chunk of HVS_CHUNK terms, the binades the
+ *   running sum will be in when the walk reaches it: the chunks' sums (from
+ *   per-block sums the block kernel leaves) and their prefix sums in any
+ *   order, whose binade is the sequential sum's or a neighbour (only these
+ *   binades' choice depends on it: a wrong guess slows the walk down, it
+ *   never changes its result).
+ * psnr_hvs_ulps: for every chunk and each of the HVS_WIN binades below the
+ *   chunk's top, the chunk's ulp count and whether it has a term that
+ *   cannot be added in bulk (all SMs; this is where the per-term work is:
+ *   each term is loaded once and counted at the HVS_WIN binades).
  * psnr_hvs_walk: one work-group per plane walks the chunks: a round adds
  *   the chunks it can at the running sum's binade (a scan of their counts);
- *   the first chunk it cannot is walked in rounds of 4 terms per work-item,
- *   and the 4 terms where a round stops (the sum changes binade there, or a
- *   tie) are added one by one. About 70 rounds for 1080p luma (2.7 M
- *   terms). The result is identical to the sequential loop.
+ *   the first chunk it cannot is walked in rounds of 4 terms per work-item
+ *   (loaded once into __local memory), and the 4 terms where a round stops
+ *   (the sum changes binade there, or a tie) are added one by one. About
+ *   70 rounds for 1080p luma (2.7 M terms), about 40 of them loading
+ *   nothing from global memory. The result is identical to the sequential
+ *   loop.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
 #define HVS_WG 64          /* work-items per group, block kernel */
 #define HVS_BPG (HVS_WG / 2) /* blocks per group, block kernel (2 work-items each) */
-#define WALK_WG 256        /* work-items per group: total, ulps, walk kernels */
+#define WALK_WG 256        /* work-items per group: tops, ulps, walk kernels */
 #define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
-#define HVS_WIN 16         /* binades per chunk in the ulp tables */
+#define CHUNK_BLOCKS (HVS_CHUNK / 64) /* blocks per chunk */
+#define HVS_WIN 4          /* binades per chunk in the ulp tables: the chunk's
+                              prefix binade e, e + 1 above it, e - 1 and e - 2 */
+#define HVS_PART (WALK_WG / HVS_WIN) /* work-items adding one binade's counts */
+#if HVS_WIN != 4
+#error "psnr_hvs_walk reads a chunk's table rows as int4 and 2 long2"
+#endif
 #define TERM_STEP (HVS_CHUNK / WALK_WG) /* terms per work-item in a term round */
 #define TILE_ROW 65        /* elements per row of the block kernel's __local
                               tiles: a block's 64 values and one of padding */
@@ -205,7 +216,7 @@ static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int 
  * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the block's
  * terms (through a __local tile, so that the group's stores are
  * consecutive); block_sums[block] their sum, in any order (only its size
- * matters: psnr_hvs_total).
+ * matters: psnr_hvs_tops).
  */
 __kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
 void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
@@ -345,35 +356,69 @@ static inline void plane_range(int plane, int start1, int start2, int total, ulo
     *n = (ulong)(b1 - b0) * 64;
 }
 
-/* One work-group per plane: the top binade for the ulp tables, the
- * exponent field of the plane's sum (block sums added in any order) + 1. */
+/*
+ * One work-group per plane: ctop[chunk] = the exponent field of the sum of
+ * the plane's terms before the chunk (block sums added in any order) + 1,
+ * the top of the chunk's HVS_WIN binades in the ulp tables. The walk reaches
+ * the chunk with the sequential sum of the same terms, which differs from
+ * that sum by its rounding only: its binade is the same or a neighbour.
+ *
+ * The chunks' sums first (16 block sums each, loaded together), kept in
+ * ctop as float bits; then work-item i adds the chunks [i * per,
+ * (i + 1) * per) of the plane, a scan of those totals gives it the sum
+ * before its first chunk, and it replaces each of its chunks' sums by the
+ * chunk's top.
+ */
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
-void psnr_hvs_total(__global const float *block_sums, int start1, int start2, int total,
-                    __global int *etop)
+void psnr_hvs_tops(__global const float *block_sums, int start1, int start2, int total,
+                   int cstart1, int cstart2, __global int *ctop)
 {
     __local float part[WALK_WG];
     int plane = get_group_id(0), lid = get_local_id(0);
     int b0 = plane == 0 ? 0 : plane == 1 ? start1 : start2;
     int b1 = plane == 0 ? start1 : plane == 1 ? start2 : total;
+    int nch = (b1 - b0 + CHUNK_BLOCKS - 1) / CHUNK_BLOCKS;
+    __global int *top = ctop + (plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2);
+
+    for (int c = lid; c < nch; c += WALK_WG) {
+        int b = b0 + c * CHUNK_BLOCKS;
+        float cs = 0.0f;
+        if (b + CHUNK_BLOCKS <= b1) {
+#pragma unroll
+            for (int k = 0; k < CHUNK_BLOCKS; k++)
+                cs += block_sums[b + k];
+        } else {
+            for (; b < b1; b++)
+                cs += block_sums[b];
+        }
+        top[c] = as_int(cs);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+
+    int per = (nch + WALK_WG - 1) / WALK_WG;
+    int c0 = min(lid * per, nch), c1 = min(c0 + per, nch);
     float acc = 0.0f;
-    for (int b = b0 + lid; b < b1; b += WALK_WG)
-        acc += block_sums[b];
+    for (int c = c0; c < c1; c++)
+        acc += as_float(top[c]);
     part[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = WALK_WG / 2; off > 0; off >>= 1) {
-        if (lid < off)
-            part[lid] += part[lid + off];
+    for (int off = 1; off < WALK_WG; off <<= 1) {
+        float v = lid >= off ? part[lid - off] : 0.0f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        part[lid] += v;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) {
-        int e = (int)((as_uint(part[0]) >> 23) & 0xff) + 1;
-        etop[plane] = min(e, 254);
+    float run = lid > 0 ? part[lid - 1] : 0.0f;
+    for (int c = c0; c < c1; c++) {
+        float cs = as_float(top[c]);
+        top[c] = min((int)((as_uint(run) >> 23) & 0xff) + 1, 254);
+        run += cs;
     }
 }
 
 /*
  * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
- * ulps[chunk * HVS_WIN + j] = the chunk's ulp count at binade e = etop - j;
+ * ulps[chunk * HVS_WIN + j] = the chunk's ulp count at binade e = ctop - j;
  * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
  * the chunk has a non-zero term.
  *
@@ -387,7 +432,7 @@ void psnr_hvs_total(__global const float *block_sums, int start1, int start2, in
 
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int total,
-                   int cstart1, int cstart2, __global const int *etop,
+                   int cstart1, int cstart2, __global const int *ctop,
                    __global long *ulps, __global int *flags)
 {
     __local uint lu[HVS_WIN * LU_ROW];
@@ -399,7 +444,7 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
     ulong first, n;
     plane_range(plane, start1, start2, total, &first, &n);
-    const int top = etop[plane];
+    const int top = ctop[chunk];
     __global const float *t = terms + first;
     ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK;
     ulong hi = min(lo + HVS_CHUNK, n);
@@ -446,19 +491,20 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     lf[lid] = bad | (any << HVS_WIN);
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* work-items j * 16 .. j * 16 + 15 add binade j's counts, 16 each */
-    int j = lid / 16, part = lid % 16;
+    /* work-items j * HVS_PART .. (j + 1) * HVS_PART - 1 add binade j's
+     * counts, WALK_WG / HVS_PART each */
+    int j = lid / HVS_PART, part = lid % HVS_PART;
     int e = top - j;
     long su = 0;
     int fo = 0;
-    for (int i = 0; i < 16; i++) {
-        su += lu[j * LU_ROW + part + 16 * i];
-        fo |= lf[part + 16 * i];
+    for (int i = 0; i < WALK_WG / HVS_PART; i++) {
+        su += lu[j * LU_ROW + part + HVS_PART * i];
+        fo |= lf[part + HVS_PART * i];
     }
     lsum[lid] = su;
     lor[lid] = ((fo >> j) & 1) | (e < 1) | (((fo >> HVS_WIN) & 1) << 1);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 8; off > 0; off >>= 1) {
+    for (int off = HVS_PART / 2; off > 0; off >>= 1) {
         if (part < off) {
             lsum[lid] += lsum[lid + off];
             lor[lid] |= lor[lid + off];
@@ -471,81 +517,103 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     }
 }
 
+/* The running sum s after the first k pieces of a scan, their ulps (pre,
+ * the scan's inclusive prefix sums) added in bulk: they keep s in its
+ * binade. */
+static inline float bulk_add(float s, int k, __local const long *pre)
+{
+    uint sb = as_uint(s);
+    int e = (sb >> 23) & 0xff;
+    if (k == 0 || e == 0)
+        return s;
+    long m = (long)((sb & 0x7fffff) | 0x800000);
+    return as_float((sb & 0xff800000u) | ((uint)(m + pre[k - 1]) & 0x7fffffu));
+}
+
 /*
- * One work-group per plane. In a chunk round, work-item i looks at chunk
- * c0 + i and takes its ulp count at the running sum's binade (bad when that
- * binade is outside the table, the chunk has a term that cannot be added
- * in bulk, or, for a zero sum, any non-zero term). In a term round
- * (inside the first bad chunk), work-item i takes TERM_STEP terms and counts
- * their ulps directly. An inclusive scan of the counts tells how many
- * leading pieces can be added in bulk (no bad piece, mantissa below 2^24 at
- * the end); work-item 0 adds them. A chunk round that stops goes on with
- * term rounds from the chunk it stopped at; a term round that stops adds
- * the TERM_STEP terms where it stopped one by one and goes on after them;
- * at the chunk's end the walk is back to chunk rounds.
+ * One work-group per plane, in rounds. In a chunk round, work-item i looks
+ * at chunk c0 + i and takes its ulp count at the running sum's binade (bad
+ * when that binade is outside the chunk's table, the chunk has a term that
+ * cannot be added in bulk, or, for a zero sum, any non-zero term). The
+ * chunk where a chunk round stops is added by term rounds: work-item i
+ * holds TERM_STEP of its terms (loaded once into __local memory, by the
+ * chunk's first term round) and counts their ulps at the running sum's
+ * binade. In every round an inclusive scan of the counts tells how many
+ * leading pieces can be added in bulk (no bad piece, mantissa below 2^24
+ * at the end); work-item 0 adds them, and in a term round the TERM_STEP
+ * terms where the scan stopped (the sum changes binade there, or a tie)
+ * one by one; the next term round counts the pieces after them at the new
+ * binade, until the chunk is added; then the walk is back to chunk rounds.
  */
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
 void psnr_hvs_walk(__global const float *terms, int start1, int start2, int total,
-                   int cstart1, int cstart2, __global const int *etop,
+                   int cstart1, int cstart2, __global const int *ctop,
                    __global const long *ulps, __global const int *flags,
                    __global float *results, uint results_index)
 {
     __local long pre[WALK_WG];
+    __local uint tl[WALK_WG * TERM_STEP];
     __local int first_bad;
     __local float run;
-    __local ulong next, chunk_end;
-    __local int term_mode;
+    __local ulong next;
+    __local int term_start;   /* chunk round: 0; term round: first piece + 1 */
     int plane = get_group_id(0), lid = get_local_id(0);
     int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
     ulong first, n;
     plane_range(plane, start1, start2, total, &first, &n);
     ulong nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
     __global const float *t = terms + first;
-    const int top = etop[plane];
 
     if (lid == 0) {
         run = 0.0f;
         next = 0;
-        term_mode = 0;
-        chunk_end = 0;
+        term_start = 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (;;) {
         ulong pos = next;
         if (pos >= n)
             break;
-        int tm = term_mode;
-        ulong cend = chunk_end;
+        int ts = term_start;
         float s = run;
         uint sb = as_uint(s);
         int e = (sb >> 23) & 0xff;   /* 0 for zero and subnormal sums */
         long m = e ? (long)((sb & 0x7fffff) | 0x800000) : 0;
         long u = 0;
         int bad = 0;
-        if (!tm) {
+        if (!ts) {
             ulong c = pos / HVS_CHUNK + (ulong)lid;
             if (c < nch) {
-                int j = top - e;
-                ulong at = ((ulong)cfirst + c) * HVS_WIN;
+                /* the chunk's top and its whole rows, loaded together */
+                ulong at = (ulong)cfirst + c;
+                int j = ctop[at] - e;
+                int4 fl = ((__global const int4 *)flags)[at];
+                long2 ul0 = ((__global const long2 *)ulps)[2 * at];
+                long2 ul1 = ((__global const long2 *)ulps)[2 * at + 1];
                 if (e == 0) {
-                    bad = (flags[at] >> 1) & 1;   /* adding zeros keeps the sum */
+                    bad = (fl.s0 >> 1) & 1;       /* adding zeros keeps the sum */
                 } else if (j < 0 || j >= HVS_WIN) {
                     bad = 1;
                 } else {
-                    bad = flags[at + j] & 1;
-                    u = ulps[at + j];
+                    bad = (j == 0 ? fl.s0 : j == 1 ? fl.s1 : j == 2 ? fl.s2 : fl.s3) & 1;
+                    u = j == 0 ? ul0.s0 : j == 1 ? ul0.s1 : j == 2 ? ul1.s0 : ul1.s1;
                 }
             }
         } else {
-            ulong lo = pos + (ulong)lid * TERM_STEP;
-            for (int k = 0; k < TERM_STEP; k++) {
-                ulong i = lo + k;
-                if (i < cend) {
-                    uint tb = as_uint(t[i]);
+            if (ts == 1) {
+                /* the chunk's first term round: its terms into tl (zeros
+                 * past the plane's end leave the sum as it is) */
+                ulong lo = pos + (ulong)lid * TERM_STEP;
+                for (int q = 0; q < TERM_STEP; q++)
+                    tl[lid * TERM_STEP + q] = lo + q < n ? as_uint(t[lo + q]) : 0u;
+            }
+            if (lid >= ts - 1) {
+                for (int q = 0; q < TERM_STEP; q++) {
+                    uint tb = tl[lid * TERM_STEP + q];
                     if (tb != 0) {
-                        long q = e ? ulps_of(tb, e) : -1;
-                        bad |= q < 0;
-                        u += q < 0 ? 0 : q;
+                        long v = e ? ulps_of(tb, e) : -1;
+                        bad |= v < 0;
+                        u += v < 0 ? 0 : v;
                     }
                 }
             }
@@ -565,26 +633,20 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0) {
             int k = first_bad;
-            if (k > 0 && e != 0)
-                s = as_float((sb & 0xff800000u) | ((uint)(m + pre[k - 1]) & 0x7fffffu));
+            s = bulk_add(s, k, pre);
             ulong nxt;
-            if (!tm) {
-                if (k < WALK_WG) {
-                    nxt = pos + (ulong)k * HVS_CHUNK;
-                    term_mode = 1;
-                    chunk_end = min(nxt + HVS_CHUNK, n);
-                } else {
-                    nxt = pos + (ulong)WALK_WG * HVS_CHUNK;
-                }
+            if (!ts) {
+                /* a chunk that stops the round is added by term rounds */
+                nxt = pos + (ulong)k * HVS_CHUNK;
+                term_start = k < WALK_WG;
             } else {
-                nxt = cend;
                 if (k < WALK_WG) {
-                    ulong lo = pos + (ulong)k * TERM_STEP, hi = min(lo + TERM_STEP, cend);
-                    for (ulong i = lo; i < hi; i++)
-                        s = s + t[i];
-                    nxt = hi;
+                    for (int q = 0; q < TERM_STEP; q++)
+                        s = s + as_float(tl[k * TERM_STEP + q]);
                 }
-                term_mode = nxt < cend;
+                /* pieces left after the stop: the same chunk again */
+                term_start = k + 1 < WALK_WG ? k + 2 : 0;
+                nxt = term_start ? pos : pos + HVS_CHUNK;
             }
             run = s;
             next = min(nxt, n);
