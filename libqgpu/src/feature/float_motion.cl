@@ -129,8 +129,8 @@ static inline void mb_fetch(uint *pc, uint *pp, __global const PIX *cur, int pit
 #pragma unroll
     for (int k = 0; k < MB_IH; k++) {
         const int y = mirror_skip_edge(y0 - R + k, h);
-        pc[k] = cur[(size_t)y * pitch + x];
-        pp[k] = has_prev ? prev[(size_t)y * w + x] : pc[k];
+        pc[k] = cur[y * pitch + x];
+        pp[k] = has_prev ? prev[y * w + x] : pc[k];
     }
 }
 
@@ -173,7 +173,7 @@ void fmotion_bands(__global const PIX *src, uint src_offset, int pitch,
 #pragma unroll
             for (int r = 0; r < ROW_SUMS_ROWS; r++)
                 if (y0 + r < h)
-                    hist[(size_t)(y0 + r) * w + x] = (PIX)pc[R + r];
+                    hist[(y0 + r) * w + x] = (PIX)pc[R + r];
         mb_vertical(pc, inv_scale, vc, lid);
         mb_vertical(pp, inv_scale, vp, lid);
         /* also: the adds of the last tile's terms are done */
