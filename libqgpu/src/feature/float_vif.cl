@@ -442,13 +442,13 @@ static inline void fvif_rows_fetch(float *va, float *vb, __global const float *a
                                    __global const float *b, int lid, int x0, int y0, int w,
                                    int h)
 {
-    const int y = y0 + lid / FVIF_RS_LANES, c0 = lid % FVIF_RS_LANES;
+    const int y = y0 + lid / FVIF_RS_LANES, c = x0 + lid % FVIF_RS_LANES;
+    const int i = y < h ? y * w + c : 0;
+#pragma unroll
     for (int k = 0; k < ROW_SUMS_LOADS; k++) {
-        const int x = x0 + c0 + k * FVIF_RS_LANES;
-        const bool inside = x < w && y < h;
-        const int i = inside ? y * w + x : 0;
-        va[k] = inside ? a[i] : 0.0f;
-        vb[k] = inside ? b[i] : 0.0f;
+        const bool inside = y < h && c + k * FVIF_RS_LANES < w;
+        va[k] = inside ? a[i + k * FVIF_RS_LANES] : 0.0f;
+        vb[k] = inside ? b[i + k * FVIF_RS_LANES] : 0.0f;
     }
 }
 
