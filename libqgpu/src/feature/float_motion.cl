@@ -18,7 +18,10 @@
  *
  * No multiply-add contraction: libvmaf's C code is compiled without FMA.
  *
- * Launches per frame: fmotion_blur (tiles of TW x TH staged with their
+ * Launches per frame and plane: fmotion_bands (below: both frames' blur
+ * from their samples, the terms and the row sums in one launch). With
+ * motion_add_scale1, whose scaler reads the blurred planes:
+ * fmotion_blur (tiles of TW x TH staged with their
  * halo in __local memory; writes the frame's blurred plane into the
  * feature's history buffer) and, from the second frame on, fmotion_sad
  * (ROW_SUMS_ROWS rows a work-group: the terms |prev - cur| of the two
