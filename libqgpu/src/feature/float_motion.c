@@ -20,6 +20,14 @@
  *              round(w/2) x round(h/2) (bilinear, vif_tools.c).
  * Frame i is final once frame i+1 is in, or at flush (lookahead 1).
  *
+ * Launches per frame and plane: fmotion_bands (the blur of both frames
+ * from their samples, |prev - cur| and the row sums: the previous frame's
+ * samples kept in hist[][]); with motion_add_scale1, whose bilinear
+ * scaling reads the whole blurred planes, fmotion_blur (the frame's
+ * blurred plane into blur[][]) and fmotion_sad instead, plus
+ * fmotion_scale1 and fmotion_sad_terms. Every launch that reads or writes
+ * the history of another frame is chained after the previous frame's.
+ *
  * Refused with QGPU_ERR_UNSUPPORTED: motion_filter_size=3 (coefficients
  * not confirmed), motion_add_scale1 together with motion_add_uv (libvmaf
  * then scales the chroma planes with the luma pitch: undefined values).
@@ -34,7 +42,7 @@
 
 #define FM_TW 64 /* tile of float_motion.cl */
 #define FM_TH 16
-#define FM_SAD_ROWS 8  /* common.cl ROW_SUMS_ROWS: rows per fmotion_sad work-group */
+#define FM_SAD_ROWS 8  /* common.cl ROW_SUMS_ROWS: rows per fmotion_bands/_sad work-group */
 #define FM_SAD_WG 256  /* common.cl ROW_SUMS_WG: its work-items */
 
 /* Outputs (libvmaf's float_motion.c names) */
@@ -59,7 +67,9 @@ typedef struct FloatMotionState {
     bool add_uv;
     double max_val;
     /* state */
-    cl_kernel k_blur, k_sad;
+    cl_kernel k_bands;    /* without motion_add_scale1 */
+    cl_mem hist[3][2];    /* frames n % 2: the samples of each plane (packed) */
+    cl_kernel k_blur, k_sad; /* with motion_add_scale1 */
     int nb_planes;
     cl_mem blur[3][2];    /* frames n % 2: launches that touch them are chained */
     cl_event chain;       /* the last of those, across lanes */
@@ -165,15 +175,23 @@ static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     snprintf(opts, sizeof(opts), "-DFM_IN8=%d -DFM_TAPS=%d", fmt->bytes_per_sample == 1,
              s->filter_size == 1 ? 1 : 5);
     err = qgpu_program_get(ctx, "float_motion", opts, &program);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "fmotion_blur", &s->k_blur);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "fmotion_sad", &s->k_sad);
-    for (int p = 0; !err && p < s->nb_planes; p++) {
-        size_t bytes = (size_t)s->w[p] * s->h[p] * sizeof(float);
-        err = qgpu_buffer_create(ctx, bytes, &s->blur[p][0]);
+    if (!err && !s->add_scale1)
+        err = qgpu_kernel_create(ctx, program, "fmotion_bands", &s->k_bands);
+    for (int p = 0; !err && !s->add_scale1 && p < s->nb_planes; p++) {
+        size_t bytes = (size_t)s->w[p] * s->h[p] * fmt->bytes_per_sample;
+        err = qgpu_buffer_create(ctx, bytes, &s->hist[p][0]);
         if (!err)
-            err = qgpu_buffer_create(ctx, bytes, &s->blur[p][1]);
+            err = qgpu_buffer_create(ctx, bytes, &s->hist[p][1]);
+    }
+    if (!err && s->add_scale1) {
+        err = qgpu_kernel_create(ctx, program, "fmotion_blur", &s->k_blur);
+        if (!err)
+            err = qgpu_kernel_create(ctx, program, "fmotion_sad", &s->k_sad);
+        size_t bytes = (size_t)s->w[0] * s->h[0] * sizeof(float);
+        if (!err)
+            err = qgpu_buffer_create(ctx, bytes, &s->blur[0][0]);
+        if (!err)
+            err = qgpu_buffer_create(ctx, bytes, &s->blur[0][1]);
     }
     if (!err && s->add_scale1) {
         err = qgpu_kernel_create(ctx, program, "fmotion_scale1", &s->k_scale1);
@@ -244,12 +262,43 @@ static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
     return enqueue_rows(f, slot, s->diff_s1[slot->lane], NULL, s->sw, s->sh, s->row_index_s1);
 }
 
+/* plane p's blur, |prev - cur| and row sums in one launch (fmotion_bands):
+ * chained, as it reads the previous frame's samples from hist[p][] and
+ * writes its own over the ones the previous frame's launch read; frame 0
+ * only keeps its samples */
+static int enqueue_bands(QgpuFeature *f, QgpuSlot *slot, int p)
+{
+    FloatMotionState *s = f->priv;
+    const QgpuVideoFormat *fmt = f->fmt;
+    unsigned n = slot->frame_index;
+    size_t local = FM_SAD_WG;
+    size_t global = (size_t)(s->h[p] + FM_SAD_ROWS - 1) / FM_SAD_ROWS * FM_SAD_WG;
+    const QgpuArg args[] = {
+        qgpu_arg_mem("src", slot->ref),
+        qgpu_arg_uint("src_offset", (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample)),
+        qgpu_arg_int("pitch", fmt->plane_w[p]),
+        qgpu_arg_mem("hist_prev", s->hist[p][(n + 1) % 2]),
+        qgpu_arg_int("has_prev", n > 0),
+        qgpu_arg_mem("hist", s->hist[p][n % 2]),
+        qgpu_arg_int("w", s->w[p]),
+        qgpu_arg_int("h", s->h[p]),
+        qgpu_arg_float("inv_scale", s->inv_scale),
+        qgpu_arg_mem("results", slot->results),
+        qgpu_arg_uint("results_index",
+                      (cl_uint)(s->offset / sizeof(float)) + (cl_uint)s->row_index[p]),
+    };
+    return qgpu_launch_after(f->ctx, slot, s->k_bands, "float_motion: bands", args,
+                             QGPU_ARRAY_SIZE(args), 1, &global, &local, &s->chain);
+}
+
 static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
 {
     FloatMotionState *s = f->priv;
     const QgpuVideoFormat *fmt = f->fmt;
     unsigned n = slot->frame_index;
     int w = s->w[p], h = s->h[p], err;
+    if (!s->add_scale1)
+        return enqueue_bands(f, slot, p);
     size_t local[2] = {128, 1};
     size_t global[2] = {(size_t)((w + FM_TW - 1) / FM_TW) * 128,
                         (size_t)((h + FM_TH - 1) / FM_TH)};
@@ -378,6 +427,7 @@ static int float_motion_flush(QgpuFeature *f)
 static void float_motion_uninit(QgpuFeature *f)
 {
     FloatMotionState *s = f->priv;
+    qgpu_kernel_release(&s->k_bands);
     qgpu_kernel_release(&s->k_blur);
     qgpu_kernel_release(&s->k_sad);
     qgpu_kernel_release(&s->k_scale1);
@@ -388,6 +438,8 @@ static void float_motion_uninit(QgpuFeature *f)
     for (int p = 0; p < 3; p++) {
         qgpu_buffer_release(&s->blur[p][0]);
         qgpu_buffer_release(&s->blur[p][1]);
+        qgpu_buffer_release(&s->hist[p][0]);
+        qgpu_buffer_release(&s->hist[p][1]);
     }
     for (int i = 0; i < QGPU_MAX_LANES; i++)
         qgpu_buffer_release(&s->diff_s1[i]);

@@ -18,7 +18,10 @@
  *
  * No multiply-add contraction: libvmaf's C code is compiled without FMA.
  *
- * Launches per frame: fmotion_blur (tiles of TW x TH staged with their
+ * Launches per frame and plane: fmotion_bands (below: both frames' blur
+ * from their samples, the terms and the row sums in one launch). With
+ * motion_add_scale1, whose scaler reads the blurred planes:
+ * fmotion_blur (tiles of TW x TH staged with their
  * halo in __local memory; writes the frame's blurred plane into the
  * feature's history buffer) and, from the second frame on, fmotion_sad
  * (ROW_SUMS_ROWS rows a work-group: the terms |prev - cur| of the two
@@ -99,6 +102,106 @@ __kernel void fmotion_blur(__global const PIX *src, uint src_offset, int pitch, 
             acc += fm_taps[k] * v[ry * IW + rx + k];
         blur[(size_t)x * h + y] = acc;
     }
+}
+
+/*
+ * fmotion_bands: blur, |prev - cur| and the row sums of one plane in one
+ * launch, from the samples of both frames (the blurred planes never go to
+ * global memory). A work-group takes ROW_SUMS_ROWS rows (a band) and walks
+ * them in tiles of MB_TW columns: work-item j makes the band's vertical
+ * sums of column x0 - R + j of both frames from the MB_IH samples it holds
+ * in registers (loaded while the tile before was filtered and added),
+ * work-item c < MB_TW the horizontal sums of column x0 + c and its terms,
+ * work-item r < ROW_SUMS_ROWS adds row r's terms left to right. The blur of
+ * frame n - 1 is made again from its samples, which frame n - 1's launch
+ * copied into `hist_prev` (frame n copies its own into `hist`: each launch
+ * is chained after the previous frame's). Each blurred value is the
+ * expression of fmotion_blur (vertical taps 0..4 from 0, then horizontal)
+ * and each term |prev - cur| as fmotion_sad forms it: the same sums.
+ */
+#define MB_WG ROW_SUMS_WG            /* 256: one vertical column each */
+#define MB_TW (MB_WG - 2 * R)        /* 252 output columns a tile */
+#define MB_IH (ROW_SUMS_ROWS + 2 * R) /* 12 sample rows a band */
+
+/* column x0 - R + lid of the band's MB_IH rows (mirrored) into registers */
+static inline void mb_fetch(uint *pc, uint *pp, __global const PIX *cur, int pitch,
+                            __global const PIX *prev, const int has_prev, int x0, int y0,
+                            int w, int h, int lid)
+{
+    const int x = mirror_skip_edge(x0 - R + lid, w);
+#pragma unroll
+    for (int k = 0; k < MB_IH; k++) {
+        const int y = mirror_skip_edge(y0 - R + k, h);
+        pc[k] = cur[y * pitch + x];
+        pp[k] = has_prev ? prev[y * w + x] : pc[k];
+    }
+}
+
+/* the band's vertical sums of one column of samples (fmotion_blur's
+ * vertical pass: taps 0..4 from 0) into v[r][lid] */
+static inline void mb_vertical(const uint *p, float inv_scale, __local float (*v)[MB_WG],
+                               int lid)
+{
+    float in[MB_IH];
+#pragma unroll
+    for (int k = 0; k < MB_IH; k++)
+        in[k] = (float)p[k] * inv_scale + -128.0f; /* exact: 1/scale is a power of 2 */
+#pragma unroll
+    for (int r = 0; r < ROW_SUMS_ROWS; r++) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int k = 0; k < 5; k++)
+            acc += fm_taps[k] * in[r + k];
+        v[r][lid] = acc;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(MB_WG, 1, 1)))
+void fmotion_bands(__global const PIX *src, uint src_offset, int pitch,
+                   __global const PIX *hist_prev, int has_prev, __global PIX *hist, int w,
+                   int h, float inv_scale, __global float *results, uint results_index)
+{
+    __local float vc[ROW_SUMS_ROWS][MB_WG], vp[ROW_SUMS_ROWS][MB_WG];
+    __local float4 tile[ROW_SUMS_ROWS][ROW_SUMS_T4];
+    const int lid = get_local_id(0), y0 = get_group_id(0) * ROW_SUMS_ROWS;
+    uint pc[MB_IH], pp[MB_IH];
+    float sum = 0.0f;
+
+    src += src_offset;
+    mb_fetch(pc, pp, src, pitch, hist_prev, has_prev, 0, y0, w, h, lid);
+    for (int x0 = 0; x0 < w; x0 += MB_TW) {
+        /* this frame's samples of the band for the next frame's launch */
+        const int x = x0 - R + lid;
+        if (lid >= R && lid < MB_TW + R && x < w)
+#pragma unroll
+            for (int r = 0; r < ROW_SUMS_ROWS; r++)
+                if (y0 + r < h)
+                    hist[(y0 + r) * w + x] = (PIX)pc[R + r];
+        mb_vertical(pc, inv_scale, vc, lid);
+        mb_vertical(pp, inv_scale, vp, lid);
+        /* also: the adds of the last tile's terms are done */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (x0 + MB_TW < w)
+            mb_fetch(pc, pp, src, pitch, hist_prev, has_prev, x0 + MB_TW, y0, w, h, lid);
+        if (lid < MB_TW) {
+#pragma unroll
+            for (int r = 0; r < ROW_SUMS_ROWS; r++) {
+                float a = 0.0f, b = 0.0f;
+#pragma unroll
+                for (int k = 0; k < 5; k++) {
+                    a += fm_taps[k] * vp[r][lid + k];
+                    b += fm_taps[k] * vc[r][lid + k];
+                }
+                const bool inside = x0 + lid < w && y0 + r < h;
+                ((__local float *)tile[r])[lid] = inside ? fabs(a - b) : 0.0f;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < ROW_SUMS_ROWS)
+            row_sum_add(tile[lid], min(MB_TW, w - x0), &sum);
+    }
+    if (has_prev && lid < ROW_SUMS_ROWS && y0 + lid < h)
+        results[results_index + y0 + lid] = sum;
 }
 
 /* The terms of a tile of ROW_SUMS_ROWS rows from column x0 on into

@@ -7,7 +7,7 @@
  * Per frame (float_vif.c enqueues them):
  *   fvif_stat17..3  one per scale: the five separable filters (mu1, mu2,
  *                 ref^2, dis^2, ref*dis) from a __local tile, then the
- *                 per-pixel VIF statistic; num/den terms stored column-major.
+ *                 per-pixel VIF statistic; num/den terms stored row by row.
  *                 Scales 0..2 also make the next scale's pictures from the
  *                 same __local tile: blurred with the next scale's filter,
  *                 the even rows/columns kept (vif_dec2_s)
@@ -279,8 +279,9 @@ fvif_pixel_pair(__local float2 (*v)[FVIF_TH][FVIF_VS / 2], int c, int ly, const 
  * taps): the tile and its halo staged, the vertical pass (each work-item
  * FVIF_VR neighbouring rows of one column: the rows' windows share fw - 1
  * samples, loaded once), the horizontal pass and the statistic per pixel
- * (each work-item two neighbouring pixels of a row), the terms stored
- * column-major. */
+ * (each work-item two neighbouring pixels of a row), the terms stored row
+ * by row from the work-items that made them (16 work-items a row store 32
+ * consecutive floats). */
 static inline __attribute__((always_inline)) void
 fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __global const sample_t *raw_ref, __global const sample_t *raw_dis, const int raw,
@@ -289,8 +290,7 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                __constant float *dfilt, const int fwd, __global float *dst_ref,
                __global float *dst_dis,
                __local float (*sr)[FVIF_LW], __local float (*sd)[FVIF_LW],
-               __local float2 (*v)[FVIF_TH][FVIF_VS / 2], __local float (*tn)[FVIF_TH + 1],
-               __local float (*td)[FVIF_TH + 1], __local float (*vr)[FVIF_DV_W],
+               __local float2 (*v)[FVIF_TH][FVIF_VS / 2], __local float (*vr)[FVIF_DV_W],
                __local float (*vd)[FVIF_DV_W])
 {
     const int r = fw / 2, span_w = FVIF_TW + 2 * r, span_h = FVIF_TH + 2 * r;
@@ -363,7 +363,7 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* horizontal pass and statistic: each work-item the pixels of columns
-     * c, c + 1 of row `row` */
+     * c, c + 1 of row `row`, its terms stored where the row sums read them */
     {
         int c = 2 * (lid % (FVIF_TW / 2)), row = lid / (FVIF_TW / 2), y = y0 + row;
         float sum[2][5];
@@ -374,8 +374,9 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
                 float num, den;
                 fvif_terms(sum[q][0], sum[q][1], sum[q][2], sum[q][3], sum[q][4], egl,
                            sigma_nsq, sigma_max_inv, &num, &den);
-                tn[c + q][row] = num;
-                td[c + q][row] = den;
+                int at = y * w + x0 + c + q;
+                terms[at] = num;
+                terms[w * h + at] = den;
             }
         }
     }
@@ -383,32 +384,15 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
     if (fwd)
         fvif_dec_horizontal(vr, vd, fd, fwd, lid, x0 / 2, y0 / 2, dst_ref, dst_dis, w / 2,
                             h / 2);
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* the terms are stored column-major: item k = c FVIF_TH + rr of the
-     * tile (two per work-item) is column x0 + c's row y0 + rr, so that
-     * FVIF_TH consecutive work-items store consecutive floats */
-#pragma unroll
-    for (int t = 0; t < 2; t++) {
-        int k = lid + t * wg, c = k / FVIF_TH, rr = k % FVIF_TH;
-        if (x0 + c < w && y0 + rr < h) {
-            int at = (x0 + c) * h + y0 + rr;
-            terms[at] = tn[c][rr];
-            terms[w * h + at] = td[c][rr];
-        }
-    }
 }
 
-/* this scale's terms: num at [toff + x*h + y], den at [toff + w*h + x*h + y];
+/* this scale's terms: num at [toff + y*w + x], den at [toff + w*h + y*w + x];
  * with a decimation (FWD taps, the next scale's filter dfilt), the next
  * scale's pictures into dst_ref / dst_dis (floor(w/2) x floor(h/2)):
  * scales 0..2 */
 #define FVIF_STAT_LOCALS                                                                       \
     __local float sr[FVIF_LH][FVIF_LW], sd[FVIF_LH][FVIF_LW];                                  \
     __local float2 v[5][FVIF_TH][FVIF_VS / 2];                                                 \
-    /* the tile's terms, column by column (padded: the work-items of a row                     \
-     * writing their column hit different banks) */                                            \
-    __local float tn[FVIF_TW][FVIF_TH + 1], td[FVIF_TW][FVIF_TH + 1];                          \
     __local float vr[FVIF_DH][FVIF_DV_W], vd[FVIF_DH][FVIF_DV_W]
 
 #define FVIF_STAT_KERNEL(FW, FWD)                                                              \
@@ -422,7 +406,7 @@ fvif_stat_tile(__global const float *src_ref, __global const float *src_dis,
         FVIF_STAT_LOCALS;                                                                      \
         fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, FW, egl, sigma_nsq,  \
                        sigma_max_inv, terms + toff, dfilt, FWD, dst_ref, dst_dis, sr, sd, v,   \
-                       tn, td, vr, vd);                                                        \
+                       vr, vd);                                                        \
     }
 FVIF_STAT_KERNEL(9, 5)
 FVIF_STAT_KERNEL(5, 3)
@@ -435,7 +419,7 @@ void fvif_stat3(__global const float *src_ref, __global const float *src_dis, in
 {
     FVIF_STAT_LOCALS;
     fvif_stat_tile(src_ref, src_dis, NULL, NULL, 0, 1.0f, w, h, filt, 3, egl, sigma_nsq,
-                   sigma_max_inv, terms + toff, NULL, 0, NULL, NULL, sr, sd, v, tn, td, vr, vd);
+                   sigma_max_inv, terms + toff, NULL, 0, NULL, NULL, sr, sd, v, vr, vd);
 }
 
 /* scale 0, from the uploaded samples, and scale 1 */
@@ -447,14 +431,63 @@ void fvif_stat17(__global const sample_t *ref, __global const sample_t *dis, flo
 {
     FVIF_STAT_LOCALS;
     fvif_stat_tile(NULL, NULL, ref, dis, 1, unit, w, h, filt, 17, egl, sigma_nsq, sigma_max_inv,
-                   terms + toff, dfilt, 9, dst_ref, dst_dis, sr, sd, v, tn, td, vr, vd);
+                   terms + toff, dfilt, 9, dst_ref, dst_dis, sr, sd, v, vr, vd);
+}
+
+/* The num and den terms of rows y0 .. y0 + ROW_SUMS_ROWS - 1 from column
+ * x0 on (stored row by row), into registers: work-item lid takes row lid /
+ * 32, columns lid % 32 + 32 k (a warp loads 32 consecutive floats) */
+#define FVIF_RS_LANES (ROW_SUMS_WG / ROW_SUMS_ROWS) /* 32 work-items a row */
+static inline void fvif_rows_fetch(float *va, float *vb, __global const float *a,
+                                   __global const float *b, int lid, int x0, int y0, int w,
+                                   int h)
+{
+    const int y = y0 + lid / FVIF_RS_LANES, c = x0 + lid % FVIF_RS_LANES;
+    const int i = y < h ? y * w + c : 0;
+#pragma unroll
+    for (int k = 0; k < ROW_SUMS_LOADS; k++) {
+        const bool inside = y < h && c + k * FVIF_RS_LANES < w;
+        va[k] = inside ? a[i + k * FVIF_RS_LANES] : 0.0f;
+        vb[k] = inside ? b[i + k * FVIF_RS_LANES] : 0.0f;
+    }
+}
+
+/* common.cl's row_sums_pair for terms stored row by row: the group loads
+ * tiles of ROW_SUMS_COLS columns of its rows (the next while this one is
+ * added), work-item r < ROW_SUMS_ROWS adds row r's terms left to right in
+ * float (row_sums_add) into *sum_a, *sum_b */
+static inline void fvif_rows_pair(__global const float *a, __global const float *b, int w,
+                                  int h, int y0, __local float4 (*ta)[ROW_SUMS_T4],
+                                  __local float4 (*tb)[ROW_SUMS_T4], float *sum_a, float *sum_b)
+{
+    const int lid = get_local_id(0), r = lid / FVIF_RS_LANES;
+    __local float *fa = (__local float *)ta[r], *fb = (__local float *)tb[r];
+    float va[ROW_SUMS_LOADS], vb[ROW_SUMS_LOADS];
+    float sa = 0.0f, sb = 0.0f;
+
+    fvif_rows_fetch(va, vb, a, b, lid, 0, y0, w, h);
+    for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < ROW_SUMS_LOADS; k++) {
+            const int c = lid % FVIF_RS_LANES + k * FVIF_RS_LANES;
+            fa[c] = va[k];
+            fb[c] = vb[k];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (x0 + ROW_SUMS_COLS < w)
+            fvif_rows_fetch(va, vb, a, b, lid, x0 + ROW_SUMS_COLS, y0, w, h);
+        if (lid < ROW_SUMS_ROWS)
+            row_sums_add(ta[lid], tb[lid], min(ROW_SUMS_COLS, w - x0), &sa, &sb);
+    }
+    *sum_a = sa;
+    *sum_b = sb;
 }
 
 /* Row sums of every scale. A work-group takes ROW_SUMS_ROWS rows of one
  * scale (groups [groups.s<s-1>, groups.s<s>) are scale s; rows of scale s
  * are result rows [rows.s<s-1>, rows.s<s>)); terms of scale s at toff.s<s>.
  * The rows' terms are added left to right in float, as vif_statistic_s
- * does (common.cl's row_sums_pair). Writes (num, den) per row. */
+ * does (fvif_rows_pair). Writes (num, den) per row. */
 __kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
 void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff, int4 wid,
                  int4 hei, __global float *results, int results_index)
@@ -475,7 +508,7 @@ void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff,
     __global const float *num = terms + off, *den = terms + off + w * h;
     float an, ad;
 
-    row_sums_pair(num, den, w, h, y0, tn, td, &an, &ad);
+    fvif_rows_pair(num, den, w, h, y0, tn, td, &an, &ad);
     if (lid < ROW_SUMS_ROWS && y0 + lid < h) {
         results[results_index + 2 * (first + y0 + lid)] = an;
         results[results_index + 2 * (first + y0 + lid) + 1] = ad;
