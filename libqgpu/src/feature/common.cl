@@ -53,23 +53,22 @@ static inline int mirror_skip_start_edge(int i, int n)
 #define POW2_DOUBLE_BITS(e) ((ulong)(1023 + (e)) << 52)
 
 /* libvmaf's left-to-right float row sums of two w x h term arrays stored
- * column by column (a[x * h + y]), for float_vif and float_ansnr:
- * ROW_SUMS_ROWS rows (y0 ...) per work-group of ROW_SUMS_WG work-items.
- * All of them load column tiles of the rows' terms into the kernel's two
- * __local tiles (the next tile while the current one is added); work-item
+ * row by row (a[y * w + x]), for float_vif (float_motion uses the tile
+ * sizes and row_sums_add): ROW_SUMS_ROWS rows (y0 ...) per work-group of
+ * ROW_SUMS_WG work-items. All of them load tiles of ROW_SUMS_COLS columns
+ * of the rows' terms into the kernel's two __local tiles (the next tile
+ * while the current one is added; work-item lid loads row lid / 32,
+ * columns lid % 32 + 32 k, so a warp reads 32 consecutive floats); work-item
  * r < ROW_SUMS_ROWS adds row r's terms left to right in float into
- * *sum_a, *sum_b (0 for the others). (One work-item per row loading its
- * own terms left few loads in flight: the pass waited for memory.) Every
- * work-item of the group must call it. A row's sum is a chain of
- * dependent adds whatever the tiles: tiles of 256 columns give each load
- * round a chain long enough to cover the next tile's loads, and 8 rows a
- * group spread a picture's rows over more work-groups (32 rows of 64
- * columns waited for memory at every tile). The tiles are kept row by
- * row (ROW_SUMS_T4 float4 a row, one of padding: the 8 rows' 4-column
- * reads fall on 32 different banks), so that the adding work-items read
- * 4 columns a load and have 32 columns loaded before the first of their
- * adds (a load per column, each waiting for the one before, kept a
- * column at the __local memory's latency). */
+ * *sum_a, *sum_b (0 for the others). Every work-item of the group must
+ * call it. A row's sum is a chain of dependent adds whatever the tiles:
+ * tiles of 256 columns give each load round a chain long enough to cover
+ * the next tile's loads, and 8 rows a group spread a picture's rows over
+ * more work-groups. The tiles are kept row by row (ROW_SUMS_T4 float4 a
+ * row, one of padding), so that the adding work-items read 4 columns a
+ * load and have 32 columns loaded before the first of their adds (a load
+ * per column, each waiting for the one before, kept a column at the
+ * __local memory's latency). */
 #define ROW_SUMS_ROWS 8
 #define ROW_SUMS_COLS 256
 #define ROW_SUMS_WG 256
@@ -77,17 +76,18 @@ static inline int mirror_skip_start_edge(int i, int n)
 #define ROW_SUMS_T4 (ROW_SUMS_COLS / 4 + 1) /* float4 a tile row */
 #define ROW_SUMS_AHEAD 8                    /* float4 loads before the adds */
 
+#define ROW_SUMS_LANES (ROW_SUMS_WG / ROW_SUMS_ROWS) /* 32 work-items load a row */
 static inline void row_sums_fetch(float *va, float *vb, __global const float *a,
                                   __global const float *b, int lid, int x0, int y0, int w,
                                   int h)
 {
-    const int y = y0 + lid % ROW_SUMS_ROWS, c0 = lid / ROW_SUMS_ROWS;
+    const int y = y0 + lid / ROW_SUMS_LANES, c = x0 + lid % ROW_SUMS_LANES;
+    const int i = y < h ? y * w + c : 0;
+#pragma unroll
     for (int k = 0; k < ROW_SUMS_LOADS; k++) {
-        const int x = x0 + c0 + k * (ROW_SUMS_WG / ROW_SUMS_ROWS);
-        const bool inside = x < w && y < h;
-        const size_t i = inside ? (size_t)x * h + y : 0;
-        va[k] = inside ? a[i] : 0.0f;
-        vb[k] = inside ? b[i] : 0.0f;
+        const bool inside = y < h && c + k * ROW_SUMS_LANES < w;
+        va[k] = inside ? a[i + k * ROW_SUMS_LANES] : 0.0f;
+        vb[k] = inside ? b[i + k * ROW_SUMS_LANES] : 0.0f;
     }
 }
 
@@ -149,22 +149,20 @@ static inline void row_sum_add(__local const float4 *r, int n, float *s)
     *s = a;
 }
 
-static inline void row_sums_pair(__global const float *a, __global const float *b, int w, int h,
-                                 int y0, __local float4 (*ta)[ROW_SUMS_T4],
-                                 __local float4 (*tb)[ROW_SUMS_T4], float *sum_a,
-                                 float *sum_b)
+static inline void row_sums_pair(__global const float *a, __global const float *b, int w,
+                                 int h, int y0, __local float4 (*ta)[ROW_SUMS_T4],
+                                 __local float4 (*tb)[ROW_SUMS_T4], float *sum_a, float *sum_b)
 {
-    const int lid = get_local_id(0);
+    const int lid = get_local_id(0), r = lid / ROW_SUMS_LANES;
+    __local float *fa = (__local float *)ta[r], *fb = (__local float *)tb[r];
     float va[ROW_SUMS_LOADS], vb[ROW_SUMS_LOADS];
     float sa = 0.0f, sb = 0.0f;
 
     row_sums_fetch(va, vb, a, b, lid, 0, y0, w, h);
     for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
         barrier(CLK_LOCAL_MEM_FENCE);
-        const int r = lid % ROW_SUMS_ROWS;
-        __local float *fa = (__local float *)ta[r], *fb = (__local float *)tb[r];
         for (int k = 0; k < ROW_SUMS_LOADS; k++) {
-            const int c = lid / ROW_SUMS_ROWS + k * (ROW_SUMS_WG / ROW_SUMS_ROWS);
+            const int c = lid % ROW_SUMS_LANES + k * ROW_SUMS_LANES;
             fa[c] = va[k];
             fb[c] = vb[k];
         }

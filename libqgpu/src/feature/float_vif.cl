@@ -434,60 +434,12 @@ void fvif_stat17(__global const sample_t *ref, __global const sample_t *dis, flo
                    terms + toff, dfilt, 9, dst_ref, dst_dis, sr, sd, v, vr, vd);
 }
 
-/* The num and den terms of rows y0 .. y0 + ROW_SUMS_ROWS - 1 from column
- * x0 on (stored row by row), into registers: work-item lid takes row lid /
- * 32, columns lid % 32 + 32 k (a warp loads 32 consecutive floats) */
-#define FVIF_RS_LANES (ROW_SUMS_WG / ROW_SUMS_ROWS) /* 32 work-items a row */
-static inline void fvif_rows_fetch(float *va, float *vb, __global const float *a,
-                                   __global const float *b, int lid, int x0, int y0, int w,
-                                   int h)
-{
-    const int y = y0 + lid / FVIF_RS_LANES, c = x0 + lid % FVIF_RS_LANES;
-    const int i = y < h ? y * w + c : 0;
-#pragma unroll
-    for (int k = 0; k < ROW_SUMS_LOADS; k++) {
-        const bool inside = y < h && c + k * FVIF_RS_LANES < w;
-        va[k] = inside ? a[i + k * FVIF_RS_LANES] : 0.0f;
-        vb[k] = inside ? b[i + k * FVIF_RS_LANES] : 0.0f;
-    }
-}
-
-/* common.cl's row_sums_pair for terms stored row by row: the group loads
- * tiles of ROW_SUMS_COLS columns of its rows (the next while this one is
- * added), work-item r < ROW_SUMS_ROWS adds row r's terms left to right in
- * float (row_sums_add) into *sum_a, *sum_b */
-static inline void fvif_rows_pair(__global const float *a, __global const float *b, int w,
-                                  int h, int y0, __local float4 (*ta)[ROW_SUMS_T4],
-                                  __local float4 (*tb)[ROW_SUMS_T4], float *sum_a, float *sum_b)
-{
-    const int lid = get_local_id(0), r = lid / FVIF_RS_LANES;
-    __local float *fa = (__local float *)ta[r], *fb = (__local float *)tb[r];
-    float va[ROW_SUMS_LOADS], vb[ROW_SUMS_LOADS];
-    float sa = 0.0f, sb = 0.0f;
-
-    fvif_rows_fetch(va, vb, a, b, lid, 0, y0, w, h);
-    for (int x0 = 0; x0 < w; x0 += ROW_SUMS_COLS) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < ROW_SUMS_LOADS; k++) {
-            const int c = lid % FVIF_RS_LANES + k * FVIF_RS_LANES;
-            fa[c] = va[k];
-            fb[c] = vb[k];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (x0 + ROW_SUMS_COLS < w)
-            fvif_rows_fetch(va, vb, a, b, lid, x0 + ROW_SUMS_COLS, y0, w, h);
-        if (lid < ROW_SUMS_ROWS)
-            row_sums_add(ta[lid], tb[lid], min(ROW_SUMS_COLS, w - x0), &sa, &sb);
-    }
-    *sum_a = sa;
-    *sum_b = sb;
-}
 
 /* Row sums of every scale. A work-group takes ROW_SUMS_ROWS rows of one
  * scale (groups [groups.s<s-1>, groups.s<s>) are scale s; rows of scale s
  * are result rows [rows.s<s-1>, rows.s<s>)); terms of scale s at toff.s<s>.
  * The rows' terms are added left to right in float, as vif_statistic_s
- * does (fvif_rows_pair). Writes (num, den) per row. */
+ * does (row_sums_pair). Writes (num, den) per row. */
 __kernel __attribute__((reqd_work_group_size(ROW_SUMS_WG, 1, 1)))
 void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff, int4 wid,
                  int4 hei, __global float *results, int results_index)
@@ -508,7 +460,7 @@ void fvif_rowsum(__global const float *terms, int4 groups, int4 rows, int4 toff,
     __global const float *num = terms + off, *den = terms + off + w * h;
     float an, ad;
 
-    fvif_rows_pair(num, den, w, h, y0, tn, td, &an, &ad);
+    row_sums_pair(num, den, w, h, y0, tn, td, &an, &ad);
     if (lid < ROW_SUMS_ROWS && y0 + lid < h) {
         results[results_index + 2 * (first + y0 + lid)] = an;
         results[results_index + 2 * (first + y0 + lid) + 1] = ad;
