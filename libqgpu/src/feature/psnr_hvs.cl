@@ -50,6 +50,9 @@
 #define HVS_WIN 4          /* binades per chunk in the ulp tables: the chunk's
                               prefix binade e, e + 1 above it, e - 1 and e - 2 */
 #define HVS_PART (WALK_WG / HVS_WIN) /* work-items adding one binade's counts */
+#if WALK_WG != 256
+#error "psnr_hvs_walk's scan takes 8 steps (an even count: its sums end in pre's first half)"
+#endif
 #if HVS_WIN != 4
 #error "psnr_hvs_walk reads a chunk's table rows as int4 and 2 long2"
 #endif
@@ -520,15 +523,22 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
 /* The running sum s after the first k pieces of a scan, their ulps (pre,
  * the scan's inclusive prefix sums) added in bulk: they keep s in its
  * binade. */
-static inline float bulk_add(float s, int k, __local const long *pre)
+static inline float bulk_add(float s, int k, __local const uint *pre)
 {
     uint sb = as_uint(s);
     int e = (sb >> 23) & 0xff;
     if (k == 0 || e == 0)
         return s;
-    long m = (long)((sb & 0x7fffff) | 0x800000);
-    return as_float((sb & 0xff800000u) | ((uint)(m + pre[k - 1]) & 0x7fffffu));
+    uint m = (sb & 0x7fffff) | 0x800000;
+    return as_float((sb & 0xff800000u) | ((m + pre[k - 1]) & 0x7fffffu));
 }
+
+/* A piece's ulp count as the walk's scan adds it: at most 2^23. A larger
+ * count stops the round at that piece or before it whatever its size
+ * (the mantissa m >= 2^23 plus the prefix sum >= 2^23 reaches 2^24), and
+ * the counts before the stop are all below 2^23, so the clamp changes no
+ * stop and no bulk sum; 256 clamped counts add up to at most 2^31. */
+#define SCAN_MAX 0x800000u
 
 /*
  * One work-group per plane, in rounds. In a chunk round, work-item i looks
@@ -551,7 +561,7 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
                    __global const long *ulps, __global const int *flags,
                    __global float *results, uint results_index)
 {
-    __local long pre[WALK_WG];
+    __local uint pre[2 * WALK_WG]; /* the scan's two buffers, used in turn */
     __local uint tl[WALK_WG * TERM_STEP];
     __local int first_bad;
     __local float run;
@@ -578,7 +588,7 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
         float s = run;
         uint sb = as_uint(s);
         int e = (sb >> 23) & 0xff;   /* 0 for zero and subnormal sums */
-        long m = e ? (long)((sb & 0x7fffff) | 0x800000) : 0;
+        uint m = e ? (sb & 0x7fffff) | 0x800000 : 0u;
         long u = 0;
         int bad = 0;
         if (!ts) {
@@ -620,15 +630,21 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
         }
         if (lid == 0)
             first_bad = WALK_WG;
-        pre[lid] = u;
+        /* inclusive scan, one barrier a step: step i reads one half of
+         * pre and writes the other; after the 8 steps (an even count) the
+         * sums are in the first half, pre[0 .. WALK_WG - 1] */
+        pre[lid] = u < SCAN_MAX ? (uint)u : SCAN_MAX;
         barrier(CLK_LOCAL_MEM_FENCE);
+        int src = 0;
         for (int off = 1; off < WALK_WG; off <<= 1) {
-            long v = lid >= off ? pre[lid - off] : 0;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            pre[lid] += v;
+            uint v = pre[src + lid];
+            if (lid >= off)
+                v += pre[src + lid - off];
+            src ^= WALK_WG;
+            pre[src + lid] = v;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (bad || m + pre[lid] >= 0x1000000)
+        if (bad || m + pre[lid] >= 0x1000000u)
             atomic_min(&first_bad, lid);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (lid == 0) {
