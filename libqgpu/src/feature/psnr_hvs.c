@@ -13,8 +13,8 @@
  *   psnr_hvs           = -10 log10(0.8 mse_y + 0.1 (mse_cb + mse_cr))
  *
  * The device reproduces the float running sum bit for bit (see
- * psnr_hvs.cl: block terms, per-chunk ulp tables on every compute
- * unit, then one work-group per plane walks the chunks); the two float
+ * psnr_hvs.cl: block terms and chunk sums, per-chunk ulp tables on every
+ * compute unit, then one work-group per plane walks the chunks); the two float
  * divisions are done here in float.
  */
 #include <math.h>
@@ -27,8 +27,10 @@
 #include "feature.h"
 
 #define HVS_WG 64 /* as in psnr_hvs.cl */
+#define HVS_BPG (HVS_WG / 2)
 #define WALK_WG 256
 #define HVS_CHUNK 1024
+#define CHUNK_BLOCKS (HVS_CHUNK / 64)
 #define HVS_WIN 4
 
 /* Outputs: one per plane, then the 0.8 / 0.1 / 0.1 combination. */
@@ -42,20 +44,21 @@ static const QgpuFeatureOutput psnr_hvs_outputs[] = {
 
 typedef struct PsnrHvsState {
     cl_kernel blocks;
-    cl_kernel tops;
     cl_kernel ulps;
     cl_kernel walk;
     cl_mem tables;
     struct HvsLane {       /* per lane: written by every frame */
         cl_mem terms;
-        cl_mem block_sums; /* one float per block (any-order sums) */
+        cl_mem chunk_sums; /* one float per chunk (any-order sums) */
         cl_mem ctop;       /* one int per chunk: the top binade of its tables */
         cl_mem ulps_buf;   /* chunks x HVS_WIN longs */
         cl_mem flags;      /* chunks x HVS_WIN ints */
     } lane[QGPU_MAX_LANES];
     int nbx[3];
-    int start[4];          /* first block of each plane; start[3] = total */
-    int cstart[4];         /* first chunk of each plane; cstart[3] = chunks */
+    int nb[3];             /* blocks of each plane */
+    int start[4];          /* number of each plane's first block, a multiple of
+                              HVS_BPG; start[3]: the numbers in all */
+    int chunks;            /* start[3] / CHUNK_BLOCKS: chunk numbers in all */
     size_t offset;         /* in the slot results: 3 floats */
     int bitdepth;
     int ids[4];
@@ -135,7 +138,6 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         return qgpu_error(ctx, QGPU_ERR_UNSUPPORTED,
                           "psnr_hvs: needs chroma planes (4:0:0 is not supported, as in libvmaf)");
     s->start[0] = 0;
-    s->cstart[0] = 0;
     for (int p = 0; p < 3; p++) {
         int w = fmt->vmaf_plane_w[p], h = fmt->vmaf_plane_h[p];
         if (w < 8 || h < 8) {
@@ -147,10 +149,12 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
                               fmt->width, fmt->height, 8 * sx, 8 * sy);
         }
         s->nbx[p] = hvs_blocks_along(w);
-        s->start[p + 1] = s->start[p] + s->nbx[p] * hvs_blocks_along(h);
-        s->cstart[p + 1] = s->cstart[p] +
-                           ((s->start[p + 1] - s->start[p]) * 64 + HVS_CHUNK - 1) / HVS_CHUNK;
+        s->nb[p] = s->nbx[p] * hvs_blocks_along(h);
+        /* each plane's blocks from a multiple of HVS_BPG: a block group is
+         * one plane's, two whole chunks */
+        s->start[p + 1] = s->start[p] + (s->nb[p] + HVS_BPG - 1) / HVS_BPG * HVS_BPG;
     }
+    s->chunks = s->start[3] / CHUNK_BLOCKS;
     s->bitdepth = fmt->bitdepth;
 
     if ((err = qgpu_outputs_register(f, 0, 4, s->ids)))
@@ -163,8 +167,6 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     err = qgpu_program_get(ctx, "psnr_hvs", options, &program);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_blocks", &s->blocks);
-    if (!err)
-        err = qgpu_kernel_create(ctx, program, "psnr_hvs_tops", &s->tops);
     if (!err)
         err = qgpu_kernel_create(ctx, program, "psnr_hvs_ulps", &s->ulps);
     if (!err)
@@ -185,14 +187,14 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
         struct HvsLane *b = &s->lane[i];
         err = qgpu_buffer_create(ctx, (size_t)s->start[3] * 64 * sizeof(float), &b->terms);
         if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)s->start[3] * sizeof(float), &b->block_sums);
+            err = qgpu_buffer_create(ctx, (size_t)s->chunks * sizeof(float), &b->chunk_sums);
         if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * sizeof(cl_int), &b->ctop);
+            err = qgpu_buffer_create(ctx, (size_t)s->chunks * sizeof(cl_int), &b->ctop);
         if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_long),
+            err = qgpu_buffer_create(ctx, (size_t)s->chunks * HVS_WIN * sizeof(cl_long),
                                      &b->ulps_buf);
         if (!err)
-            err = qgpu_buffer_create(ctx, (size_t)s->cstart[3] * HVS_WIN * sizeof(cl_int),
+            err = qgpu_buffer_create(ctx, (size_t)s->chunks * HVS_WIN * sizeof(cl_int),
                                      &b->flags);
     }
     if (err)
@@ -200,18 +202,29 @@ static int psnr_hvs_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     return qgpu_results_reserve(ctx, 3 * sizeof(float), &s->offset);
 }
 
+/* The planes' first block numbers and block counts (start1, start2, nb0,
+ * nb1, nb2: arguments of every kernel). Returns the count written to args. */
+static int plane_args(const PsnrHvsState *s, QgpuArg *args)
+{
+    int n = 0;
+    args[n++] = qgpu_arg_int("start1", s->start[1]);
+    args[n++] = qgpu_arg_int("start2", s->start[2]);
+    args[n++] = qgpu_arg_int("nb0", s->nb[0]);
+    args[n++] = qgpu_arg_int("nb1", s->nb[1]);
+    args[n++] = qgpu_arg_int("nb2", s->nb[2]);
+    return n;
+}
+
 /* The first arguments of psnr_hvs_ulps and psnr_hvs_walk (the same for
- * both): the terms, the planes' block and chunk ranges, the chunks' binade
- * tops, the ulp tables and the flags. Returns the count written to args. */
+ * both): the terms, the planes' block ranges, the chunk sums, the chunks'
+ * binade tops, the ulp tables and the flags. Returns the count written to
+ * args. */
 static int chunk_args(const PsnrHvsState *s, const struct HvsLane *b, QgpuArg *args)
 {
     int n = 0;
     args[n++] = qgpu_arg_mem("terms", b->terms);
-    args[n++] = qgpu_arg_int("start1", s->start[1]);
-    args[n++] = qgpu_arg_int("start2", s->start[2]);
-    args[n++] = qgpu_arg_int("total", s->start[3]);
-    args[n++] = qgpu_arg_int("cstart1", s->cstart[1]);
-    args[n++] = qgpu_arg_int("cstart2", s->cstart[2]);
+    n += plane_args(s, args + n);
+    args[n++] = qgpu_arg_mem("chunk_sums", b->chunk_sums);
     args[n++] = qgpu_arg_mem("ctop", b->ctop);
     args[n++] = qgpu_arg_mem("ulps", b->ulps_buf);
     args[n++] = qgpu_arg_mem("flags", b->flags);
@@ -239,38 +252,19 @@ static int psnr_hvs_enqueue(QgpuFeature *f, QgpuSlot *slot)
                                   (cl_uint)(fmt->plane_offset[p] / fmt->bytes_per_sample));
         args[n++] = qgpu_arg_int(names[p][2], s->nbx[p]);
     }
-    args[n++] = qgpu_arg_int("start1", s->start[1]);
-    args[n++] = qgpu_arg_int("start2", s->start[2]);
-    args[n++] = qgpu_arg_int("total", s->start[3]);
+    n += plane_args(s, args + n);
     args[n++] = qgpu_arg_mem("tables", s->tables);
     args[n++] = qgpu_arg_mem("terms", b->terms);
-    args[n++] = qgpu_arg_mem("block_sums", b->block_sums);
+    args[n++] = qgpu_arg_mem("chunk_sums", b->chunk_sums);
     err = qgpu_launch(f->ctx, slot, s->blocks, "psnr_hvs: psnr_hvs_blocks", args, n, 1, &global,
                       &local);
     if (err)
         return err;
 
-    /* the chunks' binade ranges, the per-chunk ulp tables, the walk */
+    /* the per-chunk tops and ulp tables, the walk */
     local = WALK_WG;
-    global = 3 * WALK_WG;
-    {
-        const QgpuArg tops_args[] = {
-            qgpu_arg_mem("block_sums", b->block_sums),
-            qgpu_arg_int("start1", s->start[1]),
-            qgpu_arg_int("start2", s->start[2]),
-            qgpu_arg_int("total", s->start[3]),
-            qgpu_arg_int("cstart1", s->cstart[1]),
-            qgpu_arg_int("cstart2", s->cstart[2]),
-            qgpu_arg_mem("ctop", b->ctop),
-        };
-        err = qgpu_launch(f->ctx, slot, s->tops, "psnr_hvs: psnr_hvs_tops", tops_args,
-                          QGPU_ARRAY_SIZE(tops_args), 1, &global, &local);
-        if (err)
-            return err;
-    }
-
     n = chunk_args(s, b, args);
-    global = (size_t)s->cstart[3] * WALK_WG;
+    global = (size_t)s->chunks * WALK_WG;
     err = qgpu_launch(f->ctx, slot, s->ulps, "psnr_hvs: psnr_hvs_ulps", args, n, 1, &global,
                       &local);
     if (err)
@@ -301,7 +295,7 @@ static int psnr_hvs_collect(QgpuFeature *f, const QgpuSlot *slot)
         /* libvmaf divides its float sum by the term count, then by the
          * squared peak, both in float */
         float r = sums[p];
-        r /= (float)((s->start[p + 1] - s->start[p]) * 64);
+        r /= (float)(s->nb[p] * 64);
         r /= (float)(maxval * maxval);
         mse[p] = r;
         err |= qgpu_score_set(f->ctx, s->ids[p], slot->frame_index, hvs_db(mse[p]));
@@ -315,14 +309,13 @@ static void psnr_hvs_uninit(QgpuFeature *f)
 {
     PsnrHvsState *s = f->priv;
     qgpu_kernel_release(&s->blocks);
-    qgpu_kernel_release(&s->tops);
     qgpu_kernel_release(&s->ulps);
     qgpu_kernel_release(&s->walk);
     qgpu_buffer_release(&s->tables);
     for (int i = 0; i < QGPU_MAX_LANES; i++) {
         struct HvsLane *b = &s->lane[i];
         qgpu_buffer_release(&b->terms);
-        qgpu_buffer_release(&b->block_sums);
+        qgpu_buffer_release(&b->chunk_sums);
         qgpu_buffer_release(&b->ctop);
         qgpu_buffer_release(&b->ulps_buf);
         qgpu_buffer_release(&b->flags);

@@ -1,15 +1,15 @@
 /*
  * psnr_hvs: libvmaf's PSNR-HVS-M (third_party/xiph/psnr_hvs.c, from Daala).
  *
- * Four launches per frame, each covering the three planes:
+ * Three launches per frame, each covering the three planes:
  *
  * psnr_hvs_blocks: two work-items per 8x8 block, one per picture (blocks
- *   on a 7-sample step, planes one after the other). They compute the
- *   block's 64 masked, CSF-weighted squared DCT errors with exactly
- *   libvmaf's single-precision operations and order (contraction off,
- *   correctly rounded divide/sqrt requested at build time), and store them
- *   in scan order (through a __local tile, so that a group's stores are
- *   consecutive).
+ *   on a 7-sample step; each plane's numbered from a multiple of 32). They
+ *   compute the block's 64 masked, CSF-weighted squared DCT errors with
+ *   exactly libvmaf's single-precision operations and order (contraction
+ *   off, correctly rounded divide/sqrt requested at build time), and store
+ *   them in scan order (through a __local tile, so that a group's stores
+ *   are consecutive), and the sums of its two chunks of HVS_CHUNK terms.
  *
  * Then the terms are added up. libvmaf adds them one by one into a single
  * float, and the rounding of that running sum moves the score by up to
@@ -21,16 +21,15 @@
  * tie (whose direction depends on the running sum's parity), or where the
  * sum leaves its binade.
  *
- * psnr_hvs_tops: for every chunk of HVS_CHUNK terms, the binades the
- *   running sum will be in when the walk reaches it: the chunks' sums (from
- *   per-block sums the block kernel leaves) and their prefix sums in any
- *   order, whose binade is the sequential sum's or a neighbour (only these
- *   binades' choice depends on it: a wrong guess slows the walk down, it
- *   never changes its result).
- * psnr_hvs_ulps: for every chunk and each of the HVS_WIN binades below the
- *   chunk's top, the chunk's ulp count and whether it has a term that
- *   cannot be added in bulk (all SMs; this is where the per-term work is:
- *   each term is loaded once and counted at the HVS_WIN binades).
+ * psnr_hvs_ulps: for every chunk, first the binades the running sum will
+ *   be in when the walk reaches it: the sum of the plane's chunk sums
+ *   before it in any order, whose binade is the sequential sum's or a
+ *   neighbour (only these binades' choice depends on it: a wrong guess
+ *   slows the walk down, it never changes its result); then for each of the
+ *   HVS_WIN binades below the chunk's top, the chunk's ulp count and
+ *   whether it has a term that cannot be added in bulk (all SMs; this is
+ *   where the per-term work is: each term is loaded once and counted at the
+ *   HVS_WIN binades).
  * psnr_hvs_walk: one work-group per plane walks the chunks: a round adds
  *   the chunks it can at the running sum's binade (a scan of their counts);
  *   the first chunk it cannot is walked in rounds of 4 terms per work-item
@@ -44,7 +43,7 @@
 
 #define HVS_WG 64          /* work-items per group, block kernel */
 #define HVS_BPG (HVS_WG / 2) /* blocks per group, block kernel (2 work-items each) */
-#define WALK_WG 256        /* work-items per group: tops, ulps, walk kernels */
+#define WALK_WG 256        /* work-items per group: ulps and walk kernels */
 #define HVS_CHUNK 1024     /* terms per chunk of the ulp tables */
 #define CHUNK_BLOCKS (HVS_CHUNK / 64) /* blocks per chunk */
 #define HVS_WIN 4          /* binades per chunk in the ulp tables: the chunk's
@@ -52,6 +51,9 @@
 #define HVS_PART (WALK_WG / HVS_WIN) /* work-items adding one binade's counts */
 #if WALK_WG != 256
 #error "psnr_hvs_walk's scan takes 8 steps (an even count: its sums end in pre's first half)"
+#endif
+#if HVS_BPG != 2 * CHUNK_BLOCKS
+#error "psnr_hvs_blocks' groups make two chunks each"
 #endif
 #if HVS_WIN != 4
 #error "psnr_hvs_walk reads a chunk's table rows as int4 and 2 long2"
@@ -215,20 +217,22 @@ static void block_coefs(__global const sample_t *pic, ulong off, int pitch, int 
  * in one work-item: only which work-item does them changes.
  *
  * tables: [plane][0] = csf (64), [plane][1] = mask (64), 128 floats a plane.
- * Plane p's blocks are [start_p, start_{p+1}); its block b sits at block
+ * Plane p's nb_p blocks are numbered from start_p, a multiple of HVS_BPG
+ * (the numbers after its last block are left unused), so that a group's
+ * blocks are one plane's and make two chunks; its block b sits at block
  * column b % nbx_p, row b / nbx_p. terms[64 * block + k] gets the block's
  * terms (through a __local tile, so that the group's stores are
- * consecutive); block_sums[block] their sum, in any order (only its size
- * matters: psnr_hvs_tops).
+ * consecutive); chunk_sums[chunk] the sum of the chunk's terms, in any
+ * order (only its size matters: psnr_hvs_ulps).
  */
 __kernel __attribute__((reqd_work_group_size(HVS_WG, 1, 1)))
 void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist,
                      int pitch0, uint off0, int nbx0,
                      int pitch1, uint off1, int nbx1,
                      int pitch2, uint off2, int nbx2,
-                     int start1, int start2, int total,
+                     int start1, int start2, int nb0, int nb1, int nb2,
                      __constant const float *tables, __global float *terms,
-                     __global float *block_sums)
+                     __global float *chunk_sums)
 {
     /* rows of 65: the work-items of a warp, at the same k, hit different
      * banks */
@@ -239,24 +243,23 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     int lid = get_local_id(0);
     int lb = lid / 2, p = lid % 2;
     int group_first = get_group_id(0) * HVS_BPG;
-    int blk = group_first + lb;
-    int nblk = min(HVS_BPG, total - group_first);
 
-    int plane, pitch, nbx, first;
+    int plane, pitch, nbx, first, nb;
     uint off;
-    if (blk < start1) {
-        plane = 0; pitch = pitch0; off = off0; nbx = nbx0; first = 0;
-    } else if (blk < start2) {
-        plane = 1; pitch = pitch1; off = off1; nbx = nbx1; first = start1;
+    if (group_first < start1) {
+        plane = 0; pitch = pitch0; off = off0; nbx = nbx0; first = 0; nb = nb0;
+    } else if (group_first < start2) {
+        plane = 1; pitch = pitch1; off = off1; nbx = nbx1; first = start1; nb = nb1;
     } else {
-        plane = 2; pitch = pitch2; off = off2; nbx = nbx2; first = start2;
+        plane = 2; pitch = pitch2; off = off2; nbx = nbx2; first = start2; nb = nb2;
     }
+    int local_blk = group_first - first + lb;
+    int nblk = clamp(nb - (group_first - first), 0, HVS_BPG);
     __constant const float *csf = tables + plane * 128;
     __constant const float *mask = csf + 64;
     __local int *cref = coef + (2 * lb) * TILE_ROW, *cdist = coef + (2 * lb + 1) * TILE_ROW;
 
-    if (blk < total) {
-        int local_blk = blk - first;
+    if (lb < nblk) {
         int x0 = (local_blk % nbx) * 7, y0 = (local_blk / nbx) * 7;
         block_coefs(p ? dist : ref, off, pitch, x0, y0, mask, coef + lid * TILE_ROW,
                     &mstr[lid]);
@@ -264,7 +267,7 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     barrier(CLK_LOCAL_MEM_FENCE);
 
     float bsum = 0.0f;
-    if (blk < total) {
+    if (lb < nblk) {
         float ms = mstr[2 * lb], md = mstr[2 * lb + 1];
         float m = md > ms ? md : ms;
         for (int k = p * 32; k < p * 32 + 32; k++) {
@@ -282,8 +285,14 @@ void psnr_hvs_blocks(__global const sample_t *ref, __global const sample_t *dist
     half_sum[lid] = bsum;
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    if (blk < total && p == 0)
-        block_sums[blk] = half_sum[lid] + half_sum[lid + 1];
+    /* work-item h < 2 adds chunk h's 32 half-block sums (zeros past the
+     * plane's last block) */
+    if (lid < 2) {
+        float cs = 0.0f;
+        for (int i = 0; i < 2 * CHUNK_BLOCKS; i++)
+            cs += half_sum[lid * 2 * CHUNK_BLOCKS + i];
+        chunk_sums[get_group_id(0) * 2 + lid] = cs;
+    }
     __global float *out = terms + (ulong)group_first * 64;
     for (int i = lid; i < nblk * 64; i += HVS_WG)
         out[i] = tile[(i / 64) * TILE_ROW + i % 64];
@@ -349,78 +358,27 @@ static inline long ulps_of(uint tb, int e)
     return ulps_at(et, mt, e);
 }
 
-/* Terms of the plane that work-group (or chunk owner) `plane` sums. */
-static inline void plane_range(int plane, int start1, int start2, int total, ulong *first,
-                               ulong *n)
+/* Terms of plane `plane`: the first one's index and their count. */
+static inline void plane_range(int plane, int start1, int start2, int nb0, int nb1, int nb2,
+                               ulong *first, ulong *n)
 {
     int b0 = plane == 0 ? 0 : plane == 1 ? start1 : start2;
-    int b1 = plane == 0 ? start1 : plane == 1 ? start2 : total;
+    int nb = plane == 0 ? nb0 : plane == 1 ? nb1 : nb2;
     *first = (ulong)b0 * 64;
-    *n = (ulong)(b1 - b0) * 64;
+    *n = (ulong)nb * 64;
 }
 
 /*
- * One work-group per plane: ctop[chunk] = the exponent field of the sum of
- * the plane's terms before the chunk (block sums added in any order) + 1,
- * the top of the chunk's HVS_WIN binades in the ulp tables. The walk reaches
- * the chunk with the sequential sum of the same terms, which differs from
- * that sum by its rounding only: its binade is the same or a neighbour.
+ * One work-group per chunk (plane p's chunks are numbered from
+ * cstart_p = start_p / CHUNK_BLOCKS; the numbers past its last chunk do
+ * nothing). First the chunk's top: ctop[chunk] = the exponent field of the
+ * sum of the plane's terms before the chunk (its chunk sums added in any
+ * order) + 1, the top of the chunk's HVS_WIN binades. The walk reaches the
+ * chunk with the sequential sum of the same terms, which differs from that
+ * sum by its rounding only: its binade is the same or a neighbour (only
+ * these binades' choice depends on it: a wrong guess slows the walk down,
+ * it never changes its result).
  *
- * The chunks' sums first (16 block sums each, loaded together), kept in
- * ctop as float bits; then work-item i adds the chunks [i * per,
- * (i + 1) * per) of the plane, a scan of those totals gives it the sum
- * before its first chunk, and it replaces each of its chunks' sums by the
- * chunk's top.
- */
-__kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
-void psnr_hvs_tops(__global const float *block_sums, int start1, int start2, int total,
-                   int cstart1, int cstart2, __global int *ctop)
-{
-    __local float part[WALK_WG];
-    int plane = get_group_id(0), lid = get_local_id(0);
-    int b0 = plane == 0 ? 0 : plane == 1 ? start1 : start2;
-    int b1 = plane == 0 ? start1 : plane == 1 ? start2 : total;
-    int nch = (b1 - b0 + CHUNK_BLOCKS - 1) / CHUNK_BLOCKS;
-    __global int *top = ctop + (plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2);
-
-    for (int c = lid; c < nch; c += WALK_WG) {
-        int b = b0 + c * CHUNK_BLOCKS;
-        float cs = 0.0f;
-        if (b + CHUNK_BLOCKS <= b1) {
-#pragma unroll
-            for (int k = 0; k < CHUNK_BLOCKS; k++)
-                cs += block_sums[b + k];
-        } else {
-            for (; b < b1; b++)
-                cs += block_sums[b];
-        }
-        top[c] = as_int(cs);
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE);
-
-    int per = (nch + WALK_WG - 1) / WALK_WG;
-    int c0 = min(lid * per, nch), c1 = min(c0 + per, nch);
-    float acc = 0.0f;
-    for (int c = c0; c < c1; c++)
-        acc += as_float(top[c]);
-    part[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int off = 1; off < WALK_WG; off <<= 1) {
-        float v = lid >= off ? part[lid - off] : 0.0f;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        part[lid] += v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    float run = lid > 0 ? part[lid - 1] : 0.0f;
-    for (int c = c0; c < c1; c++) {
-        float cs = as_float(top[c]);
-        top[c] = min((int)((as_uint(run) >> 23) & 0xff) + 1, 254);
-        run += cs;
-    }
-}
-
-/*
- * One work-group per chunk (chunks of plane p are [cstart_p, cstart_p+1)).
  * ulps[chunk * HVS_WIN + j] = the chunk's ulp count at binade e = ctop - j;
  * flags[...] bit 0: a term cannot be added in bulk at e (or e < 1), bit 1:
  * the chunk has a non-zero term.
@@ -434,23 +392,48 @@ void psnr_hvs_tops(__global const float *block_sums, int start1, int start2, int
 #define LU_ROW (WALK_WG + 16) /* row of lu: binades j and j + 1 in other banks */
 
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
-void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int total,
-                   int cstart1, int cstart2, __global const int *ctop,
+void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int nb0, int nb1,
+                   int nb2, __global const float *chunk_sums, __global int *ctop,
                    __global long *ulps, __global int *flags)
 {
     __local uint lu[HVS_WIN * LU_ROW];
     __local int lf[WALK_WG];
     __local long lsum[WALK_WG];
     __local int lor[WALK_WG];
+    __local float lpre[WALK_WG];
     int chunk = get_group_id(0), lid = get_local_id(0);
+    int cstart1 = start1 / CHUNK_BLOCKS, cstart2 = start2 / CHUNK_BLOCKS;
     int plane = chunk < cstart1 ? 0 : chunk < cstart2 ? 1 : 2;
     int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
     ulong first, n;
-    plane_range(plane, start1, start2, total, &first, &n);
-    const int top = ctop[chunk];
+    plane_range(plane, start1, start2, nb0, nb1, nb2, &first, &n);
     __global const float *t = terms + first;
     ulong lo = (ulong)(chunk - cfirst) * HVS_CHUNK;
+    if (lo >= n)
+        return;                  /* past the plane's last chunk: the whole group */
     ulong hi = min(lo + HVS_CHUNK, n);
+
+    /* the chunk's terms first: their loads do not wait for the top */
+    uint tbs[TERM_STEP];
+    for (int k = 0; k < TERM_STEP; k++) {
+        ulong i = lo + (ulong)(k * WALK_WG + lid);
+        tbs[k] = i < hi ? as_uint(t[i]) : 0u;
+    }
+
+    /* the sum of the plane's chunk sums before this chunk, in any order */
+    float ps = 0.0f;
+    for (int c = cfirst + lid; c < chunk; c += WALK_WG)
+        ps += chunk_sums[c];
+    lpre[lid] = ps;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int off = WALK_WG / 2; off > 0; off >>= 1) {
+        if (lid < off)
+            lpre[lid] += lpre[lid + off];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int top = min((int)((as_uint(lpre[0]) >> 23) & 0xff) + 1, 254);
+    if (lid == 0)
+        ctop[chunk] = top;
 
     /* at most 4 terms of < 2^24 ulps each: a uint holds a work-item's count */
     uint u[HVS_WIN];
@@ -461,8 +444,7 @@ void psnr_hvs_ulps(__global const float *terms, int start1, int start2, int tota
     for (int j = 0; j < HVS_WIN; j++)
         ebad |= (uint)(top - j < 1) << j;
     for (int k = 0; k < TERM_STEP; k++) {
-        ulong i = lo + (ulong)(k * WALK_WG + lid);
-        uint tb = i < hi ? as_uint(t[i]) : 0u;
+        uint tb = tbs[k];
         if (tb == 0)
             continue;
         int et;
@@ -556,8 +538,8 @@ static inline float bulk_add(float s, int k, __local const uint *pre)
  * binade, until the chunk is added; then the walk is back to chunk rounds.
  */
 __kernel __attribute__((reqd_work_group_size(WALK_WG, 1, 1)))
-void psnr_hvs_walk(__global const float *terms, int start1, int start2, int total,
-                   int cstart1, int cstart2, __global const int *ctop,
+void psnr_hvs_walk(__global const float *terms, int start1, int start2, int nb0, int nb1,
+                   int nb2, __global const float *chunk_sums, __global const int *ctop,
                    __global const long *ulps, __global const int *flags,
                    __global float *results, uint results_index)
 {
@@ -568,9 +550,9 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int tota
     __local ulong next;
     __local int term_start;   /* chunk round: 0; term round: first piece + 1 */
     int plane = get_group_id(0), lid = get_local_id(0);
-    int cfirst = plane == 0 ? 0 : plane == 1 ? cstart1 : cstart2;
+    int cfirst = plane == 0 ? 0 : plane == 1 ? start1 / CHUNK_BLOCKS : start2 / CHUNK_BLOCKS;
     ulong first, n;
-    plane_range(plane, start1, start2, total, &first, &n);
+    plane_range(plane, start1, start2, nb0, nb1, nb2, &first, &n);
     ulong nch = (n + HVS_CHUNK - 1) / HVS_CHUNK;
     __global const float *t = terms + first;
 
