@@ -532,8 +532,9 @@ static inline float bulk_add(float s, int k, __local const uint *pre)
  * chunk's first term round) and counts their ulps at the running sum's
  * binade. In every round an inclusive scan of the counts tells how many
  * leading pieces can be added in bulk (no bad piece, mantissa below 2^24
- * at the end); work-item 0 adds them, and in a term round the TERM_STEP
- * terms where the scan stopped (the sum changes binade there, or a tie)
+ * at the end); the work-item of the piece where it stops (the last one if
+ * none does) adds them, and in a term round the TERM_STEP terms where the
+ * scan stopped (the sum changes binade there, or a tie)
  * one by one; the next term round counts the pieces after them at the new
  * binade, until the chunk is added; then the walk is back to chunk rounds.
  */
@@ -545,7 +546,6 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int nb0,
 {
     __local uint pre[2 * WALK_WG]; /* the scan's two buffers, used in turn */
     __local uint tl[WALK_WG * TERM_STEP];
-    __local int first_bad;
     __local float run;
     __local ulong next;
     __local int term_start;   /* chunk round: 0; term round: first piece + 1 */
@@ -610,12 +610,16 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int nb0,
                 }
             }
         }
-        if (lid == 0)
-            first_bad = WALK_WG;
+        /* A piece that cannot be added in bulk counts SCAN_MAX: with the
+         * mantissa taken as >= 2^23 (2^23 for a zero or subnormal sum,
+         * whose other pieces count 0), the prefix sum then reaches 2^24
+         * there, so the stop condition mc + pre[i] >= 2^24 holds from the
+         * round's first stop on and nowhere before it. */
+        uint mc = e ? m : SCAN_MAX;
         /* inclusive scan, one barrier a step: step i reads one half of
          * pre and writes the other; after the 8 steps (an even count) the
          * sums are in the first half, pre[0 .. WALK_WG - 1] */
-        pre[lid] = u < SCAN_MAX ? (uint)u : SCAN_MAX;
+        pre[lid] = bad || u >= SCAN_MAX ? SCAN_MAX : (uint)u;
         barrier(CLK_LOCAL_MEM_FENCE);
         int src = 0;
         for (int off = 1; off < WALK_WG; off <<= 1) {
@@ -626,11 +630,12 @@ void psnr_hvs_walk(__global const float *terms, int start1, int start2, int nb0,
             pre[src + lid] = v;
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (bad || m + pre[lid] >= 0x1000000u)
-            atomic_min(&first_bad, lid);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int k = first_bad;
+        int stop = mc + pre[lid] >= 0x1000000u;
+        int stop_before = lid > 0 && mc + pre[lid - 1] >= 0x1000000u;
+        /* the round's first stop k is added by its work-item (by the last
+         * one, k = WALK_WG, where no piece stops) */
+        if ((stop && !stop_before) || (lid == WALK_WG - 1 && !stop)) {
+            int k = stop ? lid : WALK_WG;
             s = bulk_add(s, k, pre);
             ulong nxt;
             if (!ts) {
