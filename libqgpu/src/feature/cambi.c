@@ -31,7 +31,7 @@
 #define CAMBI_CG 8          /* CG in cambi.cl: geometry fields per scale: */
 enum { CG_W, CG_H, CG_IMG, CG_CVAL, CG_G0, CG_TX };
 #define CAMBI_CV_WG 256     /* CV_WG: work-items of a c-value group */
-#define CAMBI_TILE_SMALL 8  /* cambi_cvalues8's tile side */
+#define CAMBI_TILE_SMALL 8  /* cambi_cvalues' tile side at the coarse scales */
 /* c-values by 8 x 8 tiles at a scale whose 16 x 16 tiles are fewer than
  * this: those groups are few enough to run at once, so the launch lasts
  * as long as one group (doc/metrics/cambi.md) */
@@ -65,7 +65,7 @@ typedef struct CambiPic {
     int img_off[CAMBI_SCALES];   /* scale images in `imgs`, after img0 */
     int cval_off[CAMBI_SCALES + 1];
     unsigned kth[CAMBI_SCALES];  /* top-k rank per scale */
-    int groups[2];               /* groups of the 16 x 16 launch, of the 8 x 8 one */
+    int groups[2];               /* c-value groups of the 16 x 16 tiles, of the 8 x 8 ones */
     int n16;                     /* scales 0 .. n16 - 1 have 16 x 16 tiles */
     cl_mem maps;              /* mx[w], my[h] */
     int scaled;               /* the maps are not the identity (enc/src size) */
@@ -114,7 +114,7 @@ typedef struct CambiState {
     int npics;                /* 1, or 2 with full_ref */
     CambiPic pic[2];          /* 0 distorted, 1 reference */
     int slide;                /* c-values by sliding histograms (else direct) */
-    cl_kernel k_prep_mask, k_filter, k_cvalues, k_cvalues8, k_slide, k_select, k_hist2;
+    cl_kernel k_prep_mask, k_filter, k_cvalues, k_slide, k_select, k_hist2;
     cl_mem params, kvals;
     struct CambiLane {        /* per lane: written by every frame */
         cl_mem imgs, cval, hist1, hist2, state;
@@ -342,9 +342,10 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
     if (err)
         return err;
 
-    /* the c-value launches: 16 x 16 tiles, or 8 x 8 at a scale whose 16 x
+    /* the c-value launch: 16 x 16 tiles, or 8 x 8 at a scale whose 16 x
      * 16 tiles are fewer than CAMBI_SMALL_GROUPS (the coarse scales: a
-     * suffix, sizes only shrink); each launch's groups scale after scale */
+     * suffix, sizes only shrink); the groups scale after scale, those of
+     * the 8 x 8 tiles after all those of the 16 x 16 ones */
     cl_int geom[CAMBI_SCALES * CAMBI_CG] = {0};
     p->groups[0] = p->groups[1] = 0;
     p->n16 = 0;
@@ -365,6 +366,8 @@ static int cambi_pic_init(QgpuFeature *f, CambiPic *p, int w, int h, double topk
         g[CG_TX] = tx;
         p->groups[small] += tx * ty;
     }
+    for (int i = p->n16; i < CAMBI_SCALES; i++)
+        geom[i * CAMBI_CG + CG_G0] += p->groups[0];
     err = qgpu_buffer_upload(f->ctx, sizeof(geom), geom, &p->geom, "cambi: c-value geometry");
     if (err)
         return err;
@@ -505,8 +508,6 @@ static int cambi_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues", &s->k_cvalues);
     if (!err)
-        err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues8", &s->k_cvalues8);
-    if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_cvalues_slide", &s->k_slide);
     if (!err)
         err = qgpu_kernel_create(f->ctx, program, "cambi_select", &s->k_select);
@@ -600,9 +601,11 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             return err;
     }
 
-    /* 2. the other scales: 2x decimation of the previous one + mode filter */
+    /* 2. the other scales: 2x decimation of the previous one + mode
+     * filter; the last two in one launch (cambi_filter's second scale) */
     local2[0] = local2[1] = CAMBI_TILE;
     for (int i = filter0 ? 1 : 0; i < CAMBI_SCALES; i++) {
+        const int two = i == CAMBI_SCALES - 2;
         global2[0] = qgpu_round_up(p->sw[i], CAMBI_TILE);
         global2[1] = qgpu_round_up(p->sh[i], CAMBI_TILE);
         const QgpuArg filter_args[] = {
@@ -614,40 +617,39 @@ static int cambi_enqueue_pic(QgpuFeature *f, QgpuSlot *slot, int which)
             qgpu_arg_int("dst_off", p->img_off[i]),
             qgpu_arg_int("w", p->sw[i]),
             qgpu_arg_int("h", p->sh[i]),
+            qgpu_arg_int("dst2_off", two ? p->img_off[i + 1] : 0),
+            qgpu_arg_int("w2", two ? p->sw[i + 1] : 0),
+            qgpu_arg_int("h2", two ? p->sh[i + 1] : 0),
         };
         err = qgpu_launch(f->ctx, slot, s->k_filter, "cambi: cambi_filter", filter_args,
                           QGPU_ARRAY_SIZE(filter_args), 2, global2, local2);
         if (err)
             return err;
+        i += two;
     }
 
-    /* 3. c-values: the direct counts in two launches over the scales (16 x
+    /* 3. c-values: the direct counts in one launch over the scales (16 x
      * 16 tiles, then 8 x 8), or the sliding histograms scale by scale */
     int pad = p->window >> 1;
-    for (int part = 0; part < 2; part++) {
-        const int s0 = part == 0 ? 0 : p->n16, ns = part == 0 ? p->n16 : CAMBI_SCALES - p->n16;
-        if (s->slide || ns == 0)
-            continue;
-        const size_t ct = part == 0 ? CAMBI_TILE : CAMBI_TILE_SMALL;
-        const size_t crw = ct + 2 * (size_t)pad;
+    if (!s->slide) {
+        const size_t crw = CAMBI_TILE + 2 * (size_t)pad;
         const QgpuArg cv_args[] = {
             qgpu_arg_mem("img_base", b->imgs),
             qgpu_arg_int("pad", pad),
             qgpu_arg_mem("params", s->params),
             qgpu_arg_int("vlt", s->vlt),
             qgpu_arg_mem("geom", p->geom),
-            qgpu_arg_int("s0", s0),
-            qgpu_arg_int("ns", ns),
+            qgpu_arg_int("n16", p->n16),
+            qgpu_arg_int("g8", p->groups[0]),
             qgpu_arg_local("tile", cvalue_tile_bytes(crw)),
             qgpu_arg_mem("cval_base", b->cval),
             qgpu_arg_mem("state", b->state),
             qgpu_arg_mem("hist_base", b->hist1),
         };
-        size_t lc[2] = {ct, CAMBI_CV_WG / ct};
-        size_t gc[2] = {ct * (size_t)p->groups[part], CAMBI_CV_WG / ct};
-        err = qgpu_launch(f->ctx, slot, part == 0 ? s->k_cvalues : s->k_cvalues8,
-                          part == 0 ? "cambi: cambi_cvalues" : "cambi: cambi_cvalues8", cv_args,
-                          QGPU_ARRAY_SIZE(cv_args), 2, gc, lc);
+        size_t lc = CAMBI_CV_WG;
+        size_t gc = CAMBI_CV_WG * (size_t)(p->groups[0] + p->groups[1]);
+        err = qgpu_launch(f->ctx, slot, s->k_cvalues, "cambi: cambi_cvalues", cv_args,
+                          QGPU_ARRAY_SIZE(cv_args), 1, &gc, &lc);
         if (err)
             return err;
     }
@@ -783,7 +785,6 @@ static void cambi_uninit(QgpuFeature *f)
     qgpu_kernel_release(&s->k_prep_mask);
     qgpu_kernel_release(&s->k_filter);
     qgpu_kernel_release(&s->k_cvalues);
-    qgpu_kernel_release(&s->k_cvalues8);
     qgpu_kernel_release(&s->k_slide);
     qgpu_kernel_release(&s->k_select);
     qgpu_kernel_release(&s->k_hist2);

@@ -10,8 +10,8 @@
  *                   size; the mask is kept in the samples (UNMASKED_BIT)
  *   cambi_filter    per other scale: 2x decimation of the previous scale +
  *                   3x3 mode filter, the decimated sample's mask bit kept
- *   cambi_cvalues   (GPUs: one launch over the scales with 16x16 tiles,
- *   cambi_cvalues8   one over those with 8x8) or cambi_cvalues_slide (CPUs,
+ *   cambi_cvalues   (GPUs: one launch over the scales, 16x16 tiles then
+ *                   8x8 for the coarse ones) or cambi_cvalues_slide (CPUs,
  *                   when its tile fits; scale by scale): window counts of
  *                   the 2*ND+1 bins around each pixel's value, c-value,
  *                   listed when it is not zero (cambi_cvalue_list), and
@@ -293,17 +293,13 @@ void cambi_prep_mask(__global const uchar *in_base, int in_off, int bps, int bit
 
 /* ---- 3. decimation + mode filter ---- */
 
-/* D(x, y) = src[(y * f) * src_w + x * f] without its mask bit; out = 3x3
- * separable mode of D (horizontal first; first/last column and first/last
- * row unfiltered), with the mask bit of src's sample at (x f, y f). */
-__kernel void cambi_filter(__global const ushort *src_base, int src_off, int src_w, int f,
-                           __global ushort *dst_base, int dst_off, int w, int h)
+/* One output of a scale: D(x, y) = src[(y * f) * src_w + x * f] without
+ * its mask bit; out = 3x3 separable mode of D (horizontal first; first/last
+ * column and first/last row unfiltered), with the mask bit of src's sample
+ * at (x f, y f). (x, y) inside the scale's w x h. */
+static inline int cambi_filter_at(__global const ushort *src, int src_w, int f, int x, int y,
+                                  int w, int h)
 {
-    __global const ushort *src = src_base + src_off;
-    __global ushort *dst = dst_base + dst_off;
-    int x = get_global_id(0), y = get_global_id(1);
-    if (x >= w || y >= h)
-        return;
 #define D(xx, yy) ((int)src[(yy) * f * src_w + (xx) * f] & VALUE_BITS)
     const int row_edge = y == 0 || y == h - 1, col_edge = x == 0 || x == w - 1;
     const int centre = src[y * f * src_w + x * f];
@@ -319,7 +315,44 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
         v = cambi_mode_pick(0, col_edge, up, v, down, hu, hc, hd);
     }
 #undef D
-    dst[y * w + x] = (ushort)(v | (centre & UNMASKED_BIT));
+    return v | (centre & UNMASKED_BIT);
+}
+
+/* Scale s (w x h at dst_off) from the previous one (src_off, src_w wide,
+ * decimated by f), and, when w2 > 0, scale s + 1 too (w2 x h2 at dst2_off,
+ * decimated by 2), from scale s's values computed again where it reads
+ * them (up to 9 a work-item, each from 9 samples): the last two scales are
+ * small, so one launch takes both (four filter launches a picture at
+ * 1080p in place of five with the working picture's filter). The grid is
+ * scale s's, which is at least scale s + 1's size. */
+__kernel void cambi_filter(__global const ushort *src_base, int src_off, int src_w, int f,
+                           __global ushort *dst_base, int dst_off, int w, int h, int dst2_off,
+                           int w2, int h2)
+{
+    __global const ushort *src = src_base + src_off;
+    const int x = get_global_id(0), y = get_global_id(1);
+    if (x < w && y < h)
+        dst_base[dst_off + y * w + x] = (ushort)cambi_filter_at(src, src_w, f, x, y, w, h);
+    if (x >= w2 || y >= h2)
+        return;
+#define S(xx, yy) cambi_filter_at(src, src_w, f, 2 * (xx), 2 * (yy), w, h)
+#define D(xx, yy) (S(xx, yy) & VALUE_BITS)
+    const int row_edge = y == 0 || y == h2 - 1, col_edge = x == 0 || x == w2 - 1;
+    const int centre = S(x, y);
+    int v = centre & VALUE_BITS;
+    if (!row_edge) {
+        const int up = D(x, y - 1), down = D(x, y + 1);
+        int hu = 0, hc = 0, hd = 0;
+        if (!col_edge) {
+            hu = cambi_mode3(D(x - 1, y - 1), up, D(x + 1, y - 1));
+            hc = cambi_mode3(D(x - 1, y), v, D(x + 1, y));
+            hd = cambi_mode3(D(x - 1, y + 1), down, D(x + 1, y + 1));
+        }
+        v = cambi_mode_pick(0, col_edge, up, v, down, hu, hc, hd);
+    }
+#undef D
+#undef S
+    dst_base[dst2_off + y * w2 + x] = (ushort)(v | (centre & UNMASKED_BIT));
 }
 
 /* ---- 4. c-values ---- */
@@ -340,12 +373,13 @@ __kernel void cambi_filter(__global const ushort *src_base, int src_off, int src
  * no value depends on the split.
  *
  * A group of CV_WG work-items takes a tile of ct x ct pixels: ct = 16
- * (cambi_cvalues), or ct = 8 (cambi_cvalues8: 64 pixels, so teams of at
- * least 4 work-items) for the coarse scales. The window does not shrink
+ * for the fine scales, or ct = 8 (64 pixels, so teams of at least 4
+ * work-items) for the coarse scales, in one launch (cambi_cvalues). The window does not shrink
  * with the scale, so a coarse scale's launch has few groups, each as long
  * as a whole window counted by one work-item when all its 256 pixels need
  * one; with 8 x 8 tiles it has four times the groups, each a quarter as
- * long. */
+ * long. The group is one-dimensional: work-item lid is (lid % ct, lid /
+ * ct) of the tile's work-item grid, whatever ct. */
 #if NW <= 4
 #define CV_TEAM_MAX 32
 #else
@@ -545,12 +579,12 @@ static inline void cambi_cvalue_list(const float c[CV_RL], int lid, __local int 
 #define CV_TY 2
 #define CV_TX 4
 
-/* The c-values of one ct x ct tile, listed (cambi_cvalue_list); the
+/* The c-values of one ct x ct tile (ct = 1 << ctl), listed (cambi_cvalue_list); the
  * group is (ct, CV_WG / ct) work-items. need, runs: CV_WG ints (runs
  * unused when CV_RL is 1), part: CV_WG * CV_RL * NW counters (unused
  * when CV_TEAM_MAX is 1), nput, pbase: the list's counters, all
  * __local. */
-static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
+static inline void cambi_cvalues_tile(const int ctl, int tile_x, int tile_y,
                                       __global const ushort *img, int w, int h, int pad,
                                       __constant int *params, int vlt,
                                       __local ushort *tile, __local int *need,
@@ -560,8 +594,9 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
                                       __global float *list, __global uint *listed,
                                       __global uint *hist1)
 {
-    const int rows = CV_WG / ct; /* work-item rows of the group */
-    int lx = get_local_id(0), ly = get_local_id(1), lid = ly * ct + lx;
+    const int ct = 1 << ctl, cm = ct - 1; /* tile side (16 or 8), mask */
+    const int rows = CV_WG >> ctl; /* work-item rows of the group */
+    const int lid = get_local_id(0), lx = lid & cm, ly = lid >> ctl;
     /* rows of rw samples stored rs apart, rs / 2 odd: the lanes of a team
      * read one column of different rows, in different banks */
     int rw = ct + 2 * pad, rs = rw | 2, n = 2 * pad + 1;
@@ -575,7 +610,7 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
      * after the barrier that publishes the count). The pixel's sample
      * (value and mask bit) is loaded before the barrier that clears the
      * list */
-    const int qx = lid % ct, qy = lid / ct, qgx = gx0 + qx, qgy = gy0 + qy;
+    const int qx = lx, qy = ly, qgx = gx0 + qx, qgy = gy0 + qy;
     const int mine = lid < ct * ct && qgx < w && qgy < h;
     int qv = (int)UNMASKED;
     if (mine)
@@ -638,7 +673,7 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
      * such row run lists the run in pieces of at most CV_RL pixels, whose
      * windows are counted once and slid (cambi_slide_cols) */
     if (lid < count) {
-        const int p = need[lid], rx = p % ct, ry = p / ct;
+        const int p = need[lid], rx = p & cm, ry = p >> ctl;
         __local const ushort *tr = tile + (ry + pad) * rs + pad;
         const int v = tr[rx];
         if (rx == 0 || tr[rx - 1] != v) {
@@ -673,8 +708,8 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
 #else
         const int p = need[team];
 #endif
-        px = p % ct;
-        py = p / ct;
+        px = p & cm;
+        py = p >> ctl;
         pv = tile[(py + pad) * rs + px + pad];
         cambi_count_rows(tile + py * rs + px, rs, lane, t, n, pv, acc[0]);
 #if CV_RL > 1
@@ -730,20 +765,21 @@ static inline void cambi_cvalues_tile(const int ct, int tile_x, int tile_y,
     cambi_cvalue_list(c, lid, nput, pbase, list, listed, hist1);
 }
 
-/* The c-value launches cover several scales each (one launch for the
- * scales with 16 x 16 tiles, one for those with 8 x 8: five launches
- * before). geom[s * CG + field], per picture, for scale s: */
+/* The c-value launch covers every scale: first the groups of the scales
+ * with 16 x 16 tiles, then those of the scales with 8 x 8 (two launches
+ * before, five before those). geom[s * CG + field], per picture, for
+ * scale s: */
 #define CG 8
 #define CG_W 0       /* size of the scale */
 #define CG_H 1
 #define CG_IMG 2     /* first sample of the scale in the pictures' buffer */
 #define CG_CVAL 3    /* first c-value of the scale */
-#define CG_G0 4      /* first group of the scale in its launch */
-#define CG_TX 5      /* tiles per row of the scale in its launch */
+#define CG_G0 4      /* first group of the scale in the launch */
+#define CG_TX 5      /* tiles per row of the scale */
 
 /* The launch's group g: scale (the last of s0 .. s0 + ns - 1 whose first
  * group is <= g) and tile. */
-static inline void cambi_cvalues_group(const int ct, __global const ushort *img_base,
+static inline void cambi_cvalues_group(const int ctl, __global const ushort *img_base,
                                        int pad,
                                        __constant int *params, int vlt, __constant int *geom,
                                        int s0, int ns, __local ushort *tile, __local int *need,
@@ -761,13 +797,13 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
     __constant int *gm = geom + s * CG;
     const int t = g - gm[CG_G0], tx = gm[CG_TX];
     const int ty = t / tx;
-    cambi_cvalues_tile(ct, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], pad,
+    cambi_cvalues_tile(ctl, t - ty * tx, ty, img_base + gm[CG_IMG], gm[CG_W], gm[CG_H], pad,
                        params, vlt, tile, need, nneed, runs,
                        nruns, part, nput, pbase, cval_base + gm[CG_CVAL],
                        state + s * ST + ST_COUNT, hist_base + s * 32768);
 }
 
-/* the c-value kernels' other local arrays: the runs (first pixel | length
+/* the c-value kernel's other local arrays: the runs (first pixel | length
  * << 16) and their number; each work-item's packed counts per pixel of
  * its run, then a team's sums */
 #if CV_RL > 1
@@ -784,33 +820,25 @@ static inline void cambi_cvalues_group(const int ct, __global const ushort *img_
 #error "runs need the 7-bit counts and the teams (max_log_contrast <= 2)"
 #endif
 
-/* 16 x 16 pixels per group; groups of scales s0 .. s0 + ns - 1 along
- * dimension 0 */
-__kernel __attribute__((reqd_work_group_size(16, CV_WG / 16, 1)))
+/* One group a tile: groups 0 .. g8 - 1 take the 16 x 16 tiles of scales
+ * 0 .. n16 - 1, the others the 8 x 8 tiles of scales n16 .. 4 (the coarse
+ * scales, whose 16 x 16 tiles would be too few to fill the device). The
+ * tile side is a run-time value (its log2, so the tile's divisions are
+ * shifts): one copy of the code and its barriers, which every work-item
+ * of a group reaches alike (two inlined copies, one a branch, gave wrong
+ * counts on PoCL 3.1); the tile argument is sized for 16 x 16. */
+__kernel __attribute__((reqd_work_group_size(CV_WG, 1, 1)))
 void cambi_cvalues(__global const ushort *img_base, int pad, __constant int *params, int vlt,
-                   __constant int *geom, int s0, int ns, __local ushort *tile,
+                   __constant int *geom, int n16, int g8, __local ushort *tile,
                    __global float *cval_base, __global uint *state, __global uint *hist_base)
 {
     __local int need[CV_WG];          /* local ids of the pixels that need a window */
     __local int nneed, nput, pbase;
     CV_LOCALS
-    cambi_cvalues_group(16, img_base, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
-                        hist_base);
-}
-
-/* 8 x 8 pixels per group: the coarse scales */
-__kernel __attribute__((reqd_work_group_size(8, CV_WG / 8, 1)))
-void cambi_cvalues8(__global const ushort *img_base, int pad, __constant int *params, int vlt,
-                    __constant int *geom, int s0, int ns, __local ushort *tile,
-                    __global float *cval_base, __global uint *state, __global uint *hist_base)
-{
-    __local int need[CV_WG];
-    __local int nneed, nput, pbase;
-    CV_LOCALS
-    cambi_cvalues_group(8, img_base, pad, params, vlt, geom, s0, ns, tile, need,
-                        &nneed, runs, &nruns, part, &nput, &pbase, cval_base, state,
-                        hist_base);
+    const int fine = (int)get_group_id(0) < g8;
+    cambi_cvalues_group(fine ? 4 : 3, img_base, pad, params, vlt, geom, fine ? 0 : n16,
+                        fine ? n16 : NUM_SCALES - n16, tile, need, &nneed, runs, &nruns, part,
+                        &nput, &pbase, cval_base, state, hist_base);
 }
 
 /* ---- 4b. c-values with vertical sliding histograms ----
