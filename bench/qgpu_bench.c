@@ -311,24 +311,55 @@ typedef struct Options {
     double warmup; /* untimed seconds before the first case */
 } Options;
 
-/* Runs a case untimed for opts->warmup seconds, so the device's clocks are
- * up before the first measured run. 0, or -1 when no context opens
- * (reported); a case that fails is left to its measured run to report. */
-static int warm_up(const Case *c, FrameSet *set, int path, const Options *opts)
+/* A context for case c: opened (QGPU_TIMING's log to stderr when `log`),
+ * the pinned H2D bandwidth measured into *h2d by the first one, the case's
+ * features enabled and, on the pinned path, the frames pinned. 0 with
+ * *ctx ready; 1 when the case fails (reported; *ctx still to close); -1
+ * when no context opens (reported). */
+static int case_open(const Case *c, FrameSet *set, int path, const Options *opts, int log,
+                     double *h2d, QgpuContext **ctx)
 {
-    QgpuContext *ctx = NULL;
     QgpuConfig cfg;
-    unsigned frames = 0;
-    double fps = 0.0;
 
     qgpu_config_default(&cfg);
     cfg.device = opts->device;
     cfg.pipeline_depth = opts->depth;
-    if (qgpu_open(&ctx, &cfg)) {
+    if (log) {
+        cfg.log_callback = log_to_stderr;
+        cfg.log_level = QGPU_LOG_INFO;
+    }
+    if (qgpu_open(ctx, &cfg)) {
         fprintf(stderr, "qgpu-bench: %s\n", qgpu_open_error());
         return -1;
     }
-    if (enable_case(ctx, c) == 0 && (path != PATH_PINNED || frameset_pin(ctx, set) == 0))
+    if (*h2d == 0.0) {
+        *h2d = measure_h2d(*ctx);
+        fprintf(stderr, "device: %s (%s); pinned H2D %.2f GB/s\n", qgpu_device_name(*ctx),
+                qgpu_platform_name(*ctx), *h2d);
+    }
+    if (enable_case(*ctx, c))
+        return 1;
+    if (path == PATH_PINNED && frameset_pin(*ctx, set)) {
+        fprintf(stderr, "qgpu-bench: %s: pinned pictures: %s\n", c->label,
+                qgpu_last_error(*ctx));
+        return 1;
+    }
+    return 0;
+}
+
+/* Runs a case untimed for opts->warmup seconds, so the device's clocks are
+ * up before the first measured run. 0, or -1 when no context opens
+ * (reported); a case that fails is reported and left to its measured run. */
+static int warm_up(const Case *c, FrameSet *set, int path, const Options *opts, double *h2d)
+{
+    QgpuContext *ctx = NULL;
+    unsigned frames = 0;
+    double fps = 0.0;
+    int err = case_open(c, set, path, opts, 0, h2d, &ctx);
+
+    if (err < 0)
+        return -1;
+    if (err == 0)
         fps = timed_run(ctx, set, path, opts->warmup, 2 * opts->depth + 2, &frames);
     qgpu_close(&ctx);
     frameset_unpin(set);
@@ -351,34 +382,15 @@ static int bench_case(const Case *c, FrameSet *set, int path, const Options *opt
 
     for (int run = 0; run < 3 && ok; run++) {
         QgpuContext *ctx = NULL;
-        QgpuConfig cfg;
         QgpuStats stats;
         int warmup = 2 * opts->depth + 2;
         unsigned on_path;
         double r;
+        int err = case_open(c, set, path, opts, getenv("QGPU_TIMING") && run == 2, h2d, &ctx);
 
-        qgpu_config_default(&cfg);
-        cfg.device = opts->device;
-        cfg.pipeline_depth = opts->depth;
-        if (getenv("QGPU_TIMING") && run == 2) {
-            cfg.log_callback = log_to_stderr;
-            cfg.log_level = QGPU_LOG_INFO;
-        }
-        if (qgpu_open(&ctx, &cfg)) {
-            fprintf(stderr, "qgpu-bench: %s\n", qgpu_open_error());
+        if (err < 0)
             return -1;
-        }
-        if (*h2d == 0.0) {
-            *h2d = measure_h2d(ctx);
-            fprintf(stderr, "device: %s (%s); pinned H2D %.2f GB/s\n", qgpu_device_name(ctx),
-                    qgpu_platform_name(ctx), *h2d);
-        }
-        ok = enable_case(ctx, c) == 0;
-        if (ok && path == PATH_PINNED && frameset_pin(ctx, set)) {
-            fprintf(stderr, "qgpu-bench: %s: pinned pictures: %s\n", c->label,
-                    qgpu_last_error(ctx));
-            ok = 0;
-        }
+        ok = err == 0;
         if (ok) {
             r = timed_run(ctx, set, path, opts->seconds, warmup, &frames);
             if (r < 0) {
@@ -580,7 +592,7 @@ int main(int argc, char **argv)
             }
             if (opts.warmup > 0.0 && nb_cases > 0 &&
                 warm_up(&cases[0], &set, paths & PATH_PINNED ? PATH_PINNED : PATH_STAGING,
-                        &opts) < 0)
+                        &opts, &h2d) < 0)
                 return 1;
             opts.warmup = 0.0; /* once: the device stays warm between cases */
             for (int c = 0; c < nb_cases; c++)
