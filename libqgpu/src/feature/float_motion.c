@@ -24,7 +24,7 @@
  * from their samples, |prev - cur| and the row sums: the previous frame's
  * samples kept in hist[][]); with motion_add_scale1, whose bilinear
  * scaling reads the whole blurred planes, fmotion_blur (the frame's
- * blurred plane into blur[][]) and fmotion_sad instead, plus
+ * blurred luma into blur[]) and fmotion_sad instead, plus
  * fmotion_scale1 and fmotion_sad_terms. Every launch that reads or writes
  * the history of another frame is chained after the previous frame's.
  *
@@ -71,7 +71,8 @@ typedef struct FloatMotionState {
     cl_mem hist[3][2];    /* frames n % 2: the samples of each plane (packed) */
     cl_kernel k_blur, k_sad; /* with motion_add_scale1 */
     int nb_planes;
-    cl_mem blur[3][2];    /* frames n % 2: launches that touch them are chained */
+    cl_mem blur[2];       /* motion_add_scale1 (luma alone): the blurred luma of
+                             frames n % 2; launches that touch it are chained */
     cl_event chain;       /* the last of those, across lanes */
     int w[3], h[3];
     int row_index[3];     /* first row sum of each plane in the results */
@@ -189,12 +190,11 @@ static int float_motion_init(QgpuFeature *f, const QgpuVideoFormat *fmt)
             err = qgpu_kernel_create(ctx, program, "fmotion_sad", &s->k_sad);
         size_t bytes = (size_t)s->w[0] * s->h[0] * sizeof(float);
         if (!err)
-            err = qgpu_buffer_create(ctx, bytes, &s->blur[0][0]);
+            err = qgpu_buffer_create(ctx, bytes, &s->blur[0]);
         if (!err)
-            err = qgpu_buffer_create(ctx, bytes, &s->blur[0][1]);
-    }
-    if (!err && s->add_scale1) {
-        err = qgpu_kernel_create(ctx, program, "fmotion_scale1", &s->k_scale1);
+            err = qgpu_buffer_create(ctx, bytes, &s->blur[1]);
+        if (!err)
+            err = qgpu_kernel_create(ctx, program, "fmotion_scale1", &s->k_scale1);
         if (!err)
             err = qgpu_kernel_create(ctx, program, "fmotion_sad_terms", &s->k_sad_terms);
         for (int i = 0; !err && i < qgpu_lanes(ctx); i++)
@@ -245,8 +245,8 @@ static int enqueue_scale1(QgpuFeature *f, QgpuSlot *slot)
     unsigned n = slot->frame_index;
     size_t local[2] = {64, 1}, global[2] = {qgpu_round_up(s->sh, 64), (size_t)s->sw};
     const QgpuArg args[] = {
-        qgpu_arg_mem("prev", s->blur[0][(n + 1) % 2]),
-        qgpu_arg_mem("cur", s->blur[0][n % 2]),
+        qgpu_arg_mem("prev", s->blur[(n + 1) % 2]),
+        qgpu_arg_mem("cur", s->blur[n % 2]),
         qgpu_arg_int("w", s->w[0]),
         qgpu_arg_int("h", s->h[0]),
         qgpu_arg_int("sw", s->sw),
@@ -309,18 +309,18 @@ static int enqueue_plane(QgpuFeature *f, QgpuSlot *slot, int p)
         qgpu_arg_int("w", w),
         qgpu_arg_int("h", h),
         qgpu_arg_float("inv_scale", s->inv_scale),
-        qgpu_arg_mem("blur", s->blur[p][n % 2]),
+        qgpu_arg_mem("blur", s->blur[n % 2]),
     };
-    /* after the previous frame's launches that read or write blur[][] */
+    /* after the previous frame's launches that read or write blur[] */
     err = qgpu_launch_after(f->ctx, slot, s->k_blur, "float_motion: blur", args,
                             QGPU_ARRAY_SIZE(args), 2, global, local, &s->chain);
     if (err)
         return err;
     if (n == 0)
         return 0;
-    err = enqueue_rows(f, slot, s->blur[p][(n + 1) % 2], s->blur[p][n % 2], w, h,
+    err = enqueue_rows(f, slot, s->blur[(n + 1) % 2], s->blur[n % 2], w, h,
                        s->row_index[p]);
-    if (!err && p == 0 && s->add_scale1)
+    if (!err) /* motion_add_scale1 scores the luma alone (float_motion_init) */
         err = enqueue_scale1(f, slot);
     return err;
 }
@@ -435,9 +435,9 @@ static void float_motion_uninit(QgpuFeature *f)
     if (s->chain)
         clReleaseEvent(s->chain);
     s->chain = NULL;
+    qgpu_buffer_release(&s->blur[0]);
+    qgpu_buffer_release(&s->blur[1]);
     for (int p = 0; p < 3; p++) {
-        qgpu_buffer_release(&s->blur[p][0]);
-        qgpu_buffer_release(&s->blur[p][1]);
         qgpu_buffer_release(&s->hist[p][0]);
         qgpu_buffer_release(&s->hist[p][1]);
     }
